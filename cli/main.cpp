@@ -1,0 +1,103 @@
+// t3sim command line: run, validate, sweep, merge.
+//
+// Exit codes: 0 success; 1 the simulation failed (deadlock, livelock, functional
+// check); 2 bad usage, config or trace. stdout carries only the result summary;
+// logs and errors go to stderr.
+
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/run.h"
+#include "cli/sweep_command.h"
+#include "sim/error.h"
+#include "sim/log.h"
+#include "sim/version.h"
+
+namespace {
+
+constexpr const char* kExamples = R"(
+Examples:
+  t3sim run configs/systems/ring8.yaml configs/workloads/ring_rs.yaml -o out/rs8
+  t3sim run configs/systems/ring8.yaml configs/workloads/ring_rs.yaml \
+      --set system.num_gpus=16 --set workload.size=192MiB
+  t3sim validate configs/systems/ring8.yaml configs/workloads/ring_rs.yaml
+  t3sim sweep configs/sweeps/ring_scaling.yaml -o sweep.csv -j 2
+  t3sim sweep configs/sweeps/ring_scaling.yaml -o shard0.csv --shard 0/4
+  t3sim merge -o all.csv shard0.csv shard1.csv shard2.csv shard3.csv
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"t3sim: cycle-level simulator of multi-GPU nodes overlapping compute and collectives"};
+  app.footer(kExamples);
+  app.set_version_flag("--version", std::string("t3sim ") + t3sim::kVersion + " (" +
+                                        t3sim::kGitRevision + ")");
+  app.require_subcommand(1);
+  std::string log_level = "warn";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off (stderr)")
+      ->capture_default_str();
+
+  int exit_code = 0;
+
+  // run / validate share their options.
+  t3sim::RunRequest req;
+  std::string output_dir = "t3sim-out";
+  bool no_timeline = false;
+  auto add_run_options = [&](CLI::App* cmd, bool with_output) {
+    cmd->add_option("system", req.system, "system YAML (configs/systems/)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("workload", req.workload, "workload YAML (configs/workloads/)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("-c,--config", req.configuration,
+                    "configuration: sequential, t3, t3-mca, ideal-overlap, ideal-rs-nmc, fused, c3, conccl");
+    cmd->add_option("--set", req.overrides, "override a key: system.net.bandwidth=100GB/s (repeatable)");
+    cmd->add_option("--seed", req.seed, "seed of input data and any randomness")->capture_default_str();
+    if (with_output) {
+      cmd->add_option("-o,--output", output_dir, "output directory (results.json, stats.csv, timeline.json)")
+          ->capture_default_str();
+      cmd->add_flag("--no-timeline", no_timeline, "do not record timeline.json");
+    }
+  };
+  CLI::App* run = app.add_subcommand("run", "simulate one system + workload + configuration");
+  add_run_options(run, true);
+  CLI::App* validate = app.add_subcommand("validate", "check system and workload configs without simulating");
+  add_run_options(validate, false);
+
+  t3sim::register_sweep_commands(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  try {
+    t3sim::set_log_level(log_level);
+    if (run->parsed() || validate->parsed()) {
+      if (run->parsed()) req.output_dir = output_dir;
+      req.timeline = !no_timeline;
+      req.validate_only = validate->parsed();
+      const t3sim::RunOutcome out = t3sim::run_simulation(req);
+      std::cout << out.summary << std::flush;
+    }
+  } catch (const t3sim::UserError& e) {
+    std::fprintf(stderr, "t3sim: error: %s\n", e.what());
+    return 2;
+  } catch (const t3sim::SimulationError& e) {
+    std::fprintf(stderr, "t3sim: simulation failed: %s\n", e.what());
+    return 1;
+  } catch (const std::invalid_argument& e) {
+    // Parameter combinations only a model can judge (e.g. buffer sizes of zero).
+    std::fprintf(stderr, "t3sim: error: %s\n", e.what());
+    return 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,37 @@
+#pragma once
+// One simulation run, as the CLI's `run` command and each sweep point perform it:
+// load and validate the configs, build the system, simulate, check, and (if an
+// output directory is given) write results.json, stats.csv and timeline.json.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace t3sim {
+
+struct RunRequest {
+  std::filesystem::path system;    // system YAML
+  std::filesystem::path workload;  // workload YAML
+  std::string configuration;       // "" = the workload's default
+  std::vector<std::string> overrides;  // "a.b.c=value", applied in order after loading
+  std::optional<std::filesystem::path> output_dir;  // nullopt: write no files
+  std::uint64_t seed = 1;
+  bool timeline = true;            // write timeline.json (if output_dir)
+  bool validate_only = false;      // stop after building the system
+};
+
+struct RunOutcome {
+  // Ordered (name, value) pairs: the row a sweep appends to its CSV. Names and
+  // their order depend only on the workload kind, not on the values.
+  std::vector<std::pair<std::string, std::string>> metrics;
+  // The human summary printed on stdout by `t3sim run`.
+  std::string summary;
+};
+
+// Throws UserError (bad input: exit 2) or SimulationError (exit 1).
+RunOutcome run_simulation(const RunRequest& request);
+
+}  // namespace t3sim

@@ -1,0 +1,40 @@
+#pragma once
+// A clock domain converts between Cycles of one clock and Ticks (picoseconds).
+//
+// Edge n of a clock at f Hz is at floor(n * 1e12 / f) ps. Computing every edge from
+// n (instead of adding a rounded period) means a 1.4 GHz clock (714.28... ps) never
+// drifts, and two components on the same clock agree on every edge.
+
+#include <cstdint>
+#include <string>
+
+#include "sim/time.h"
+
+namespace t3sim {
+
+class ClockDomain {
+ public:
+  ClockDomain() = default;
+  // Contract: frequency_hz > 0 and at most 1 THz (one edge per picosecond).
+  explicit ClockDomain(std::uint64_t frequency_hz);
+
+  std::uint64_t frequency_hz() const { return hz_; }
+
+  // Tick of edge n.
+  Tick edge(Cycles n) const;
+  // Index of the first edge at or after t.
+  Cycles cycle_at_or_after(Tick t) const;
+  // Index of the last edge at or before t (the cycle that t lies in).
+  Cycles cycle_containing(Tick t) const;
+  // First edge at or after t.
+  Tick next_edge(Tick t) const { return edge(cycle_at_or_after(t)); }
+  // Length of n cycles starting from edge 0 (exact, rounded down like edge()).
+  Tick duration(Cycles n) const { return edge(n); }
+  // Edge that lies n cycles after the first edge at or after t.
+  Tick edge_after(Tick t, Cycles n) const { return edge(cycle_at_or_after(t) + n); }
+
+ private:
+  std::uint64_t hz_ = 1'000'000'000;
+};
+
+}  // namespace t3sim

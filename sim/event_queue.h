@@ -1,0 +1,141 @@
+#pragma once
+// The event queue: events run in order of (time, priority, insertion sequence), so
+// two runs with the same inputs dispatch the same events in the same order.
+//
+// Events are objects owned by the component that schedules them (gem5 style: a
+// component keeps e.g. a `tick_event_` member and re-schedules it), or one-shot
+// callbacks drawn from a pool the queue owns (`schedule_callback`). Nothing is
+// allocated per schedule in steady state.
+//
+// Descheduling is lazy: the heap entry stays and is skipped when popped, because
+// the event's sequence number no longer matches. An Event must therefore outlive
+// the queue's last run (components live as long as their Simulator).
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace t3sim {
+
+// Lower runs first among events at the same tick.
+enum class EventPriority : std::int8_t {
+  kFirst = -100,
+  kDelivery = -10,  // messages arrive before the components that consume them tick
+  kDefault = 0,
+  kTick = 10,       // clocked components tick after same-tick deliveries
+  kLast = 100,      // watchdogs, samplers
+};
+
+class Event {
+ public:
+  explicit Event(EventPriority priority = EventPriority::kDefault) : priority_(priority) {}
+  virtual ~Event() = default;
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  // Contract: runs at when(); may schedule any event, including itself.
+  virtual void process() = 0;
+  // For deadlock reports and traces.
+  virtual std::string description() const { return "event"; }
+
+  bool scheduled() const { return seq_ != 0; }
+  Tick when() const { return when_; }
+  EventPriority priority() const { return priority_; }
+
+ private:
+  friend class EventQueue;
+  Tick when_;
+  std::uint64_t seq_ = 0;  // 0: not scheduled; else the sequence number of its live heap entry
+  EventPriority priority_;
+};
+
+// An event that calls a function; the usual member of a component.
+class CallbackEvent final : public Event {
+ public:
+  CallbackEvent(std::string name, std::function<void()> fn,
+                EventPriority priority = EventPriority::kDefault)
+      : Event(priority), name_(std::move(name)), fn_(std::move(fn)) {}
+  void process() override { fn_(); }
+  std::string description() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::function<void()> fn_;
+};
+
+class EventQueue {
+ public:
+  EventQueue() = default;
+  EventQueue(const EventQueue&) = delete;
+  EventQueue& operator=(const EventQueue&) = delete;
+
+  Tick now() const { return now_; }
+
+  // Contract: when >= now(). Re-scheduling a scheduled event moves it.
+  void schedule(Event& ev, Tick when);
+  // Contract: no effect if the event is not scheduled.
+  void deschedule(Event& ev);
+  // One-shot callback from the pool. Keep captures small (std::function stores up
+  // to two pointers without allocating).
+  void schedule_callback(Tick when, std::function<void()> fn,
+                         EventPriority priority = EventPriority::kDefault);
+
+  // Live (scheduled, not cancelled) events.
+  std::size_t pending() const { return live_; }
+  bool empty() const { return live_ == 0; }
+  // Time of the next live event, or Tick::max() when empty.
+  Tick next_time();
+
+  // Run the next live event. Returns false when the queue is empty.
+  bool step();
+  // Run until the queue is empty or the next event is later than `until`
+  // (events at `until` run). Returns the number of events dispatched.
+  std::uint64_t run(Tick until = Tick::max());
+
+  std::uint64_t dispatched() const { return dispatched_; }
+
+ private:
+  struct Entry {
+    Tick::rep when;
+    std::uint64_t order;  // priority (high byte, biased) then sequence (low 56 bits)
+    Event* ev;
+    bool before(const Entry& o) const {
+      return when < o.when || (when == o.when && order < o.order);
+    }
+  };
+  // A one-shot callback event recycled through free_pool_.
+  class PooledEvent final : public Event {
+   public:
+    explicit PooledEvent(EventQueue& q) : queue_(q) {}
+    void process() override;
+    std::string description() const override { return "callback"; }
+    std::function<void()> fn;
+
+   private:
+    EventQueue& queue_;
+  };
+
+  static constexpr unsigned kArity = 4;  // a 4-ary heap halves the depth of a binary one
+  static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 56) - 1;
+
+  void push(Entry e);
+  Entry pop_top();
+  void drop_stale_top();
+  static bool live(const Entry& e) { return e.ev->seq_ == (e.order & kSeqMask); }
+
+  std::vector<Entry> heap_;
+  Tick now_;
+  std::uint64_t next_seq_ = 1;
+  std::size_t live_ = 0;
+  std::uint64_t dispatched_ = 0;
+
+  std::deque<PooledEvent> pool_;        // stable addresses
+  std::vector<PooledEvent*> free_pool_;  // reusable pooled events
+};
+
+}  // namespace t3sim

@@ -1,0 +1,209 @@
+#pragma once
+// A unidirectional link between two components: a bounded transmit buffer at the
+// sender, a wire that serializes messages at `bandwidth` and delivers them after
+// `latency`, and a bounded receive buffer at the receiver. Back-pressure is
+// credit-based (a message starts on the wire only if the receive buffer will have
+// room for it) so nothing is ever dropped.
+//
+// Sender side (Akita's CanSend-before-Send, gem5's retry):
+//   if (link.can_send()) link.send(msg); else wait for the on_send_ready callback.
+// Receiver side:
+//   on_receive callback fires when messages arrive; the receiver then
+//   drains them with front()/pop() whenever it is ready, which returns credits.
+//
+// Events: one per delivery batch (messages arriving at the same tick) plus one when
+// a blocked sender can be woken. An idle link schedules nothing.
+//
+// `Msg` is a value type with `std::uint64_t size_bytes() const`.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/component.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+struct LinkConfig {
+  Bandwidth bandwidth;        // per direction; unlimited if 0
+  Tick latency;               // from the end of serialization to arrival
+  std::uint32_t tx_buffer = 8;   // messages the sender may queue
+  std::uint32_t rx_buffer = 64;  // messages the receiver may hold (credits)
+};
+
+template <class Msg>
+class Link final : public Component {
+ public:
+  Link(Component& parent, std::string_view name, const LinkConfig& cfg)
+      : Component(parent, name), cfg_(cfg), credits_(cfg.rx_buffer),
+        arrival_event_(this->name() + ".arrival", [this] { deliver(); }, EventPriority::kDelivery),
+        tx_free_event_(this->name() + ".tx_free", [this] { wake_sender(); }, EventPriority::kDelivery),
+        bytes_sent_(counter("bytes_sent", "B", "payload bytes put on the wire")),
+        messages_sent_(counter("messages_sent", "msgs", "messages put on the wire")),
+        bytes_received_(counter("bytes_received", "B", "payload bytes delivered to the receiver")),
+        busy_time_(counter("busy_time", "ps", "time the wire spent serializing")),
+        tx_blocked_(counter("tx_blocked", "calls", "can_send() answered false (sender back-pressured)")) {
+    if (cfg.tx_buffer == 0 || cfg.rx_buffer == 0)
+      throw std::invalid_argument(this->name() + ": link buffers must hold at least one message");
+    track_ = sim().timeline().track(this->name());
+  }
+
+  const LinkConfig& config() const { return cfg_; }
+
+  // ---- sender side
+  // Contract: true iff send() may be called now.
+  bool can_send() {
+    if (tx_occupancy() < cfg_.tx_buffer) return true;
+    ++tx_blocked_;
+    sender_waiting_ = true;
+    arm_tx_free();
+    return false;
+  }
+  // Contract: can_send() was true (sending into a full buffer is a bug).
+  void send(Msg msg) {
+    T3SIM_CHECK(tx_occupancy() < cfg_.tx_buffer, "send() on a full transmit buffer");
+    waiting_.push_back(std::move(msg));
+    start_transmissions();
+  }
+  // Called (once per blocking episode) when a sender that saw can_send()==false may retry.
+  void set_on_send_ready(std::function<void()> fn) { on_send_ready_ = std::move(fn); }
+
+  // ---- receiver side
+  bool has_message() const { return !received_.empty(); }
+  const Msg& front() const { return received_.front(); }
+  Msg pop() {
+    Msg m = std::move(received_.front());
+    received_.pop_front();
+    ++credits_;  // the buffer slot is free again; credits return instantly (simplification)
+    start_transmissions();
+    return m;
+  }
+  // Called when one or more messages have arrived.
+  void set_on_receive(std::function<void()> fn) { on_receive_ = std::move(fn); }
+
+  // ---- introspection
+  std::uint64_t bytes_sent() const { return bytes_sent_.value(); }
+  std::uint64_t bytes_received() const { return bytes_received_.value(); }
+  Tick busy_time() const { return Tick(busy_time_.value()); }
+  bool idle() const { return waiting_.empty() && wire_.empty() && received_.empty(); }
+
+  void report_in_flight(std::vector<std::string>& out) const override {
+    if (!waiting_.empty())
+      out.push_back(fmt::format("{} messages waiting to transmit ({} credits left)",
+                                waiting_.size(), credits_));
+    if (!wire_.empty())
+      out.push_back(fmt::format("{} messages on the wire, next arrives at {} ps", wire_.size(),
+                                wire_.front().arrival.ps()));
+    if (!received_.empty())
+      out.push_back(fmt::format("{} messages delivered but not taken by the receiver",
+                                received_.size()));
+  }
+
+ private:
+  struct InFlight {
+    Tick serialized;  // end of serialization: leaves the transmit buffer
+    Tick arrival;
+    Msg msg;
+  };
+
+  // Messages not yet fully serialized count against the transmit buffer.
+  std::uint32_t tx_occupancy() const {
+    std::uint32_t n = static_cast<std::uint32_t>(waiting_.size());
+    for (auto it = wire_.rbegin(); it != wire_.rend() && it->serialized > now(); ++it) ++n;
+    return n;
+  }
+
+  // Start every waiting message that has a credit. Serialization is computed, not
+  // stepped: message i ends at burst_start + bytes_0..i / bandwidth, so rounding never
+  // accumulates over a long burst.
+  void start_transmissions() {
+    bool started = false;
+    while (!waiting_.empty() && credits_ > 0) {
+      Msg msg = std::move(waiting_.front());
+      waiting_.pop_front();
+      --credits_;
+      const std::uint64_t bytes = msg.size_bytes();
+      if (wire_free_ <= now()) {  // wire was idle: a new burst starts now
+        burst_start_ = now();
+        burst_bytes_ = 0;
+      }
+      const Tick start = wire_free_ > now() ? wire_free_ : now();
+      burst_bytes_ += bytes;
+      const Tick end = burst_start_ + cfg_.bandwidth.transfer_time(burst_bytes_);
+      wire_free_ = end;
+      busy_time_ += (end - start).ps();
+      bytes_sent_ += bytes;
+      ++messages_sent_;
+      if (sim().timeline().enabled()) sim().timeline().slice(track_, "msg", start, end);
+      wire_.push_back(InFlight{end, end + cfg_.latency, std::move(msg)});
+      started = true;
+    }
+    if (started && !arrival_event_.scheduled()) sim().schedule(arrival_event_, wire_.front().arrival);
+    if (sender_waiting_) arm_tx_free();
+  }
+
+  void deliver() {
+    while (!wire_.empty() && wire_.front().arrival <= now()) {
+      bytes_received_ += wire_.front().msg.size_bytes();
+      received_.push_back(std::move(wire_.front().msg));
+      wire_.pop_front();
+    }
+    if (!wire_.empty()) sim().schedule(arrival_event_, wire_.front().arrival);
+    sim().note_progress();
+    if (on_receive_) on_receive_();
+  }
+
+  // Wake a blocked sender at the first moment the transmit buffer has room.
+  void arm_tx_free() {
+    if (tx_occupancy() < cfg_.tx_buffer) {
+      if (!tx_free_event_.scheduled()) sim().schedule(tx_free_event_, now());
+      return;
+    }
+    // Full: room appears when the oldest unserialized message on the wire finishes;
+    // if all are still waiting for credits, pop() will call us again.
+    for (const auto& f : wire_) {
+      if (f.serialized > now()) {
+        sim().schedule(tx_free_event_, f.serialized);
+        return;
+      }
+    }
+  }
+
+  void wake_sender() {
+    if (!sender_waiting_) return;
+    if (tx_occupancy() >= cfg_.tx_buffer) {
+      arm_tx_free();
+      return;
+    }
+    sender_waiting_ = false;
+    if (on_send_ready_) on_send_ready_();
+  }
+
+  LinkConfig cfg_;
+  std::uint32_t credits_;
+  std::deque<Msg> waiting_;      // in the transmit buffer, not yet on the wire (no credit)
+  std::deque<InFlight> wire_;    // serializing or propagating, in arrival order
+  std::deque<Msg> received_;     // in the receive buffer
+  Tick wire_free_;               // end of the last serialization
+  Tick burst_start_;
+  std::uint64_t burst_bytes_ = 0;
+  bool sender_waiting_ = false;
+  std::function<void()> on_send_ready_;
+  std::function<void()> on_receive_;
+  CallbackEvent arrival_event_;
+  CallbackEvent tx_free_event_;
+  Counter& bytes_sent_;
+  Counter& messages_sent_;
+  Counter& bytes_received_;
+  Counter& busy_time_;
+  Counter& tx_blocked_;
+  Timeline::TrackId track_ = 0;
+};
+
+}  // namespace t3sim

@@ -1,0 +1,220 @@
+#include "sim/timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/output.h"
+
+namespace t3sim {
+
+namespace {
+
+// A JSON string literal, quotes included. Invalid UTF-8 is replaced rather than
+// failing the whole write.
+std::string json_string(const std::string& s) {
+  return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Picoseconds as a decimal count of microseconds, exact: 1234567 ps -> "1.234567",
+// 2000000 ps -> "2". Written from the integer, so no rounding and identical output
+// on every platform.
+void append_us(fmt::memory_buffer& buf, Tick t) {
+  const Tick::rep whole = t.ps() / 1'000'000;
+  Tick::rep frac = t.ps() % 1'000'000;
+  if (frac == 0) {
+    fmt::format_to(std::back_inserter(buf), "{}", whole);
+    return;
+  }
+  int digits = 6;
+  while (frac % 10 == 0) {
+    frac /= 10;
+    --digits;
+  }
+  fmt::format_to(std::back_inserter(buf), "{}.{:0{}}", whole, frac, digits);
+}
+
+void check_track(std::size_t track, std::size_t num_tracks) {
+  if (track >= num_tracks) {
+    throw std::logic_error(fmt::format("timeline: unknown track id {}", track));
+  }
+}
+
+}  // namespace
+
+Timeline::TrackId Timeline::track(std::string_view hierarchical_name) {
+  if (const auto it = track_ids_.find(hierarchical_name); it != track_ids_.end()) return it->second;
+
+  const std::size_t dot = hierarchical_name.find('.');
+  const std::string_view process = hierarchical_name.substr(0, dot);
+  const std::string_view thread =
+      dot == std::string_view::npos ? hierarchical_name : hierarchical_name.substr(dot + 1);
+
+  auto process_it = process_ids_.find(process);
+  if (process_it == process_ids_.end()) {
+    const auto pid = static_cast<std::uint32_t>(process_ids_.size() + 1);
+    process_it = process_ids_.emplace(std::string(process), pid).first;
+    threads_per_process_.push_back(0);
+  }
+  const std::uint32_t pid = process_it->second;
+  const std::uint32_t tid = ++threads_per_process_[pid - 1];
+
+  const auto id = static_cast<TrackId>(tracks_.size());
+  tracks_.push_back(Track{pid, tid, std::string(process), std::string(thread)});
+  track_ids_.emplace(std::string(hierarchical_name), id);
+  return id;
+}
+
+void Timeline::enable(std::uint64_t max_events) {
+  enabled_ = true;
+  max_events_ = max_events;
+  // Reserving up front spares the copies of a growing vector; untouched reserved
+  // pages cost nothing. Capped so a huge limit doesn't reserve gigabytes.
+  constexpr std::uint64_t kMaxReserve = 1u << 20;
+  events_.reserve(static_cast<std::size_t>(std::min(max_events, kMaxReserve)));
+}
+
+bool Timeline::admit() {
+  if (!enabled_) return false;
+  if (events_.size() >= max_events_) {
+    ++dropped_;
+    return false;
+  }
+  return true;
+}
+
+std::uint32_t Timeline::intern(std::string_view name) {
+  if (const auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(names_.size());
+  names_.emplace_back(name);
+  name_ids_.emplace(std::string(name), id);
+  return id;
+}
+
+void Timeline::slice(TrackId track, std::string_view name, Tick start, Tick end) {
+  if (!admit()) return;
+  check_track(track, tracks_.size());
+  if (end < start) {
+    throw std::logic_error(fmt::format("timeline: slice '{}' on track '{}.{}' ends ({} ps) before it starts ({} ps)",
+                                       name, tracks_[track].process, tracks_[track].thread, end.ps(),
+                                       start.ps()));
+  }
+  Record& r = events_.emplace_back();
+  r.phase = 'X';
+  r.track = track;
+  r.name = intern(name);
+  r.start = start;
+  r.end_ps = end.ps();
+}
+
+void Timeline::counter(TrackId track, std::string_view name, Tick at, double value) {
+  if (!admit()) return;
+  check_track(track, tracks_.size());
+  // JSON has no NaN or infinity; a counter holding one is a bug at the caller.
+  if (!std::isfinite(value)) {
+    throw std::logic_error(fmt::format("timeline: counter '{}' set to non-finite value", name));
+  }
+  Record& r = events_.emplace_back();
+  r.phase = 'C';
+  r.track = track;
+  r.name = intern(name);
+  r.start = at;
+  r.value = value;
+}
+
+void Timeline::instant(TrackId track, std::string_view name, Tick at) {
+  if (!admit()) return;
+  check_track(track, tracks_.size());
+  Record& r = events_.emplace_back();
+  r.phase = 'i';
+  r.track = track;
+  r.name = intern(name);
+  r.start = at;
+}
+
+void Timeline::write(const std::filesystem::path& path) const {
+  write_file_atomically(path, [this](std::ostream& out) {
+    fmt::memory_buffer buf;
+    auto it = std::back_inserter(buf);
+    // Timelines can hold a million events: hand the text over in chunks instead of
+    // building one document in memory.
+    const auto flush_if_full = [&] {
+      if (buf.size() >= (1u << 20)) {
+        out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+        buf.clear();
+      }
+    };
+
+    std::vector<std::string> quoted_names;
+    quoted_names.reserve(names_.size());
+    for (const std::string& name : names_) quoted_names.push_back(json_string(name));
+
+    fmt::format_to(it, "{{\"traceEvents\":[\n");
+    bool first = true;
+    const auto separator = [&] {
+      if (!first) fmt::format_to(it, ",\n");
+      first = false;
+    };
+
+    std::uint32_t named_processes = 0;
+    for (const Track& t : tracks_) {
+      if (t.pid > named_processes) {  // pids are handed out in track order
+        named_processes = t.pid;
+        separator();
+        fmt::format_to(it, R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":{}}}}})",
+                       t.pid, json_string(t.process));
+      }
+      separator();
+      fmt::format_to(it, R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
+                     t.pid, t.tid, json_string(t.thread));
+    }
+
+    // Counter names are per (track, name) pair: quote each pair once.
+    std::unordered_map<std::uint64_t, std::string> counter_names;
+    for (const Record& r : events_) {
+      const Track& t = tracks_[r.track];
+      separator();
+      switch (r.phase) {
+        case 'X':
+          fmt::format_to(it, R"({{"ph":"X","name":{},"pid":{},"tid":{},"ts":)", quoted_names[r.name],
+                         t.pid, t.tid);
+          append_us(buf, r.start);
+          fmt::format_to(it, R"(,"dur":)");
+          append_us(buf, Tick(r.end_ps) - r.start);
+          fmt::format_to(it, "}}");
+          break;
+        case 'i':
+          fmt::format_to(it, R"({{"ph":"i","s":"t","name":{},"pid":{},"tid":{},"ts":)",
+                         quoted_names[r.name], t.pid, t.tid);
+          append_us(buf, r.start);
+          fmt::format_to(it, "}}");
+          break;
+        case 'C': {
+          const std::uint64_t key = (std::uint64_t{r.track} << 32) | r.name;
+          auto name_it = counter_names.find(key);
+          if (name_it == counter_names.end()) {
+            name_it = counter_names.emplace(key, json_string(t.thread + "." + names_[r.name])).first;
+          }
+          fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":)", name_it->second, t.pid,
+                         t.tid);
+          append_us(buf, r.start);
+          fmt::format_to(it, R"(,"args":{{{}:{}}}}})", quoted_names[r.name], r.value);
+          break;
+        }
+      }
+      flush_if_full();
+    }
+
+    fmt::format_to(it, "\n],\n\"displayTimeUnit\":\"ns\",\n");
+    fmt::format_to(it, R"("otherData":{{"dropped_events":{},"recorded_events":{},"time_unit":"us"}})",
+                   dropped_, events_.size());
+    fmt::format_to(it, "\n}}\n");
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  });
+}
+
+}  // namespace t3sim
