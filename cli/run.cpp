@@ -37,6 +37,7 @@ RunOutcome run_simulation(const RunRequest& req) {
   const std::uint64_t seed = run.get_uint("seed", req.seed);
   WatchdogConfig watchdog;
   watchdog.stall_limit = run.get_time("watchdog_stall_limit", watchdog.stall_limit);
+  const Tick max_time = run.get_time("max_time", Tick::max(), Tick(1));
   const std::uint64_t timeline_max = run.get_uint("timeline_max_events", 1'000'000, 0);
   run.finish();
 
@@ -65,7 +66,7 @@ RunOutcome run_simulation(const RunRequest& req) {
   }
 
   const auto wall_start = std::chrono::steady_clock::now();
-  const CollectiveResult r = system_model.run();
+  const CollectiveResult r = system_model.run(max_time);
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const std::uint64_t events = sim.events().dispatched();

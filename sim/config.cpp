@@ -411,9 +411,10 @@ struct ValueType {
 
 template <class T>
 std::string range_message(const ValueType<T>& type, T value, T min, T max) {
-  if (min <= type.lowest) return fmt::format("{} is greater than the maximum {}", type.show(value), type.show(max));
-  if (max >= type.highest) return fmt::format("{} is less than the minimum {}", type.show(value), type.show(min));
-  return fmt::format("{} is out of range [{}, {}]", type.show(value), type.show(min), type.show(max));
+  const std::string shown = type.show(value);
+  if (min <= type.lowest) return fmt::format("{} is greater than the maximum {}", shown, type.show(max));
+  if (max >= type.highest) return fmt::format("{} is less than the minimum {}", shown, type.show(min));
+  return fmt::format("{} is out of range [{}, {}]", shown, type.show(min), type.show(max));
 }
 
 template <class T>
@@ -580,7 +581,8 @@ void ConfigTree::set(std::string_view dotted_path, std::string_view yaml_value, 
   }
   ConfigValue value;
   try {
-    value = convert(YAML::Load(std::string(yaml_value)), origin.file, std::string(dotted_path), origin, false);
+    const YAML::Node parsed = YAML::Load(std::string(yaml_value));
+    value = convert(parsed, origin.file, std::string(dotted_path), origin, false);
   } catch (const YAML::Exception& e) {
     throw ConfigError(origin, std::string(dotted_path), fmt::format("invalid YAML value: {}", e.msg));
   }
@@ -684,7 +686,9 @@ double ConfigNode::get_double(std::string_view key, double def, double min, doub
   return resolve(kDouble, lookup(key), key_path(key), def, min, max, resolved_);
 }
 
-bool ConfigNode::get_bool(std::string_view key, bool def) { return resolve(kBool, lookup(key), key_path(key), def, false, true, resolved_); }
+bool ConfigNode::get_bool(std::string_view key, bool def) {
+  return resolve(kBool, lookup(key), key_path(key), def, false, true, resolved_);
+}
 
 std::string ConfigNode::get_string(std::string_view key, std::string def) {
   const ConfigValue* v = lookup(key);
@@ -823,7 +827,9 @@ Tick parse_time(std::string_view text) {
 std::uint64_t parse_frequency_hz(std::string_view text) {
   constexpr std::string_view kExpected = "a frequency like '1.4GHz'";
   static constexpr std::pair<std::string_view, std::uint64_t> kUnits[] = {
-      {"", 1}, {"Hz", 1}, {"kHz", 1'000}, {"MHz", 1'000'000}, {"GHz", 1'000'000'000}, {"THz", 1'000'000'000'000}};
+      {"", 1},           {"Hz", 1},
+      {"kHz", 1'000},    {"MHz", 1'000'000},
+      {"GHz", 1'000'000'000}, {"THz", 1'000'000'000'000}};
   const Quantity q = split_quantity(text, kExpected);
   for (const auto& [name, hz] : kUnits) {
     if (iequals(q.unit, name)) return exact_value(q, hz, 1, kExpected, text, "Hz");

@@ -119,9 +119,14 @@ std::uint64_t CollectiveSystem::verify(std::string& first_error) const {
   return checked;
 }
 
-CollectiveResult CollectiveSystem::run() {
+CollectiveResult CollectiveSystem::run(Tick max_time) {
   for (auto& e : engines_) e->start();
-  sim_.run();
+  if (sim_.run(max_time) == Simulator::StopReason::kTimeLimit) {
+    std::string msg = fmt::format("time limit of {} reached before the collective finished; in flight:",
+                                  to_string(max_time));
+    for (const auto& line : sim_.in_flight_report()) msg += "\n  " + line;
+    throw SimulationError(msg);
+  }
   for (auto& e : engines_)
     if (!e->done()) throw SimulationError(e->name() + ": collective did not finish");
 

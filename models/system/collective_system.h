@@ -55,8 +55,8 @@ class CollectiveSystem {
   ~CollectiveSystem();
 
   // Simulate to completion and check the data. Throws SimulationError on deadlock,
-  // livelock or a failed functional check.
-  CollectiveResult run();
+  // livelock, reaching `max_time` unfinished, or a failed functional check.
+  CollectiveResult run(Tick max_time = Tick::max());
 
   // Compare every block each GPU must hold with the closed-form expectation.
   // Returns the number of blocks checked; `first_error` describes the first

@@ -1,0 +1,153 @@
+// The t3sim executable as a user meets it: exit codes, messages, outputs.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("t3sim_cli_{}_{}", ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+                       static_cast<long>(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs t3sim from the source dir with stdout and stderr captured separately.
+  Result t3sim(const std::string& args) {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string cmd = fmt::format("cd '{}' && '{}' {} >'{}' 2>'{}'", T3SIM_SOURCE_DIR, T3SIM_BINARY,
+                                        args, out.string(), err.string());
+    const int status = std::system(cmd.c_str());
+    return Result{WEXITSTATUS(status), slurp(out), slurp(err)};
+  }
+  fs::path write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+  fs::path dir_;
+};
+
+const std::string kSystem = "configs/systems/ring8.yaml";
+const std::string kSmall = "configs/examples/quickstart.yaml";
+
+TEST_F(Cli, RunPrintsSummaryOnStdoutAndWritesOutputs) {
+  const auto r = t3sim(fmt::format("run {} {} -o '{}'", kSystem, kSmall, (dir_ / "out").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("reduce_scatter"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bus bw"), std::string::npos);
+  EXPECT_NE(r.out.find("functional check   passed"), std::string::npos);
+  EXPECT_EQ(r.err, "");  // logs only on request
+  for (const char* f : {"results.json", "stats.csv", "timeline.json", "run_info.json"})
+    EXPECT_TRUE(fs::exists(dir_ / "out" / f)) << f;
+  const auto results = nlohmann::json::parse(slurp(dir_ / "out" / "results.json"));
+  EXPECT_EQ(results["results"]["num_gpus"], 8);
+  EXPECT_TRUE(results["results"]["functional_check"]["passed"].get<bool>());
+  EXPECT_EQ(results["metadata"]["seed"], 1);
+  EXPECT_EQ(results["metadata"]["resolved_config"]["system"]["num_gpus"], 8);
+  const auto timeline = nlohmann::json::parse(slurp(dir_ / "out" / "timeline.json"));
+  EXPECT_GT(timeline["traceEvents"].size(), 10u);
+}
+
+TEST_F(Cli, IdenticalRunsGiveByteIdenticalResults) {
+  for (const char* d : {"a", "b"})
+    ASSERT_EQ(t3sim(fmt::format("run {} {} --set workload.size=6MB -o '{}'", kSystem, kSmall,
+                                (dir_ / d).string())).exit_code, 0);
+  for (const char* f : {"results.json", "stats.csv", "timeline.json"})
+    EXPECT_EQ(slurp(dir_ / "a" / f), slurp(dir_ / "b" / f)) << f;
+}
+
+TEST_F(Cli, MisspelledKeyNamesFileLineAndSuggestion) {
+  const auto sys = write("sys.yaml", "base: " + std::string(T3SIM_SOURCE_DIR) + "/" + kSystem +
+                                         "\nnum_gpus: 4\nnet:\n  bandwith: 75GB/s\n");
+  const auto r = t3sim(fmt::format("run '{}' {} -o '{}'", sys.string(), kSmall, (dir_ / "out").string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("sys.yaml:4: system.net.bandwith: unknown key (did you mean 'bandwidth'?)"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "results.json"));  // nothing half-written
+}
+
+TEST_F(Cli, BadValuesAndOverridesAreUserErrors) {
+  struct Case {
+    std::string args, expected;
+  };
+  const Case cases[] = {
+      {"--set system.net.latency=5parsecs", "system.net.latency: expected a time like '500ns', got '5parsecs'"},
+      {"--set system.num_gpus=1", "system.num_gpus: 1 is out of range [2, 1024]"},
+      {"--set system.num_gpus=many", "system.num_gpus: expected an unsigned integer, got 'many'"},
+      {"--set workload.collective=allreduce", "workload.collective: expected one of"},
+      {"--set workload.colective=all_gather", "unknown key (did you mean 'collective'?)"},
+      {"--set nonsense", "expected the form key.path=value"},
+      {"--config t3", "configuration 't3' is not implemented yet"},
+      {"--config bogus", "run.config: expected one of"},
+      {"--set system.net.topology=torus", "system.net.topology: expected one of ring"},
+      {"--set workload.size=1001 --set workload.element_size=2", "not a whole number of 2-byte elements"},
+  };
+  for (const auto& c : cases) {
+    const auto r = t3sim(fmt::format("run {} {} {} -o '{}'", kSystem, kSmall, c.args, (dir_ / "o").string()));
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+}
+
+TEST_F(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(t3sim("").exit_code, 2);
+  EXPECT_EQ(t3sim("frobnicate").exit_code, 2);
+  EXPECT_EQ(t3sim(fmt::format("run {} /no/such/file.yaml", kSystem)).exit_code, 2);
+  EXPECT_EQ(t3sim(fmt::format("run {} {} --seed notanumber", kSystem, kSmall)).exit_code, 2);
+  const auto broken = write("broken.yaml", "num_gpus: [1, 2\n");
+  const auto r = t3sim(fmt::format("validate '{}' {}", broken.string(), kSmall));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("broken.yaml:"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, UnfinishedRunIsASimulationErrorWithExitOneAndAReport) {
+  // Stopped after 2us: every engine is still in its first ring step.
+  const auto r = t3sim(fmt::format("run {} {} --set run.max_time=2us -o '{}'", kSystem, kSmall,
+                                   (dir_ / "o").string()));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("time limit of 2.000us reached"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpu0.ccl: step 0/7"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json"));
+}
+
+TEST_F(Cli, VersionHelpAndValidate) {
+  auto r = t3sim("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("t3sim "), std::string::npos);
+  r = t3sim("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Examples:"), std::string::npos);
+  r = t3sim(fmt::format("validate {} {}", kSystem, kSmall));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("ok: 8 GPUs"), std::string::npos);
+}
+
+}  // namespace
