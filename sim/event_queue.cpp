@@ -26,7 +26,7 @@ void EventQueue::schedule(Event& ev, Tick when) {
   ev.seq_ = seq;
   ev.when_ = when;
   ++live_;
-  push(Entry{when.ps(), (prio << 56) | seq, &ev});
+  push(Entry{(static_cast<uint128>(when.ps()) << 64) | (prio << 56) | seq, &ev});
 }
 
 void EventQueue::deschedule(Event& ev) {
@@ -73,9 +73,15 @@ EventQueue::Entry EventQueue::pop_top() {
       const std::size_t first = i * kArity + 1;
       if (first >= n) break;
       std::size_t best = first;
-      const std::size_t end = first + kArity < n ? first + kArity : n;
-      for (std::size_t c = first + 1; c < end; ++c)
-        if (heap_[c].before(heap_[best])) best = c;
+      if (first + kArity <= n) {
+        // Full set of children: a tournament of conditional moves, no branches.
+        const std::size_t a = heap_[first + 1].before(heap_[first]) ? first + 1 : first;
+        const std::size_t b = heap_[first + 3].before(heap_[first + 2]) ? first + 3 : first + 2;
+        best = heap_[b].before(heap_[a]) ? b : a;
+      } else {
+        for (std::size_t c = first + 1; c < n; ++c)
+          if (heap_[c].before(heap_[best])) best = c;
+      }
       if (!heap_[best].before(last)) break;
       heap_[i] = heap_[best];
       i = best;
@@ -91,14 +97,14 @@ void EventQueue::drop_stale_top() {
 
 Tick EventQueue::next_time() {
   drop_stale_top();
-  return heap_.empty() ? Tick::max() : Tick(heap_.front().when);
+  return heap_.empty() ? Tick::max() : Tick(heap_.front().when());
 }
 
 bool EventQueue::step() {
   drop_stale_top();
   if (heap_.empty()) return false;
   const Entry e = pop_top();
-  now_ = Tick(e.when);
+  now_ = Tick(e.when());
   e.ev->seq_ = 0;
   --live_;
   ++dispatched_;
@@ -110,7 +116,7 @@ std::uint64_t EventQueue::run(Tick until) {
   const std::uint64_t start = dispatched_;
   for (;;) {
     drop_stale_top();
-    if (heap_.empty() || heap_.front().when > until.ps()) break;
+    if (heap_.empty() || heap_.front().when() > until.ps()) break;
     step();
   }
   return dispatched_ - start;

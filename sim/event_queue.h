@@ -101,12 +101,15 @@ class EventQueue {
 
  private:
   struct Entry {
-    Tick::rep when;
-    std::uint64_t order;  // priority (high byte, biased) then sequence (low 56 bits)
+    // One 128-bit key: time (high 64 bits), then priority (next 8, biased), then
+    // sequence (low 56). A single integer compare orders entries, which the
+    // compiler turns into branch-free code: with random event times the heap's
+    // comparisons are unpredictable, and mispredicted branches dominated pop_top.
+    uint128 key;
     Event* ev;
-    bool before(const Entry& o) const {
-      return when < o.when || (when == o.when && order < o.order);
-    }
+    Tick::rep when() const { return static_cast<Tick::rep>(key >> 64); }
+    std::uint64_t seq() const { return static_cast<std::uint64_t>(key) & kSeqMask; }
+    bool before(const Entry& o) const { return key < o.key; }
   };
   // A one-shot callback event recycled through free_pool_.
   class PooledEvent final : public Event {
@@ -126,7 +129,7 @@ class EventQueue {
   void push(Entry e);
   Entry pop_top();
   void drop_stale_top();
-  static bool live(const Entry& e) { return e.ev->seq_ == (e.order & kSeqMask); }
+  static bool live(const Entry& e) { return e.ev->seq_ == e.seq(); }
 
   std::vector<Entry> heap_;
   Tick now_;
