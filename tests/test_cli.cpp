@@ -138,6 +138,16 @@ TEST_F(Cli, UnfinishedRunIsASimulationErrorWithExitOneAndAReport) {
   EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json"));
 }
 
+TEST_F(Cli, LogsGoToStderrAndNeverToStdout) {
+  const auto r = t3sim(fmt::format("--log-level debug run {} {} -o '{}'", kSystem, kSmall, (dir_ / "o").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("[debug] gpu0.ccl: RS step 0 done"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("[debug]"), std::string::npos);
+  const auto bad = t3sim(fmt::format("--log-level loud run {} {}", kSystem, kSmall));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("unknown log level 'loud'"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, VersionHelpAndValidate) {
   auto r = t3sim("--version");
   EXPECT_EQ(r.exit_code, 0);

@@ -171,6 +171,8 @@ void RingCollectiveEngine::maybe_finish_step() {
   if (done() || sent_ < send_blocks_) return;
   if (recv_done_[step_] < layout_.blocks_in_chunk(recv_chunk(step_))) return;
   step_time_.sample(static_cast<double>((now() - step_start_).ps()));
+  log().debug("{} step {} done at {} ({} packets sent)", reduces(step_) ? "RS" : "AG", step_,
+              to_string(now()), sent_);
   if (sim().timeline().enabled())
     sim().timeline().slice(track_, reduces(step_) ? "RS step" : "AG step", step_start_, now());
   ++step_;
