@@ -13,12 +13,6 @@
 
 namespace t3sim {
 
-namespace {
-
-std::string fmt_time(Tick t) { return to_string(t); }
-
-}  // namespace
-
 RunOutcome run_simulation(const RunRequest& req) {
   // ---- configuration: system and workload files under their sections, then overrides
   ConfigTree tree;
@@ -76,8 +70,6 @@ RunOutcome run_simulation(const RunRequest& req) {
 
   if (req.output_dir) {
     RunMetadata meta;
-    meta.version = kVersion;
-    meta.git_revision = kGitRevision;
     meta.configuration = configuration;
     meta.seed = seed;
     meta.resolved_config = resolved.json();
@@ -102,7 +94,7 @@ RunOutcome run_simulation(const RunRequest& req) {
       "  simulation         {} events in {:.3f} s ({:.2f} M events/s)\n",
       kVersion, kGitRevision, to_string(wl.op), wl.array_bytes, sys_cfg.num_gpus,
       fmt::format("{:.1f} GB/s", static_cast<double>(sys_cfg.net.link.bandwidth.bytes_per_second()) / 1e9),
-      fmt_time(sys_cfg.net.link.latency), configuration, fmt_time(r.time), fmt_time(r.analytical), dev,
+      to_string(sys_cfg.net.link.latency), configuration, to_string(r.time), to_string(r.analytical), dev,
       r.algbw_gbps, r.busbw_gbps, r.blocks_checked,
       r.mode == FunctionalMode::kValues ? "element values" : "block checksums", events, wall,
       wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);

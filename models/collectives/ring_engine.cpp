@@ -46,11 +46,13 @@ ChunkLayout::Block ChunkLayout::block(std::uint32_t c, std::uint64_t b) const {
 }
 
 RingCollectiveEngine::RingCollectiveEngine(Component& gpu, std::string_view name,
-                                           const RingEngineConfig& cfg, const ChunkLayout& layout,
+                                           const RingEngineConfig& cfg, CollectiveOp op,
+                                           const ChunkLayout& layout,
                                            FunctionalMode mode, std::uint32_t gpu_index,
                                            IdealMemory& memory, Link<Packet>& tx, Link<Packet>& rx)
     : Component(gpu, name),
       cfg_(cfg),
+      op_(op),
       layout_(layout),
       mode_(mode),
       gpu_(gpu_index),
@@ -58,7 +60,7 @@ RingCollectiveEngine::RingCollectiveEngine(Component& gpu, std::string_view name
       mem_(memory),
       tx_(tx),
       rx_(rx),
-      total_steps_(cfg.op == CollectiveOp::kAllReduce ? 2 * (n_ - 1) : n_ - 1),
+      total_steps_(op == CollectiveOp::kAllReduce ? 2 * (n_ - 1) : n_ - 1),
       recv_done_(total_steps_, 0),
       bytes_sent_(counter("bytes_sent", "B", "collective payload sent to the next GPU")),
       bytes_received_(counter("bytes_received", "B", "collective payload received from the previous GPU")),
@@ -71,20 +73,23 @@ RingCollectiveEngine::RingCollectiveEngine(Component& gpu, std::string_view name
 }
 
 bool RingCollectiveEngine::reduces(std::uint32_t step) const {
-  return cfg_.op == CollectiveOp::kReduceScatter ||
-         (cfg_.op == CollectiveOp::kAllReduce && step < n_ - 1);
+  return op_ == CollectiveOp::kReduceScatter || (op_ == CollectiveOp::kAllReduce && step < n_ - 1);
+}
+
+// How far behind this GPU the chunk sent in `step` is: RS step s sends chunk g-s-1,
+// AG step s (counted from the start of the AG pass) sends chunk g-s.
+std::uint32_t RingCollectiveEngine::ring_offset(std::uint32_t step) const {
+  if (reduces(step)) return step + 1;
+  return step >= n_ - 1 ? step - (n_ - 1) : step;
 }
 
 std::uint32_t RingCollectiveEngine::send_chunk(std::uint32_t step) const {
-  // RS step s sends chunk g-s-1; AG step s sends chunk g-s (its AG-local step index).
-  const std::uint32_t s = reduces(step) ? step + 1 : step - (step >= n_ - 1 ? n_ - 1 : 0);
-  return (gpu_ + n_ - (s % n_)) % n_;
+  return (gpu_ + n_ - ring_offset(step) % n_) % n_;
 }
 
+// What the previous GPU sends in the same step.
 std::uint32_t RingCollectiveEngine::recv_chunk(std::uint32_t step) const {
-  // What the previous GPU sends in the same step.
-  const std::uint32_t s = reduces(step) ? step + 1 : step - (step >= n_ - 1 ? n_ - 1 : 0);
-  return (gpu_ + 2 * n_ - 1 - (s % n_)) % n_;
+  return (gpu_ + 2 * n_ - 1 - ring_offset(step) % n_) % n_;
 }
 
 void RingCollectiveEngine::start() {

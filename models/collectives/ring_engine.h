@@ -63,14 +63,13 @@ class ChunkLayout {
 };
 
 struct RingEngineConfig {
-  CollectiveOp op = CollectiveOp::kReduceScatter;
   std::uint32_t max_outstanding_reads = 16;
 };
 
 class RingCollectiveEngine final : public Component {
  public:
   RingCollectiveEngine(Component& gpu, std::string_view name, const RingEngineConfig& cfg,
-                       const ChunkLayout& layout, FunctionalMode mode, std::uint32_t gpu_index,
+                       CollectiveOp op, const ChunkLayout& layout, FunctionalMode mode, std::uint32_t gpu_index,
                        IdealMemory& memory, Link<Packet>& tx, Link<Packet>& rx);
 
   void start();
@@ -87,6 +86,7 @@ class RingCollectiveEngine final : public Component {
     return (static_cast<std::uint64_t>(p) << 62) | (static_cast<std::uint64_t>(step) << 40) | block;
   }
   bool reduces(std::uint32_t step) const;
+  std::uint32_t ring_offset(std::uint32_t step) const;
   std::uint32_t send_chunk(std::uint32_t step) const;
   std::uint32_t recv_chunk(std::uint32_t step) const;
 
@@ -98,6 +98,7 @@ class RingCollectiveEngine final : public Component {
   void maybe_finish_step();
 
   RingEngineConfig cfg_;
+  CollectiveOp op_;
   const ChunkLayout& layout_;
   FunctionalMode mode_;
   std::uint32_t gpu_, n_;

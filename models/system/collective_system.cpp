@@ -66,11 +66,9 @@ CollectiveSystem::CollectiveSystem(Simulator& sim, const CollectiveSystemConfig&
     memories_.push_back(std::make_unique<IdealMemory>(*gpus_.back(), "mem", sys.memory));
   }
   net_ = std::make_unique<RingNetwork>(gpus, sys.net);
-  RingEngineConfig engine = sys.engine;
-  engine.op = wl.op;  // the engine is the system's; what it runs is the workload's
   for (std::uint32_t g = 0; g < sys.num_gpus; ++g) {
     engines_.push_back(std::make_unique<RingCollectiveEngine>(
-        *gpus_[g], "ccl", engine, layout_, mode_, g, *memories_[g], net_->to_next(g),
+        *gpus_[g], "ccl", sys.engine, wl.op, layout_, mode_, g, *memories_[g], net_->to_next(g),
         net_->from_prev(g)));
   }
   preload();
