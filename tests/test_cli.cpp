@@ -108,6 +108,8 @@ TEST_F(Cli, BadValuesAndOverridesAreUserErrors) {
       {"--config bogus", "run.config: expected one of"},
       {"--set system.net.topology=torus", "system.net.topology: expected one of ring"},
       {"--set workload.size=1001 --set workload.element_size=2", "not a whole number of 2-byte elements"},
+      // Combinations only a model can judge are still user errors.
+      {"--set system.net.packet_size=3", "the packet size must be a multiple of the element size"},
   };
   for (const auto& c : cases) {
     const auto r = t3sim(fmt::format("run {} {} {} -o '{}'", kSystem, kSmall, c.args, (dir_ / "o").string()));
