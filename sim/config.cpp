@@ -153,15 +153,7 @@ class Loader {
   ConfigValue load_text(const std::string& text, const std::string& display) {
     chain_.push_back({identity(display), display});
     ConfigValue root = parse_document(text, display);
-    if (root.kind == ConfigValue::Kind::kMap) {
-      auto base = std::find_if(root.map.begin(), root.map.end(),
-                               [](const auto& entry) { return entry.first == "base"; });
-      if (base != root.map.end()) {
-        ConfigValue base_value = std::move(base->second);
-        root.map.erase(base);
-        root = apply_bases(base_value, display, std::move(root));
-      }
-    }
+    resolve_bases(root, display);
     chain_.pop_back();
     return root;
   }
@@ -193,6 +185,29 @@ class Loader {
       root.where = top;
     }
     return root;
+  }
+
+  // `base:` may appear in any mapping, not only at the top: `hbm: {base: hbm2.yaml}`
+  // pulls a preset into one section. Inner mappings resolve first, so a section's own
+  // keys override its base's, and paths are relative to the file that names them.
+  void resolve_bases(ConfigValue& v, const std::string& display) {
+    if (v.kind == ConfigValue::Kind::kList) {
+      for (ConfigValue& item : v.list) resolve_bases(item, display);
+      return;
+    }
+    if (v.kind != ConfigValue::Kind::kMap) return;
+    for (auto& entry : v.map) {
+      if (entry.first != "base") resolve_bases(entry.second, display);
+    }
+    auto base = std::find_if(v.map.begin(), v.map.end(),
+                             [](const auto& entry) { return entry.first == "base"; });
+    if (base == v.map.end()) return;
+    ConfigValue base_value = std::move(base->second);
+    v.map.erase(base);
+    const SourceLocation where = v.where, key_where = v.key_where;
+    v = apply_bases(base_value, display, std::move(v));
+    v.where = where;
+    v.key_where = key_where;
   }
 
   ConfigValue apply_bases(const ConfigValue& base, const std::string& display, ConfigValue own) {

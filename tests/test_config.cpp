@@ -334,6 +334,20 @@ TEST(Base, SingleBaseAndRelativePath) {
   EXPECT_EQ(gpu->find("l2")->find("size")->where.str(), fixture("inherit/base_gpu.yaml") + ":7");
 }
 
+TEST(Base, InsideASection) {
+  // `base:` inside a mapping merges a preset into that mapping only.
+  const ConfigTree tree = ConfigTree::load_file(fixture("inherit/section_base.yaml"));
+  const ConfigValue* hbm = tree.root().find("memory")->find("hbm");
+  ASSERT_NE(hbm, nullptr);
+  EXPECT_EQ(hbm->find("base"), nullptr);
+  EXPECT_EQ(hbm->find("tRCD")->scalar, "12");
+  EXPECT_EQ(hbm->find("tRCD")->where.str(), fixture("inherit/section_preset.yaml") + ":2");
+  EXPECT_EQ(hbm->find("tRP")->scalar, "14");  // the section's own key wins
+  EXPECT_EQ(hbm->find("tRP")->where.str(), fixture("inherit/section_base.yaml") + ":5");
+  EXPECT_EQ(hbm->find("bank_groups")->scalar, "4");
+  EXPECT_EQ(tree.root().find("num_gpus")->scalar, "8");
+}
+
 TEST(Base, EmptyValueDoesNotEraseBaseMapping) {
   const ConfigTree tree = ConfigTree::load_file(fixture("inherit/empty_override.yaml"));
   const ConfigValue* gpu = tree.root().find("system")->find("gpu");

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "models/common/payload.h"
+#include "models/mem/mem_request.h"
 #include "sim/component.h"
 
 namespace t3sim {
@@ -22,8 +23,6 @@ struct IdealMemoryConfig {
   Tick latency = Tick::ns(100);
   Bandwidth bandwidth = Bandwidth(1'000'000'000'000ULL);  // 1 TB/s
 };
-
-enum class MemOp : std::uint8_t { kRead, kWrite, kUpdate };
 
 struct MemAccess {
   MemOp op = MemOp::kRead;

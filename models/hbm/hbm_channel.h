@@ -1,0 +1,95 @@
+#pragma once
+// One HBM channel: per-bank state machines and every timing constraint between DRAM
+// commands, plus the near-bank ALUs of T3 §4.3 and the channel's functional store.
+//
+// This is the device, not the controller: it decides *when* a command is legal and
+// records what each command does; the memory controller (models/mc) decides *which*
+// command to issue. It schedules no events of its own, so it is unit-tested by
+// handing it command sequences cycle by cycle.
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "models/common/payload.h"
+#include "models/hbm/hbm_config.h"
+#include "models/mem/mem_request.h"
+#include "sim/component.h"
+
+namespace t3sim {
+
+enum class DramCommand : std::uint8_t {
+  kActivate,
+  kPrecharge,
+  kRead,
+  kWrite,
+  kUpdate,   // near-memory op-and-store: a column access with write data in, no read data out
+  kRefresh,  // all-bank refresh; needs every bank precharged
+};
+inline constexpr int kNumDramCommands = 6;
+const char* to_string(DramCommand c);
+inline bool is_column(DramCommand c) {
+  return c == DramCommand::kRead || c == DramCommand::kWrite || c == DramCommand::kUpdate;
+}
+
+// Where a command goes inside the channel. `column` is in access_bytes units.
+struct BankAddress {
+  std::uint32_t bank_group = 0;
+  std::uint32_t bank = 0;  // within the group
+  std::uint32_t row = 0;
+  std::uint32_t column = 0;
+};
+
+class HbmChannel final : public Component {
+ public:
+  HbmChannel(Component& parent, std::string_view name, const HbmConfig& cfg);
+
+  const HbmConfig& config() const { return cfg_; }
+
+  // ---- bank state
+  bool is_open(std::uint32_t bank_group, std::uint32_t bank) const;
+  // Contract: precondition is_open().
+  std::uint32_t open_row(std::uint32_t bank_group, std::uint32_t bank) const;
+  bool all_banks_closed() const;
+
+  // Contract: true iff the bank state admits `cmd` at all: ACT needs the bank
+  // closed; RD/WR/UPD need `at.row` open; PRE needs the bank open; REF needs every
+  // bank closed. Says nothing about timing.
+  bool state_allows(DramCommand cmd, const BankAddress& at) const;
+
+  // Contract: the earliest cycle >= now at which `cmd` to `at` meets every timing
+  // constraint given the commands issued so far (bank, bank group, tFAW window, bus
+  // turnaround, refresh). Assumes state_allows(cmd, at).
+  Cycles earliest(DramCommand cmd, const BankAddress& at, Cycles now) const;
+
+  // Contract: precondition state_allows(cmd, at) && earliest(cmd, at, now) == now, and
+  // `now` is not before the last issued command (one command per cycle). Applies the
+  // command. Returns the cycle at which the command's work ends: for RD the last read
+  // data beat, for WR/UPD the last write data beat, for ACT/PRE/REF `now`.
+  Cycles issue(DramCommand cmd, const BankAddress& at, Cycles now);
+
+  // ---- refresh (tREFI cadence). When now >= refresh_due(), the controller must close
+  // every bank and issue kRefresh; refresh_due() then advances by tREFI.
+  Cycles refresh_due() const { return refresh_due_; }
+
+  // ---- functional store (values, T3 §4.3): applied by the controller when a
+  // request's last column command issues, so memory order = command order and
+  // concurrent updates are atomic. Read: fills data with the stored words (zeros where
+  // nothing was written). Write: stores data. Update: adds data word by word (mod
+  // 2^64) near the bank. Empty data = timing-only, no effect. Contract: address and
+  // bytes are multiples of value_granule, data.words.size() == bytes / value_granule.
+  void apply(MemOp op, std::uint64_t address, std::uint32_t bytes, Payload& data);
+  // Outside simulated time (initial data, final checks).
+  void preload(std::uint64_t address, const Payload& data);
+  Payload peek(std::uint64_t address, std::uint32_t bytes) const;
+
+ private:
+  // (implementation state: per-bank next-allowed cycles per command, per-bank-group
+  // column/ACT history, the last four ACTs for tFAW, last read/write data ends for
+  // turnarounds, refresh bookkeeping, paged sparse functional store, stats handles)
+  const HbmConfig cfg_;
+  Cycles refresh_due_;
+};
+
+}  // namespace t3sim

@@ -1,0 +1,88 @@
+#pragma once
+// What travels through a GPU's memory system (L2, memory controllers, HBM), and the
+// two interfaces every memory-side unit speaks: MemTarget (accepts requests, with
+// back-pressure) and MemClient (is told of completions and of freed space).
+//
+// Back-pressure follows gem5's retry protocol: a requester asks can_accept() first;
+// when refused it registers with wait_for_space() and gets one on_mem_retry() when
+// the target may have room again. A target never calls into a requester's state
+// other than through these two callbacks.
+
+#include <cstdint>
+
+#include "models/common/payload.h"
+#include "sim/time.h"
+
+namespace t3sim {
+
+enum class MemOp : std::uint8_t {
+  kRead,
+  kWrite,
+  kUpdate,  // op-and-store near the DRAM banks (T3 §4.3): adds the operand to memory
+};
+inline constexpr int kNumMemOps = 3;
+
+// Which kernel a request serves (T3 §4.5): the producer kernel (compute) or the
+// collective (communication). Memory controllers arbitrate between the two.
+enum class Stream : std::uint8_t { kCompute, kCommunication };
+inline constexpr int kNumStreams = 2;
+
+constexpr const char* to_string(MemOp op) {
+  switch (op) {
+    case MemOp::kRead: return "read";
+    case MemOp::kWrite: return "write";
+    case MemOp::kUpdate: return "update";
+  }
+  return "?";
+}
+constexpr const char* to_string(Stream s) {
+  return s == Stream::kCompute ? "compute" : "communication";
+}
+constexpr int index(MemOp op) { return static_cast<int>(op); }
+constexpr int index(Stream s) { return static_cast<int>(s); }
+
+class MemClient;
+
+struct MemRequest {
+  MemOp op = MemOp::kRead;
+  Stream stream = Stream::kCompute;
+  // Bypass the L2 (T3 §4.3: the GEMM output is allocated uncached so its updates
+  // aggregate in DRAM). Updates always bypass; the flag matters for reads and writes.
+  bool uncached = false;
+  std::uint64_t address = 0;
+  std::uint32_t bytes = 0;
+  std::uint64_t tag = 0;           // the requester's, returned untouched
+  MemClient* client = nullptr;     // receives on_mem_response(); must outlive the request
+  Tick created;                    // when the requester issued it (end-to-end latency)
+  // Functional data (SPEC "Functional check"): one 64-bit word per value granule of
+  // the memory system (see HbmConfig::value_granule). Write/update: the operand.
+  // Read completion: the stored words. Empty = timing-only traffic, which neither
+  // changes stored values nor gets them back.
+  Payload data;
+};
+
+class MemClient {
+ public:
+  virtual ~MemClient() = default;
+  // Contract: called exactly once per accepted request, when it completes: a read's
+  // data is available (in req.data), a write or update has been applied.
+  virtual void on_mem_response(MemRequest&& req) = 0;
+  // Contract: called once per wait_for_space() registration, when the target may
+  // have room again (the client must re-check can_accept()).
+  virtual void on_mem_retry() {}
+};
+
+class MemTarget {
+ public:
+  virtual ~MemTarget() = default;
+  // Contract: true iff accept(req) would succeed now. No side effects.
+  virtual bool can_accept(const MemRequest& req) const = 0;
+  // Contract: precondition can_accept(req). Takes the request; its client later gets
+  // exactly one on_mem_response().
+  virtual void accept(MemRequest&& req) = 0;
+  // Contract: `client` gets one on_mem_retry() the next time space frees. Registering
+  // twice before the retry is the same as once.
+  virtual void wait_for_space(MemClient* client) = 0;
+};
+
+}  // namespace t3sim
