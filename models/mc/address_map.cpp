@@ -1,0 +1,105 @@
+#include "models/mc/address_map.h"
+
+#include <bit>
+#include <stdexcept>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+
+namespace t3sim {
+
+namespace {
+std::uint32_t log2_exact(std::uint64_t v) { return static_cast<std::uint32_t>(std::countr_zero(v)); }
+}  // namespace
+
+AddressMap::AddressMap(const AddressMapConfig& cfg, const HbmConfig& hbm) : cfg_(cfg) {
+  if (!std::has_single_bit(cfg.interleave_bytes) || cfg.interleave_bytes < hbm.access_bytes ||
+      cfg.interleave_bytes > hbm.row_bytes) {
+    throw std::invalid_argument(fmt::format(
+        "expected a power of two between the access size ({} B) and the row size ({} B), got {} B",
+        hbm.access_bytes, hbm.row_bytes, cfg.interleave_bytes));
+  }
+  offset_bits_ = log2_exact(hbm.access_bytes);
+  low_column_bits_ = log2_exact(cfg.interleave_bytes / hbm.access_bytes);
+  const std::array<std::uint32_t, kNumFields> width = {
+      log2_exact(hbm.rows), log2_exact(hbm.banks_per_group), log2_exact(hbm.bank_groups),
+      log2_exact(hbm.columns()) - low_column_bits_, log2_exact(hbm.channels)};
+
+  // Parse "ro-ba-co-bg-ch" (most significant first).
+  std::array<int, kNumFields> position{};
+  position.fill(-1);
+  std::vector<Field> fields;
+  std::string_view rest = cfg.order;
+  while (!rest.empty()) {
+    const auto dash = rest.find('-');
+    const std::string_view name = rest.substr(0, dash);
+    rest = dash == std::string_view::npos ? std::string_view{} : rest.substr(dash + 1);
+    Field f;
+    if (name == "ro") f = kRow;
+    else if (name == "ba") f = kBank;
+    else if (name == "bg") f = kBankGroup;
+    else if (name == "co") f = kColumn;
+    else if (name == "ch") f = kChannel;
+    else
+      throw std::invalid_argument(fmt::format(
+          "'{}' is not a field (expected ro, ba, bg, co, ch, most significant first, e.g. "
+          "ro-ba-co-bg-ch)", name));
+    if (position[f] >= 0) throw std::invalid_argument(fmt::format("field '{}' appears twice", name));
+    position[f] = static_cast<int>(fields.size());
+    fields.push_back(f);
+  }
+  if (fields.size() != kNumFields)
+    throw std::invalid_argument("expected each of ro, ba, bg, co, ch exactly once");
+
+  std::uint32_t shift = offset_bits_ + low_column_bits_;
+  for (auto it = fields.rbegin(); it != fields.rend(); ++it) {
+    slice_[*it] = Slice{shift, width[*it]};
+    shift += width[*it];
+  }
+}
+
+DecodedAddress AddressMap::decode(std::uint64_t address) const {
+  auto field = [&](Field f) {
+    const Slice s = slice_[f];
+    return static_cast<std::uint32_t>((address >> s.shift) & ((std::uint64_t{1} << s.bits) - 1));
+  };
+  DecodedAddress d;
+  d.channel = field(kChannel);
+  d.bank.bank_group = field(kBankGroup);
+  d.bank.bank = field(kBank);
+  d.bank.row = field(kRow);  // addresses beyond the capacity wrap around
+  const std::uint32_t low =
+      static_cast<std::uint32_t>((address >> offset_bits_) & ((std::uint64_t{1} << low_column_bits_) - 1));
+  d.bank.column = (field(kColumn) << low_column_bits_) | low;
+  return d;
+}
+
+std::uint32_t AddressMap::channel(std::uint64_t address) const {
+  const Slice s = slice_[kChannel];
+  return static_cast<std::uint32_t>((address >> s.shift) & ((std::uint64_t{1} << s.bits) - 1));
+}
+
+std::uint64_t AddressMap::encode(const DecodedAddress& d) const {
+  auto put = [&](Field f, std::uint64_t v) { return v << slice_[f].shift; };
+  const std::uint64_t low = d.bank.column & ((std::uint64_t{1} << low_column_bits_) - 1);
+  return put(kChannel, d.channel) | put(kBankGroup, d.bank.bank_group) | put(kBank, d.bank.bank) |
+         put(kRow, d.bank.row) | put(kColumn, d.bank.column >> low_column_bits_) | (low << offset_bits_);
+}
+
+AddressMapConfig read_address_map_config(ConfigNode node, const HbmConfig& hbm) {
+  AddressMapConfig cfg;
+  cfg.order = node.get_string("order", cfg.order);
+  cfg.interleave_bytes = node.get_bytes("interleave", cfg.interleave_bytes);
+  try {
+    AddressMap probe(cfg, hbm);
+  } catch (const std::invalid_argument& e) {
+    const std::string_view msg = e.what();
+    node.fail(msg.starts_with("expected a power") ? "interleave" : "order", e.what());
+  }
+  node.finish();
+  return cfg;
+}
+
+}  // namespace t3sim

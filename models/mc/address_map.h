@@ -1,0 +1,58 @@
+#pragma once
+// Where a physical address lives in a GPU's HBM: channel, bank group, bank, row and
+// column, from a configurable interleaving order (Ramulator-style "RoBaCoBgCh").
+//
+// Layout, least significant bits first:
+//   [byte in access: log2(access_bytes)]
+//   [column bits inside one interleave unit: log2(interleave / access_bytes)]
+//   [the fields of `order`, last-named lowest]
+// so consecutive `interleave`-byte units go to the field named last (the channel, by
+// default), and a request never straddles a channel if it stays inside one unit.
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "models/hbm/hbm_channel.h"
+
+namespace t3sim {
+
+class ConfigNode;
+
+struct AddressMapConfig {
+  // Fields from most to least significant, '-'-separated: ro, ba, bg, co, ch, each once.
+  std::string order = "ro-ba-co-bg-ch";
+  std::uint64_t interleave_bytes = 256;  // bytes kept together in one channel and row
+};
+
+AddressMapConfig read_address_map_config(ConfigNode node, const HbmConfig& hbm);
+
+struct DecodedAddress {
+  std::uint32_t channel = 0;
+  BankAddress bank;  // bank group, bank, row, column (in access_bytes units)
+};
+
+class AddressMap {
+ public:
+  // Contract: throws std::invalid_argument when `order` is malformed or the interleave
+  // does not fit a row (the config reader turns these into ConfigErrors).
+  AddressMap(const AddressMapConfig& cfg, const HbmConfig& hbm);
+
+  DecodedAddress decode(std::uint64_t address) const;
+  std::uint32_t channel(std::uint64_t address) const;
+  // The lowest address that decodes to `d` (inverse of decode, for tests and tools).
+  std::uint64_t encode(const DecodedAddress& d) const;
+  std::uint64_t interleave_bytes() const { return cfg_.interleave_bytes; }
+
+ private:
+  enum Field { kRow, kBank, kBankGroup, kColumn, kChannel, kNumFields };
+  struct Slice {
+    std::uint32_t shift = 0, bits = 0;
+  };
+  AddressMapConfig cfg_;
+  std::uint32_t offset_bits_ = 0;      // byte within an access
+  std::uint32_t low_column_bits_ = 0;  // column bits inside an interleave unit
+  std::array<Slice, kNumFields> slice_{};
+};
+
+}  // namespace t3sim

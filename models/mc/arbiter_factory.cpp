@@ -1,0 +1,90 @@
+// The arbitration policies by name, and the reader of an `arbiter:` mapping. A new
+// policy adds its class under impl/, one row to kPolicies and, if it has
+// parameters, the keys it accepts below.
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "models/mc/i_arbiter.h"
+#include "models/mc/impl/mca.h"
+#include "models/mc/impl/simple_arbiters.h"
+#include "sim/config.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+namespace {
+
+struct Policy {
+  const char* name;
+  std::function<std::unique_ptr<Arbiter>(Component&, const ArbiterConfig&)> make;
+};
+
+const std::vector<Policy>& policies() {
+  static const std::vector<Policy> kPolicies = {
+      {"fr-fcfs", [](Component& p, const ArbiterConfig&) { return std::make_unique<FrFcfsArbiter>(p); }},
+      {"round-robin",
+       [](Component& p, const ArbiterConfig&) { return std::make_unique<RoundRobinArbiter>(p); }},
+      {"compute-first",
+       [](Component& p, const ArbiterConfig&) { return std::make_unique<ComputeFirstArbiter>(p); }},
+      {"mca", [](Component& p, const ArbiterConfig& c) { return std::make_unique<McaArbiter>(p, c); }},
+  };
+  return kPolicies;
+}
+
+// A threshold is a count of requests or `unlimited`.
+std::uint32_t parse_threshold(const ConfigValue& v, const ConfigNode& node, std::string_view key) {
+  if (v.kind == ConfigValue::Kind::kScalar) {
+    if (v.scalar == "unlimited") return ArbiterConfig::kUnlimited;
+    const bool digits = !v.scalar.empty() && std::all_of(v.scalar.begin(), v.scalar.end(),
+                                                         [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (digits && v.scalar.size() <= 9) {
+      const auto n = std::stoul(v.scalar);
+      if (n >= 1) return static_cast<std::uint32_t>(n);
+    }
+  }
+  node.fail(key, fmt::format("expected a number of requests (>= 1) or 'unlimited', got '{}'", v.scalar));
+}
+
+}  // namespace
+
+const std::vector<std::string>& arbiter_types() {
+  static const std::vector<std::string> kNames = [] {
+    std::vector<std::string> names;
+    for (const Policy& p : policies()) names.emplace_back(p.name);
+    return names;
+  }();
+  return kNames;
+}
+
+ArbiterConfig read_arbiter_config(ConfigNode node) {
+  ArbiterConfig cfg;
+  cfg.type = node.get_enum("type", cfg.type, {"fr-fcfs", "round-robin", "compute-first", "mca"});
+  if (cfg.type == "mca") {
+    if (const ConfigValue* t = node.raw("threshold")) cfg.threshold = parse_threshold(*t, node, "threshold");
+    cfg.starvation_limit = node.get_uint("starvation_limit", cfg.starvation_limit, 1);
+    cfg.dynamic = node.get_bool("dynamic", cfg.dynamic);
+    if (const ConfigValue* list = node.raw("thresholds")) {
+      if (list->kind != ConfigValue::Kind::kList || list->list.empty())
+        node.fail("thresholds", "expected a non-empty list such as [5, 10, 30, unlimited]");
+      cfg.thresholds.clear();
+      for (const ConfigValue& item : list->list) cfg.thresholds.push_back(parse_threshold(item, node, "thresholds"));
+      if (!cfg.dynamic) node.fail("thresholds", "only used with dynamic: true");
+    }
+    cfg.profile_cycles = node.get_uint("profile_cycles", cfg.profile_cycles, 1);
+  }
+  node.finish();  // other policies take no parameters: any key is an error
+  return cfg;
+}
+
+std::unique_ptr<Arbiter> make_arbiter(Component& parent, const ArbiterConfig& cfg) {
+  for (const Policy& p : policies()) {
+    if (cfg.type == p.name) return p.make(parent, cfg);
+  }
+  internal_error(parent.now(), parent.name(), fmt::format("unknown arbiter type '{}'", cfg.type),
+                 __FILE__, __LINE__);
+}
+
+}  // namespace t3sim

@@ -1,0 +1,437 @@
+#include "models/mc/memory_controller.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+#include "sim/error.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+
+namespace {
+
+constexpr Cycles kNever{std::numeric_limits<Cycles::rep>::max()};
+
+bool overlaps(const MemRequest& a, const MemRequest& b) {
+  return a.address < b.address + b.bytes && b.address < a.address + a.bytes;
+}
+// Two requests must stay in order if they touch the same bytes and one of them
+// changes them (read-after-write, write-after-read, write/update-after-write/update).
+bool ordered(const MemRequest& a, const MemRequest& b) {
+  return (a.op != MemOp::kRead || b.op != MemOp::kRead) && overlaps(a, b);
+}
+
+}  // namespace
+
+McConfig read_mc_config(ConfigNode node) {
+  McConfig cfg;
+  cfg.ingress_queue_size = static_cast<std::uint32_t>(node.get_uint("ingress_queue_size", cfg.ingress_queue_size, 1, 1u << 20));
+  cfg.read_queue_size = static_cast<std::uint32_t>(node.get_uint("read_queue_size", cfg.read_queue_size, 1, 1u << 16));
+  cfg.write_queue_size = static_cast<std::uint32_t>(node.get_uint("write_queue_size", cfg.write_queue_size, 1, 1u << 16));
+  cfg.write_high_watermark = static_cast<std::uint32_t>(
+      node.get_uint("write_high_watermark", std::min(cfg.write_high_watermark, cfg.write_queue_size), 1, cfg.write_queue_size));
+  cfg.write_low_watermark = static_cast<std::uint32_t>(
+      node.get_uint("write_low_watermark", std::min(cfg.write_low_watermark, cfg.write_high_watermark - 1), 0,
+                    cfg.write_queue_size));
+  if (cfg.write_low_watermark >= cfg.write_high_watermark) {
+    node.fail("write_low_watermark", fmt::format("expected less than write_high_watermark ({}), got {}",
+                                                 cfg.write_high_watermark, cfg.write_low_watermark));
+  }
+  cfg.row_hit_cap = static_cast<std::uint32_t>(node.get_uint("row_hit_cap", cfg.row_hit_cap, 1, 1u << 20));
+  cfg.response_latency = static_cast<std::uint32_t>(node.get_uint("response_latency", cfg.response_latency, 0, 1u << 20));
+  cfg.arbiter = read_arbiter_config(node.child("arbiter"));
+  node.finish();
+  return cfg;
+}
+
+MemoryController::MemoryController(Component& parent, std::string_view name, const McConfig& cfg,
+                                   HbmChannel& dram, const AddressMap& map, std::uint32_t channel_index)
+    : Component(parent, name),
+      cfg_(cfg),
+      dram_(dram),
+      map_(map),
+      channel_(channel_index),
+      clock_(dram.config().clock_hz),
+      arbiter_(make_arbiter(*this, cfg.arbiter)),
+      hits_since_activate_(dram.config().banks(), 0),
+      tick_event_(std::string(this->name()) + ".tick", [this] { tick(); }, EventPriority::kTick),
+      occupancy_stat_(time_weighted("dram_queue_occupancy", "requests",
+                                    "requests in the DRAM read + write queues", 1,
+                                    cfg.read_queue_size + cfg.write_queue_size + 1)),
+      write_drains_(counter("write_drains", "events", "times the write queue was drained (watermarks)")),
+      hazard_waits_(counter("hazard_waits", "requests",
+                            "requests admitted behind an older request to overlapping bytes")) {
+  const std::uint32_t dram_capacity = cfg.read_queue_size + cfg.write_queue_size;
+  for (int s = 0; s < kNumStreams; ++s) {
+    const std::string stream = to_string(static_cast<Stream>(s));
+    for (int o = 0; o < kNumMemOps; ++o) {
+      const std::string op = to_string(static_cast<MemOp>(o));
+      requests_[s][o] = &counter(fmt::format("{}.{}_requests", stream, op), "requests",
+                                 fmt::format("{} {} requests completed", stream, op));
+      bytes_[s][o] = &counter(fmt::format("{}.{}_bytes", stream, op), "bytes",
+                              fmt::format("bytes of {} {} requests completed", stream, op));
+    }
+    row_hits_[s] = &counter(stream + ".row_hits", "requests", "first column access found its row open");
+    row_misses_[s] = &counter(stream + ".row_misses", "requests", "needed an ACT to a closed bank");
+    row_conflicts_[s] = &counter(stream + ".row_conflicts", "requests",
+                                 "needed a PRE of another row, then an ACT");
+    latency_ns_[s] = &histogram(stream + ".latency", "ns",
+                                "arrival at the controller to response (10 ns buckets)", 10, 1000);
+    dram_queue_occupancy_[s] = &time_weighted(stream + ".dram_queue_occupancy", "requests",
+                                              "this stream's requests in the DRAM queues", 1, dram_capacity + 1);
+    ingress_occupancy_[s] = &time_weighted(stream + ".ingress_occupancy", "requests",
+                                           "requests waiting for arbitration", 1, cfg.ingress_queue_size + 1);
+    admissions_[s] = &counter(stream + ".admissions", "requests", "requests the arbiter let into the DRAM queues");
+  }
+  read_q_.reserve(cfg.read_queue_size);
+  write_q_.reserve(cfg.write_queue_size);
+}
+
+MemoryController::~MemoryController() = default;
+
+// ---------------------------------------------------------------------------
+// MemTarget
+
+bool MemoryController::can_accept(const MemRequest& req) const {
+  return ingress_[index(req.stream)].size() < cfg_.ingress_queue_size;
+}
+
+void MemoryController::accept(MemRequest&& req) {
+  T3SIM_CHECK(can_accept(req), "accept() without room (call can_accept first)");
+  const std::uint64_t unit = map_.interleave_bytes();
+  T3SIM_CHECK(req.bytes > 0 && req.address / unit == (req.address + req.bytes - 1) / unit,
+              fmt::format("request [{:#x}, +{}) crosses an interleave unit of {} B", req.address, req.bytes, unit));
+  const DecodedAddress d = map_.decode(req.address);
+  T3SIM_CHECK(d.channel == channel_,
+              fmt::format("request {:#x} belongs to channel {}, not {}", req.address, d.channel, channel_));
+  Entry e;
+  const std::uint32_t access = dram_.config().access_bytes;
+  e.at = d.bank;
+  e.bursts_left = (static_cast<std::uint32_t>(req.address % access) + req.bytes + access - 1) / access;
+  e.arrival = cycle_now();
+  e.req = std::move(req);
+  auto& q = ingress_[index(e.req.stream)];
+  q.push_back(std::move(e));
+  ingress_occupancy_[index(q.back().req.stream)]->set(now(), static_cast<std::int64_t>(q.size()));
+  if (!in_tick_) wake_at(cycle_now());
+}
+
+void MemoryController::wait_for_space(MemClient* client) {
+  if (std::find(waiting_clients_.begin(), waiting_clients_.end(), client) == waiting_clients_.end())
+    waiting_clients_.push_back(client);
+}
+
+void MemoryController::kernel_begin() {
+  arbiter_->on_kernel_begin(cycle_now());
+  if (!idle()) wake_at(cycle_now());
+}
+
+void MemoryController::kernel_end() {
+  arbiter_->on_kernel_end(cycle_now());
+  if (!idle()) wake_at(cycle_now());
+}
+
+std::uint32_t MemoryController::occupancy() const {
+  return static_cast<std::uint32_t>(read_q_.size() + write_q_.size());
+}
+
+bool MemoryController::idle() const {
+  return ingress_[0].empty() && ingress_[1].empty() && read_q_.empty() && write_q_.empty();
+}
+
+// ---------------------------------------------------------------------------
+// The cycle loop
+
+void MemoryController::wake_at(Cycles c) {
+  // One evaluation per memory cycle: a wake-up for a cycle already evaluated moves on.
+  if (c <= last_evaluated_ && evaluated_once_) c = last_evaluated_ + Cycles(1);
+  const Tick when = clock_.edge(c);
+  if (tick_event_.scheduled() && tick_event_.when() <= when) return;
+  sim().schedule(tick_event_, when);
+}
+
+void MemoryController::tick() {
+  const Cycles now_c = cycle_now();
+  last_evaluated_ = now_c;
+  evaluated_once_ = true;
+  in_tick_ = true;
+  Cycles next = kNever;
+  bool progress = admit(now_c);
+  bool issued = refresh(now_c, next);
+  if (!issued && !refresh_pending_) issued = schedule_command(now_c, next);
+  progress = progress || issued;
+  in_tick_ = false;
+  if (progress) sim().note_progress();
+
+  if (!waiting_clients_.empty() && (ingress_[0].size() < cfg_.ingress_queue_size ||
+                                    ingress_[1].size() < cfg_.ingress_queue_size)) {
+    std::vector<MemClient*> retry;
+    retry.swap(waiting_clients_);
+    for (MemClient* c : retry) c->on_mem_retry();  // may accept() again: that wakes us
+  }
+
+  if (idle()) return;  // nothing queued: sleep until accept()
+  if (progress) {
+    wake_at(now_c + Cycles(1));
+    return;
+  }
+  if (!ingress_[0].empty() || !ingress_[1].empty()) {
+    if (auto change = arbiter_->next_change(view(now_c))) next = std::min(next, *change);
+  }
+  if (next != kNever) wake_at(next);
+  // else: everything waits on an event that will wake us (a response cannot unblock
+  // the controller; only the arbiter's timer, DRAM timing or new requests can).
+  T3SIM_CHECK(next != kNever, "requests queued but nothing can ever issue");
+}
+
+ArbiterView MemoryController::view(Cycles now_c) const {
+  ArbiterView v;
+  v.now = now_c;
+  v.occupancy = occupancy();
+  v.capacity = cfg_.read_queue_size + cfg_.write_queue_size;
+  for (int s = 0; s < kNumStreams; ++s) {
+    StreamQueueState& st = v.streams[s];
+    st.waiting = static_cast<std::uint32_t>(ingress_[s].size());
+    st.in_dram_queue = in_dram_queue_[s];
+    if (!ingress_[s].empty()) {
+      const Entry& head = ingress_[s].front();
+      st.head_arrival = head.arrival;
+      st.head_fits = head.req.op == MemOp::kRead ? read_q_.size() < cfg_.read_queue_size
+                                                 : write_q_.size() < cfg_.write_queue_size;
+    }
+  }
+  return v;
+}
+
+bool MemoryController::admit(Cycles now_c) {
+  if (ingress_[0].empty() && ingress_[1].empty()) return false;
+  ArbiterView v = view(now_c);
+  arbiter_->observe(v);
+  const std::optional<Stream> s = arbiter_->choose(v);
+  if (!s) return false;
+  T3SIM_CHECK(v.eligible(*s), fmt::format("arbiter chose {} which cannot enter", to_string(*s)));
+  arbiter_->on_admit(*s, v);
+
+  auto& in = ingress_[index(*s)];
+  Entry e = std::move(in.front());
+  in.pop_front();
+  e.seq = next_seq_++;
+  for (const Queue* q : {&read_q_, &write_q_}) {
+    for (const Entry& older : *q) e.hazards += ordered(older.req, e.req) ? 1 : 0;
+  }
+  if (e.hazards > 0) ++hazard_waits_;
+  Queue& q = e.req.op == MemOp::kRead ? read_q_ : write_q_;
+  q.push_back(std::move(e));
+  ++in_dram_queue_[index(*s)];
+  ++*admissions_[index(*s)];
+  ingress_occupancy_[index(*s)]->set(now(), static_cast<std::int64_t>(in.size()));
+  set_occupancy_stats();
+  arbiter_->observe(view(now_c));
+  return true;
+}
+
+void MemoryController::set_occupancy_stats() {
+  occupancy_stat_.set(now(), occupancy());
+  for (int s = 0; s < kNumStreams; ++s) dram_queue_occupancy_[s]->set(now(), in_dram_queue_[s]);
+}
+
+// All-bank refresh: once due, no new row is opened; open banks are closed as their
+// timing allows, then REF issues.
+bool MemoryController::refresh(Cycles now_c, Cycles& next) {
+  if (!refresh_pending_) {
+    if (dram_.refresh_due() > now_c) {
+      next = std::min(next, dram_.refresh_due());
+      return false;
+    }
+    refresh_pending_ = true;
+  }
+  const HbmConfig& hc = dram_.config();
+  if (dram_.all_banks_closed()) {
+    const Cycles t = dram_.earliest(DramCommand::kRefresh, BankAddress{}, now_c);
+    if (t == now_c) {
+      dram_.issue(DramCommand::kRefresh, BankAddress{}, now_c);
+      refresh_pending_ = false;
+      return true;
+    }
+    next = std::min(next, t);
+    return false;
+  }
+  for (std::uint32_t g = 0; g < hc.bank_groups; ++g) {
+    for (std::uint32_t b = 0; b < hc.banks_per_group; ++b) {
+      if (!dram_.is_open(g, b)) continue;
+      const BankAddress at{g, b, dram_.open_row(g, b), 0};
+      const Cycles t = dram_.earliest(DramCommand::kPrecharge, at, now_c);
+      if (t == now_c) {
+        dram_.issue(DramCommand::kPrecharge, at, now_c);
+        return true;
+      }
+      next = std::min(next, t);
+    }
+  }
+  return false;
+}
+
+DramCommand MemoryController::next_command(const Entry& e) const {
+  if (!dram_.is_open(e.at.bank_group, e.at.bank)) return DramCommand::kActivate;
+  if (dram_.open_row(e.at.bank_group, e.at.bank) != e.at.row) return DramCommand::kPrecharge;
+  switch (e.req.op) {
+    case MemOp::kRead: return DramCommand::kRead;
+    case MemOp::kWrite: return DramCommand::kWrite;
+    case MemOp::kUpdate: return DramCommand::kUpdate;
+  }
+  return DramCommand::kRead;
+}
+
+// FR-FCFS over the active DRAM queue: the oldest ready column command (row hit)
+// first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
+bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
+  if (!draining_writes_ &&
+      (write_q_.size() >= cfg_.write_high_watermark || (read_q_.empty() && !write_q_.empty()))) {
+    draining_writes_ = true;
+    ++write_drains_;
+  } else if (draining_writes_ && (write_q_.empty() ||
+                                  (write_q_.size() <= cfg_.write_low_watermark && !read_q_.empty()))) {
+    draining_writes_ = false;
+  }
+  Queue& active = draining_writes_ ? write_q_ : read_q_;
+  if (active.empty()) return false;
+
+  const std::uint32_t per_group = dram_.config().banks_per_group;
+  auto bank_index = [&](const BankAddress& a) { return a.bank_group * per_group + a.bank; };
+
+  // Banks whose open row still has a ready hit in the active queue are not closed
+  // under it (until row_hit_cap hits), or FR-FCFS would thrash rows.
+  std::uint64_t protected_banks = 0;  // at most 64 banks per channel (checked below)
+  T3SIM_CHECK(dram_.config().banks() <= 64, "more than 64 banks per channel");
+  bool any_eligible = false;
+  for (const Entry& e : active) {
+    if (e.hazards > 0) continue;
+    any_eligible = true;
+    if (dram_.is_open(e.at.bank_group, e.at.bank) && dram_.open_row(e.at.bank_group, e.at.bank) == e.at.row)
+      protected_banks |= std::uint64_t{1} << bank_index(e.at);
+  }
+  if (!any_eligible) {
+    // Everything here waits on older requests in the other queue: serve that one.
+    Queue& other = draining_writes_ ? read_q_ : write_q_;
+    if (!other.empty()) {
+      draining_writes_ = !draining_writes_;
+      if (draining_writes_) ++write_drains_;
+      return schedule_command(now_c, next);
+    }
+    return false;
+  }
+
+  std::optional<std::size_t> other_ready;
+  for (std::size_t i = 0; i < active.size(); ++i) {
+    Entry& e = active[i];
+    if (e.hazards > 0) continue;
+    const DramCommand cmd = next_command(e);
+    if (cmd == DramCommand::kPrecharge && (protected_banks >> bank_index(e.at) & 1) &&
+        hits_since_activate_[bank_index(e.at)] < cfg_.row_hit_cap)
+      continue;
+    const Cycles t = dram_.earliest(cmd, e.at, now_c);
+    if (t != now_c) {
+      next = std::min(next, t);
+      continue;
+    }
+    if (is_column(cmd)) {
+      issue_column(active, i, now_c);
+      return true;
+    }
+    if (!other_ready) other_ready = i;
+  }
+  if (!other_ready) return false;
+  Entry& e = active[*other_ready];
+  const DramCommand cmd = next_command(e);
+  dram_.issue(cmd, e.at, now_c);
+  if (cmd == DramCommand::kActivate) {
+    e.activated = true;
+    hits_since_activate_[bank_index(e.at)] = 0;
+  } else {
+    e.precharged = true;
+  }
+  return true;
+}
+
+void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
+  Entry& e = q[i];
+  const int s = index(e.req.stream);
+  if (!e.started) {
+    e.started = true;
+    if (e.precharged) {
+      ++*row_conflicts_[s];
+    } else if (e.activated) {
+      ++*row_misses_[s];
+    } else {
+      ++*row_hits_[s];
+    }
+  }
+  const Cycles data_done = dram_.issue(next_command(e), e.at, now_c);
+  ++hits_since_activate_[e.at.bank_group * dram_.config().banks_per_group + e.at.bank];
+  ++e.at.column;
+  if (--e.bursts_left == 0) {
+    // The request's last column command: the near-bank ALUs apply it now, so stored
+    // values follow command order (T3 §4.3: atomicity from MC queue order).
+    dram_.apply(e.req.op, e.req.address, e.req.bytes, e.req.data);
+    retire(q, i, data_done);
+  }
+}
+
+void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
+  Entry e = std::move(q[i]);
+  q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
+  for (Queue* other : {&read_q_, &write_q_}) {
+    for (Entry& younger : *other) {
+      if (younger.seq > e.seq && ordered(e.req, younger.req)) --younger.hazards;
+    }
+  }
+  const int s = index(e.req.stream), o = index(e.req.op);
+  --in_dram_queue_[s];
+  ++*requests_[s][o];
+  *bytes_[s][o] += e.req.bytes;
+  set_occupancy_stats();
+
+  const Tick respond_at = clock_.edge(data_done + Cycles(cfg_.response_latency));
+  const Tick arrived = clock_.edge(e.arrival);
+  latency_ns_[s]->sample((respond_at - arrived).ps() / 1000);
+
+  std::uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<std::uint32_t>(responses_.size());
+    responses_.emplace_back();
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  responses_[slot] = std::move(e.req);
+  ++in_response_;
+  sim().events().schedule_callback(respond_at, [this, slot] { respond(slot); }, EventPriority::kDelivery);
+}
+
+void MemoryController::respond(std::uint32_t slot) {
+  MemRequest r = std::move(responses_[slot]);
+  free_slots_.push_back(slot);
+  --in_response_;
+  if (r.client != nullptr) r.client->on_mem_response(std::move(r));
+}
+
+void MemoryController::report_in_flight(std::vector<std::string>& out) const {
+  if (idle() && in_response_ == 0) return;
+  out.push_back(fmt::format("{}: ingress compute {} communication {}, read queue {}, write queue {}{}, "
+                            "{} responses pending{}",
+                            name(), ingress_[0].size(), ingress_[1].size(), read_q_.size(), write_q_.size(),
+                            draining_writes_ ? " (draining)" : "", in_response_,
+                            refresh_pending_ ? ", refresh pending" : ""));
+  auto describe = [&](const char* where, const Entry& e) {
+    out.push_back(fmt::format("  {} {} {} {:#x} +{} (bg {} bank {} row {}), {} bursts left, {} hazards, since cycle {}",
+                              where, to_string(e.req.stream), to_string(e.req.op), e.req.address, e.req.bytes,
+                              e.at.bank_group, e.at.bank, e.at.row, e.bursts_left, e.hazards, e.arrival.count()));
+  };
+  for (const Entry& e : read_q_) describe("read queue:", e);
+  for (const Entry& e : write_q_) describe("write queue:", e);
+}
+
+}  // namespace t3sim

@@ -1,0 +1,142 @@
+#pragma once
+// One memory controller per HBM channel (SPEC "Memory controller", T3 §4.5).
+//
+//   requester --accept()--> ingress queue per stream (compute, communication)
+//        --arbiter (one admission per cycle)--> DRAM queues: read | write (+update)
+//        --FR-FCFS command scheduler (one command per cycle)--> HbmChannel
+//
+// The ingress queues give back-pressure to requesters; the arbiter decides which
+// stream's oldest request enters the DRAM queues (the "DRAM queue occupancy" MCA
+// watches); the scheduler issues row hits first, then the oldest ready command, and
+// drains writes between a high and a low watermark. A request never passes an older
+// one to overlapping bytes, so updates to one address apply in arrival order
+// (atomicity from queue order, T3 §4.3).
+//
+// Tick on demand: the controller evaluates one memory cycle at a time while it can
+// make progress, and otherwise sleeps until the earliest cycle a DRAM timing
+// constraint, a refresh or the arbiter's timer allows something new; with nothing
+// queued it schedules nothing.
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "models/hbm/hbm_channel.h"
+#include "models/mc/address_map.h"
+#include "models/mc/i_arbiter.h"
+#include "models/mem/mem_request.h"
+#include "sim/clock.h"
+#include "sim/component.h"
+#include "sim/event_queue.h"
+#include "sim/stats.h"
+
+namespace t3sim {
+
+class ConfigNode;
+
+struct McConfig {
+  std::uint32_t ingress_queue_size = 64;  // per stream, before back-pressure
+  std::uint32_t read_queue_size = 32;     // DRAM queues (T3 §4.5's "DRAM queue")
+  std::uint32_t write_queue_size = 32;    // writes and updates
+  std::uint32_t write_high_watermark = 24;  // start draining writes at this many
+  std::uint32_t write_low_watermark = 8;    // stop draining (if reads wait) at this many
+  // Column commands to an open row after which a waiting older request to another
+  // row of that bank may close it (bounds FR-FCFS's unfairness).
+  std::uint32_t row_hit_cap = 16;
+  std::uint32_t response_latency = 10;  // memory cycles from data done to the requester
+  ArbiterConfig arbiter;
+};
+
+McConfig read_mc_config(ConfigNode node);
+
+class MemoryController final : public Component, public MemTarget {
+ public:
+  // `map` decodes bank group / bank / row / column; every request must belong to
+  // `channel_index` and stay inside one interleave unit.
+  MemoryController(Component& parent, std::string_view name, const McConfig& cfg,
+                   HbmChannel& dram, const AddressMap& map, std::uint32_t channel_index);
+  ~MemoryController() override;
+
+  // MemTarget
+  bool can_accept(const MemRequest& req) const override;
+  void accept(MemRequest&& req) override;
+  void wait_for_space(MemClient* client) override;
+
+  // Kernel boundaries, forwarded to the arbiter (T3 §4.5).
+  void kernel_begin();
+  void kernel_end();
+
+  const Arbiter& arbiter() const { return *arbiter_; }
+  std::uint32_t occupancy() const;
+  bool idle() const;
+  void report_in_flight(std::vector<std::string>& out) const override;
+
+ private:
+  struct Entry {
+    MemRequest req;
+    BankAddress at;               // the next column access
+    std::uint32_t bursts_left = 0;
+    std::uint64_t seq = 0;        // admission order
+    std::uint32_t hazards = 0;    // older queued requests to overlapping bytes
+    Cycles arrival;               // reached the controller
+    bool activated = false;       // an ACT was issued for it (row miss)
+    bool precharged = false;      // a PRE was issued for it (row conflict)
+    bool started = false;         // its first column command issued
+  };
+  using Queue = std::vector<Entry>;  // in admission order
+
+  Cycles cycle_now() const { return clock_.cycle_at_or_after(now()); }
+  void wake_at(Cycles c);
+  void tick();
+  ArbiterView view(Cycles now) const;
+  bool admit(Cycles now);
+  bool refresh(Cycles now, Cycles& next);
+  bool schedule_command(Cycles now, Cycles& next);
+  DramCommand next_command(const Entry& e) const;
+  void issue_column(Queue& q, std::size_t i, Cycles now);
+  void retire(Queue& q, std::size_t i, Cycles data_done);
+  void respond(std::uint32_t slot);
+  void set_occupancy_stats();
+
+  McConfig cfg_;
+  HbmChannel& dram_;
+  const AddressMap& map_;
+  std::uint32_t channel_;
+  ClockDomain clock_;
+  std::unique_ptr<Arbiter> arbiter_;
+
+  std::array<std::deque<Entry>, kNumStreams> ingress_;
+  Queue read_q_, write_q_;
+  std::array<std::uint32_t, kNumStreams> in_dram_queue_{};
+  std::uint64_t next_seq_ = 1;
+  bool draining_writes_ = false;
+  bool refresh_pending_ = false;
+  std::vector<std::uint32_t> hits_since_activate_;  // per bank
+  std::vector<MemClient*> waiting_clients_;
+
+  // Completed requests waiting for their response event (a pooled callback carries
+  // only the slot number, so no request is copied into a std::function).
+  std::vector<MemRequest> responses_;
+  std::vector<std::uint32_t> free_slots_;
+  std::uint64_t in_response_ = 0;
+
+  CallbackEvent tick_event_;
+  bool in_tick_ = false;
+  bool evaluated_once_ = false;
+  Cycles last_evaluated_;  // the last cycle tick() ran (one evaluation per cycle)
+
+  // Stats
+  std::array<std::array<Counter*, kNumMemOps>, kNumStreams> requests_{};
+  std::array<std::array<Counter*, kNumMemOps>, kNumStreams> bytes_{};
+  std::array<Counter*, kNumStreams> row_hits_{}, row_misses_{}, row_conflicts_{};
+  std::array<Histogram*, kNumStreams> latency_ns_{};
+  std::array<TimeWeighted*, kNumStreams> dram_queue_occupancy_{}, ingress_occupancy_{};
+  std::array<Counter*, kNumStreams> admissions_{};
+  TimeWeighted& occupancy_stat_;
+  Counter& write_drains_;
+  Counter& hazard_waits_;
+};
+
+}  // namespace t3sim
