@@ -1,0 +1,781 @@
+#include "models/cache/l2_cache.h"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+namespace {
+
+bool pow2(std::uint64_t v) { return std::has_single_bit(v); }
+
+// The first geometry problem of `cfg` as (key, message), or an empty key.
+std::pair<std::string, std::string> geometry_error(const L2Config& cfg) {
+  if (!pow2(cfg.line_bytes)) return {"line_size", fmt::format("{} is not a power of two", cfg.line_bytes)};
+  if (!pow2(cfg.banks)) return {"banks", fmt::format("{} is not a power of two", cfg.banks)};
+  if (cfg.assoc == 0) return {"assoc", "must be at least 1"};
+  const std::uint64_t group = std::uint64_t{cfg.line_bytes} * cfg.assoc * cfg.banks;
+  if (cfg.size_bytes == 0 || cfg.size_bytes % group != 0) {
+    return {"size", fmt::format("{} is not a multiple of line_size x assoc x banks = {} x {} x {} = {} B",
+                                format_bytes(cfg.size_bytes), cfg.line_bytes, cfg.assoc, cfg.banks, group)};
+  }
+  if (!pow2(cfg.size_bytes / group)) {
+    return {"size", fmt::format("{} gives {} sets per bank (size / (line_size x assoc x banks)); "
+                                "it must be a power of two",
+                                format_bytes(cfg.size_bytes), cfg.size_bytes / group)};
+  }
+  if (cfg.num_lines() > (std::uint64_t{1} << 31)) {
+    return {"size", fmt::format("{} holds {} lines of {} B; at most 2^31 are supported",
+                                format_bytes(cfg.size_bytes), cfg.num_lines(), cfg.line_bytes)};
+  }
+  if (cfg.bank_bytes_per_cycle == 0) return {"bank_bytes_per_cycle", "must be at least 1"};
+  if (cfg.max_transactions == 0) return {"max_transactions", "must be at least 1"};
+  if (cfg.max_outstanding_misses == 0) return {"max_outstanding_misses", "must be at least 1"};
+  return {};
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+std::uint64_t bucket_width_for(std::uint64_t limit) { return std::max<std::uint64_t>(1, (limit + 63) / 64); }
+
+}  // namespace
+
+L2Config read_l2_config(ConfigNode node) {
+  L2Config cfg;
+  cfg.size_bytes = node.get_bytes("size", cfg.size_bytes, 1, std::uint64_t{1} << 40);
+  cfg.banks = static_cast<std::uint32_t>(node.get_uint("banks", cfg.banks, 1, 1u << 16));
+  cfg.line_bytes = static_cast<std::uint32_t>(node.get_bytes("line_size", cfg.line_bytes, 1, 1u << 16));
+  cfg.assoc = static_cast<std::uint32_t>(node.get_uint("assoc", cfg.assoc, 1, 1024));
+  cfg.clock_hz = node.get_frequency_hz("clock", cfg.clock_hz);
+  cfg.hit_latency = static_cast<std::uint32_t>(node.get_uint("hit_latency", cfg.hit_latency, 0, 1'000'000));
+  cfg.bank_bytes_per_cycle = static_cast<std::uint32_t>(
+      node.get_bytes("bank_bytes_per_cycle", cfg.bank_bytes_per_cycle, 1, 1u << 20));
+  cfg.max_transactions =
+      static_cast<std::uint32_t>(node.get_uint("max_transactions", cfg.max_transactions, 1, 1u << 24));
+  cfg.max_outstanding_misses = static_cast<std::uint32_t>(
+      node.get_uint("max_outstanding_misses", cfg.max_outstanding_misses, 1, 1u << 24));
+  cfg.replacement = node.get_enum("replacement", to_string(cfg.replacement), {"lru", "random"}) == "lru"
+                        ? L2Replacement::kLru
+                        : L2Replacement::kRandom;
+  // Unknown keys first: a misspelt key would otherwise surface as a geometry error
+  // about the default it left in place.
+  node.finish();
+  const auto [key, message] = geometry_error(cfg);
+  if (!key.empty()) node.fail(key, message);
+  return cfg;
+}
+
+// ---------------------------------------------------------------------------
+// Construction
+
+L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, MemTarget& memory_side)
+    : Component(parent, name),
+      cfg_(cfg),
+      memory_(memory_side),
+      clock_(cfg.clock_hz),
+      rng_state_(sim().seed() ^ fnv1a(this->name())),
+      evictions_(counter("evictions", "lines", "valid lines replaced to make room")),
+      write_backs_(counter("write_backs", "lines", "dirty lines written back to memory (evictions, bypass invalidations, flushes)")),
+      write_back_bytes_(counter("write_back_bytes", "B", "bytes of dirty-line write-backs")),
+      write_allocations_(counter("write_allocations", "lines", "full-line write misses allocated without a fetch")),
+      forwarded_writes_(counter("forwarded_writes", "pieces", "partial-line write misses forwarded to memory (no allocation)")),
+      forwarded_write_bytes_(counter("forwarded_write_bytes", "B", "bytes of forwarded partial-line write misses")),
+      invalidations_(counter("invalidations", "lines", "lines invalidated by a bypassing (uncached or update) request")),
+      refetches_(counter("refetches", "lines", "fills re-sent for waiters a fill could not serve (bypass in between, or values wanted from a timing-only fill)")),
+      bank_conflicts_(counter("bank_conflicts", "lines", "line accesses that waited for their bank")),
+      bank_wait_cycles_(counter("bank_wait_cycles", "cycles", "L2 cycles line accesses waited for their bank (sum)")),
+      mshr_stalls_(counter("mshr_stalls", "transactions", "transactions that stalled for a free MSHR or a replaceable way")),
+      order_stalls_(counter("order_stalls", "transactions",
+                            "transactions held back behind a stalled one whose remaining lines they touch")),
+      memory_queued_(counter("memory_queued", "requests", "memory-side requests that waited in the L2 because the memory side refused")),
+      hit_rate_(scalar("hit_rate", "ratio", "line hits / (line hits + line misses), updated as transactions complete")),
+      txn_occupancy_(time_weighted("transactions", "transactions", "transactions in flight",
+                                   bucket_width_for(cfg.max_transactions))),
+      mshr_occupancy_(time_weighted("mshrs", "MSHRs", "MSHRs in use (lines being fetched)",
+                                    bucket_width_for(cfg.max_outstanding_misses))) {
+  const auto [key, message] = geometry_error(cfg_);
+  if (!key.empty()) throw std::invalid_argument(fmt::format("{}: l2 {}: {}", this->name(), key, message));
+  if (cfg_.value_granule == 0 || cfg_.line_bytes % cfg_.value_granule != 0) {
+    throw std::invalid_argument(fmt::format("{}: line size {} B is not a multiple of the value granule {} B",
+                                            this->name(), cfg_.line_bytes, cfg_.value_granule));
+  }
+  bank_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.banks));
+  set_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.sets_per_bank()));
+  words_per_line_ = cfg_.line_bytes / cfg_.value_granule;
+  lines_.resize(cfg_.num_lines());
+  bank_next_free_.assign(cfg_.banks, Cycles(0));
+  mshrs_.resize(cfg_.max_outstanding_misses);
+  for (std::uint32_t m = cfg_.max_outstanding_misses; m-- > 0;) free_mshrs_.push_back(m);
+  txns_.resize(cfg_.max_transactions);
+  for (std::uint32_t t = cfg_.max_transactions; t-- > 0;) free_txns_.push_back(t);
+
+  for (int s = 0; s < kNumStreams; ++s) {
+    const char* sn = to_string(static_cast<Stream>(s));
+    for (int o = 0; o < kNumMemOps; ++o) {
+      const char* on = to_string(static_cast<MemOp>(o));
+      requests_[s][o] = &counter(fmt::format("requests.{}.{}", sn, on), "requests",
+                                 fmt::format("{} {} transactions accepted", sn, on));
+      bytes_[s][o] = &counter(fmt::format("bytes.{}.{}", sn, on), "B",
+                              fmt::format("bytes of accepted {} {} transactions", sn, on));
+    }
+    hits_[s] = &counter(fmt::format("hits.{}", sn), "lines", fmt::format("{} line look-ups that hit", sn));
+    misses_[s] = &counter(fmt::format("misses.{}", sn), "lines",
+                          fmt::format("{} line look-ups that missed (primary misses, write allocations, forwarded partial writes)", sn));
+    merges_[s] = &counter(fmt::format("merges.{}", sn), "lines",
+                          fmt::format("{} secondary misses merged into a fill already in flight", sn));
+    bypass_bytes_[s] = &counter(fmt::format("bypass_bytes.{}", sn), "B",
+                                fmt::format("{} bytes that bypassed the L2 (uncached requests, updates)", sn));
+    latency_[s] = &average(fmt::format("latency.{}", sn), "ps",
+                           fmt::format("{} transaction latency, acceptance to completion", sn));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Address mapping
+
+std::uint32_t L2Cache::bank_of_line(std::uint64_t line) const {
+  if (bank_bits_ == 0) return 0;
+  // XOR-fold of all line-address bits in bank_bits-wide chunks: consecutive lines go to
+  // consecutive banks, and power-of-two strides (matrix columns) still spread.
+  const std::uint64_t mask = cfg_.banks - 1;
+  std::uint64_t h = 0;
+  for (std::uint64_t x = line; x != 0; x >>= bank_bits_) h ^= x & mask;
+  return static_cast<std::uint32_t>(h);
+}
+
+std::uint32_t L2Cache::set_of_line(std::uint64_t line) const {
+  // Each bank owns sets_per_bank sets, indexed by the bits above the bank bits. (bank,
+  // set in bank, higher bits) determines the line, since the fold above only mixes the
+  // higher bits into the low ones: every set sees the same share of addresses.
+  const std::uint64_t in_bank = (line >> bank_bits_) & ((std::uint64_t{1} << set_bits_) - 1);
+  return static_cast<std::uint32_t>((std::uint64_t{bank_of_line(line)} << set_bits_) | in_bank);
+}
+
+std::uint32_t L2Cache::bank_of(std::uint64_t address) const { return bank_of_line(address / cfg_.line_bytes); }
+std::uint32_t L2Cache::set_of(std::uint64_t address) const { return set_of_line(address / cfg_.line_bytes); }
+
+std::uint32_t L2Cache::find(std::uint64_t line) const {
+  const std::uint32_t base = set_of_line(line) * cfg_.assoc;
+  for (std::uint32_t slot = base; slot < base + cfg_.assoc; ++slot) {
+    const Line& l = lines_[slot];
+    if (l.valid && l.line_addr == line) return slot;
+  }
+  return kNone;
+}
+
+bool L2Cache::contains(std::uint64_t address) const {
+  const std::uint32_t slot = find(address / cfg_.line_bytes);
+  return slot != kNone && lines_[slot].mshr == kNone;
+}
+
+bool L2Cache::is_dirty(std::uint64_t address) const {
+  const std::uint32_t slot = find(address / cfg_.line_bytes);
+  return slot != kNone && lines_[slot].dirty;
+}
+
+std::uint32_t L2Cache::pick_victim(std::uint32_t set) {
+  const std::uint32_t base = set * cfg_.assoc, end = base + cfg_.assoc;
+  std::uint32_t candidates = 0, lru = kNone;
+  for (std::uint32_t slot = base; slot < end; ++slot) {
+    const Line& l = lines_[slot];
+    if (!l.valid) return slot;
+    if (l.mshr != kNone) continue;  // being filled: not replaceable
+    ++candidates;
+    if (lru == kNone || l.last_use < lines_[lru].last_use) lru = slot;
+  }
+  if (candidates == 0 || cfg_.replacement == L2Replacement::kLru) return lru;
+  // Random among the replaceable ways (splitmix64, seeded from the run seed and the
+  // component name: deterministic).
+  rng_state_ += 0x9E3779B97F4A7C15ULL;
+  std::uint64_t z = rng_state_;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  std::uint32_t pick = static_cast<std::uint32_t>(z % candidates);
+  for (std::uint32_t slot = base; slot < end; ++slot) {
+    if (lines_[slot].mshr != kNone) continue;
+    if (pick-- == 0) return slot;
+  }
+  return lru;  // unreachable
+}
+
+L2Cache::Piece L2Cache::piece_of(const Txn& t, std::uint32_t i) const {
+  Piece p;
+  p.line = t.first_line + i;
+  const std::uint64_t line_start = p.line * cfg_.line_bytes;
+  const std::uint64_t start = std::max(line_start, t.req.address);
+  const std::uint64_t end = std::min(line_start + cfg_.line_bytes, t.req.address + t.req.bytes);
+  p.address = start;
+  p.bytes = static_cast<std::uint32_t>(end - start);
+  return p;
+}
+
+Cycles L2Cache::reserve_bank(const Piece& p, Cycles now_c) {
+  Cycles& next_free = bank_next_free_[bank_of_line(p.line)];
+  const Cycles start = std::max(next_free, now_c);
+  if (start > now_c) {
+    ++bank_conflicts_;
+    bank_wait_cycles_ += (start - now_c).count();
+  }
+  next_free = start + Cycles((p.bytes + cfg_.bank_bytes_per_cycle - 1) / cfg_.bank_bytes_per_cycle);
+  return start;
+}
+
+bool L2Cache::needs_values(const Txn& t, const Piece& p) const {
+  // A functional access needs the line's values, except a full-line write, which
+  // replaces them all.
+  return t.functional && !(t.req.op == MemOp::kWrite && p.bytes == cfg_.line_bytes);
+}
+
+// ---------------------------------------------------------------------------
+// Requesters' side
+
+bool L2Cache::can_accept(const MemRequest& /*req*/) const { return in_flight_ < cfg_.max_transactions; }
+
+void L2Cache::wait_for_space(MemClient* client) {
+  if (std::find(retry_waiters_.begin(), retry_waiters_.end(), client) == retry_waiters_.end())
+    retry_waiters_.push_back(client);
+}
+
+void L2Cache::accept(MemRequest&& req) {
+  T3SIM_CHECK(in_flight_ < cfg_.max_transactions, "accept() while can_accept() is false");
+  T3SIM_CHECK(req.bytes > 0, fmt::format("empty request at 0x{:x}", req.address));
+  T3SIM_CHECK(req.client != nullptr, "request without a client");
+  const bool functional = !req.data.empty();
+  if (functional) {
+    const std::uint32_t g = cfg_.value_granule;
+    T3SIM_CHECK(req.address % g == 0 && req.bytes % g == 0 && req.data.words.size() == req.bytes / g,
+                fmt::format("functional {} of {} B at 0x{:x} with {} words: not aligned to the {} B value "
+                            "granule or wrong word count",
+                            to_string(req.op), req.bytes, req.address, req.data.words.size(), g));
+    if (values_.empty()) values_.assign(lines_.size() * words_per_line_, 0);
+  }
+  const std::uint32_t ti = free_txns_.back();
+  free_txns_.pop_back();
+  ++in_flight_;
+  txn_occupancy_.set(now(), static_cast<std::int64_t>(in_flight_));
+
+  Txn& t = txns_[ti];
+  t.accepted = now();
+  t.first_line = req.address / cfg_.line_bytes;
+  t.num_pieces = static_cast<std::uint32_t>((req.address + req.bytes - 1) / cfg_.line_bytes - t.first_line + 1);
+  t.next_piece = 0;
+  t.outstanding = 0;
+  t.ready_cycle = Cycles(0);
+  t.ready_tick = now();
+  t.in_use = true;
+  // T3 §4.3: uncached allocations (the GEMM output) and updates go straight to DRAM,
+  // the point where local, remote and DMA updates aggregate.
+  t.bypass = req.uncached || req.op == MemOp::kUpdate;
+  t.functional = functional;
+  t.stalled = false;
+  t.completing = false;
+  const int s = index(req.stream), o = index(req.op);
+  ++*requests_[s][o];
+  *bytes_[s][o] += req.bytes;
+  t.req = std::move(req);
+  if (!mshr_wait_.empty() && overlaps_waiting(t)) {
+    // A stalled transaction has not looked up some of these lines yet: going ahead
+    // would let this later request change what it reads. Wait behind it.
+    t.stalled = true;
+    mshr_wait_.push_back(ti);
+    ++order_stalls_;
+    return;
+  }
+  if (t.bypass) {
+    process_bypass(ti);
+  } else {
+    process_cached(ti);
+  }
+}
+
+bool L2Cache::overlaps_waiting(const Txn& t) const {
+  const std::uint64_t lo = t.first_line, hi = t.first_line + t.num_pieces;
+  for (const std::uint32_t wi : mshr_wait_) {
+    const Txn& w = txns_[wi];
+    if (lo < w.first_line + w.num_pieces && w.first_line + w.next_piece < hi) return true;
+  }
+  return false;
+}
+
+void L2Cache::process_cached(std::uint32_t ti) {
+  Txn& t = txns_[ti];
+  const Cycles now_c = now_cycle();
+  while (t.next_piece < t.num_pieces) {
+    if (!process_line(ti, t.next_piece, now_c)) {
+      if (!t.stalled) {
+        t.stalled = true;
+        mshr_wait_.push_back(ti);
+        ++mshr_stalls_;
+      }
+      return;
+    }
+    ++t.next_piece;
+  }
+  if (t.stalled) {
+    T3SIM_CHECK(!mshr_wait_.empty() && mshr_wait_.front() == ti, "a stalled transaction resumed out of order");
+    mshr_wait_.pop_front();
+    t.stalled = false;
+  }
+  check_done(ti);
+}
+
+bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, Cycles now_c) {
+  Txn& t = txns_[ti];
+  const Piece p = piece_of(t, pi);
+  const int s = index(t.req.stream);
+  const bool write = t.req.op == MemOp::kWrite;
+  const bool full = p.bytes == cfg_.line_bytes;
+  std::uint32_t slot = find(p.line);
+  if (slot != kNone) {
+    Line& l = lines_[slot];
+    if (l.mshr != kNone) {
+      // Secondary miss: served, in arrival order, by the fill already on its way.
+      mshrs_[l.mshr].waiters.push_back(Waiter{ti, pi, reserve_bank(p, now_c)});
+      ++t.outstanding;
+      ++*merges_[s];
+      return true;
+    }
+    if (l.has_data || !needs_values(t, p)) {
+      // Hit: no event of its own; ready hit_latency after its bank slot.
+      const Cycles bank_slot = reserve_bank(p, now_c);
+      apply(t, p, slot);
+      touch(l);
+      t.ready_cycle = std::max(t.ready_cycle, bank_slot + Cycles(cfg_.hit_latency));
+      ++*hits_[s];
+      ++total_hits_;
+      return true;
+    }
+    // Present but without values, which this functional access needs (it was filled
+    // or written timing-only): a miss that refetches into the same way.
+  } else if (write && !full) {
+    // Write-no-allocate for partial lines: forward just these bytes (no fetch to merge
+    // them into); the transaction waits for memory's acknowledgement.
+    reserve_bank(p, now_c);
+    ++*misses_[s];
+    ++total_misses_;
+    ++forwarded_writes_;
+    forwarded_write_bytes_ += p.bytes;
+    ++t.outstanding;
+    send_piece(ti, p, /*uncached=*/false);
+    return true;
+  }
+
+  // A miss that needs a way, and unless it is a full-line write, an MSHR. Stalled
+  // transactions get them first, in order.
+  const bool fetch = !(write && full);
+  if (!mshr_wait_.empty() && mshr_wait_.front() != ti) return false;
+  if (fetch && free_mshrs_.empty()) return false;
+  if (slot == kNone) {
+    slot = pick_victim(set_of_line(p.line));
+    if (slot == kNone) return false;  // every way of the set is being filled
+    evict(slot);
+  } else {
+    if (lines_[slot].dirty) write_back(slot);
+    ++refetches_;
+  }
+  Line& l = lines_[slot];
+  l.valid = true;
+  l.line_addr = p.line;
+  l.dirty = false;
+  l.has_data = false;
+  touch(l);
+  const Cycles bank_slot = reserve_bank(p, now_c);
+  ++*misses_[s];
+  ++total_misses_;
+  if (!fetch) {
+    // Write-allocate without a fetch: the write replaces the whole line.
+    ++write_allocations_;
+    apply(t, p, slot);
+    t.ready_cycle = std::max(t.ready_cycle, bank_slot + Cycles(cfg_.hit_latency));
+    return true;
+  }
+  const std::uint32_t m = free_mshrs_.back();
+  free_mshrs_.pop_back();
+  mshr_occupancy_.set(now(), static_cast<std::int64_t>(outstanding_misses()));
+  Mshr& ms = mshrs_[m];
+  ms.slot = slot;
+  ms.functional = t.functional;
+  ms.issued = now();
+  ms.waiters.clear();
+  ms.waiters.push_back(Waiter{ti, pi, bank_slot});
+  l.mshr = m;
+  ++t.outstanding;
+  send_fill(m);
+  return true;
+}
+
+void L2Cache::process_bypass(std::uint32_t ti) {
+  Txn& t = txns_[ti];
+  for (std::uint32_t i = 0; i < t.num_pieces; ++i) {
+    const Piece p = piece_of(t, i);
+    ++t.outstanding;
+    const std::uint32_t slot = find(p.line);
+    if (slot != kNone) {
+      Line& l = lines_[slot];
+      if (l.mshr != kNone) {
+        // The line is being filled for earlier requests: the piece goes out after that
+        // fill has served them (on_fill), so memory sees the same order as requesters.
+        mshrs_[l.mshr].waiters.push_back(Waiter{ti, i, Cycles(0)});
+        continue;
+      }
+      // SPEC: invalidate any copy first; a dirty one is written back before the
+      // bypassing piece, and the memory controller keeps same-address order.
+      if (l.dirty) write_back(slot);
+      l.valid = false;
+      l.has_data = false;
+      ++invalidations_;
+    }
+    *bypass_bytes_[index(t.req.stream)] += p.bytes;
+    send_piece(ti, p, /*uncached=*/true);
+  }
+  t.next_piece = t.num_pieces;
+  check_done(ti);
+}
+
+void L2Cache::apply(Txn& t, const Piece& p, std::uint32_t slot) {
+  Line& l = lines_[slot];
+  const std::uint32_t g = cfg_.value_granule;
+  if (t.req.op == MemOp::kWrite) {
+    l.dirty = true;
+    l.dirty_stream = t.req.stream;
+    if (t.functional) {  // a timing-only write leaves the stored words as they are
+      const auto src = t.req.data.words.begin() + static_cast<std::ptrdiff_t>((p.address - t.req.address) / g);
+      const auto dst = values_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * words_per_line_ +
+                                                                      (p.address - l.line_addr * cfg_.line_bytes) / g);
+      std::copy(src, src + p.bytes / g, dst);
+      if (p.bytes == cfg_.line_bytes) l.has_data = true;
+    }
+  } else if (t.functional) {
+    T3SIM_CHECK(l.has_data, fmt::format("functional read of line 0x{:x} without values", l.line_addr * cfg_.line_bytes));
+    const auto src = values_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * words_per_line_ +
+                                                                    (p.address - l.line_addr * cfg_.line_bytes) / g);
+    const auto dst = t.req.data.words.begin() + static_cast<std::ptrdiff_t>((p.address - t.req.address) / g);
+    std::copy(src, src + p.bytes / g, dst);
+  }
+}
+
+void L2Cache::evict(std::uint32_t slot) {
+  Line& l = lines_[slot];
+  if (!l.valid) return;
+  ++evictions_;
+  if (l.dirty) write_back(slot);
+  l.valid = false;
+  l.has_data = false;
+}
+
+void L2Cache::write_back(std::uint32_t slot) {
+  Line& l = lines_[slot];
+  MemRequest r;
+  r.op = MemOp::kWrite;
+  r.stream = l.dirty_stream;  // the stream of the request that last dirtied it
+  r.address = l.line_addr * cfg_.line_bytes;
+  r.bytes = cfg_.line_bytes;
+  r.tag = make_tag(Kind::kWriteBack, 0);
+  r.client = this;
+  r.created = now();
+  if (l.has_data) {
+    const auto src = values_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * words_per_line_);
+    r.data.words.assign(src, src + words_per_line_);
+  }
+  l.dirty = false;
+  ++write_backs_;
+  write_back_bytes_ += cfg_.line_bytes;
+  ++write_backs_in_flight_;
+  send(std::move(r));
+}
+
+std::uint64_t L2Cache::write_back_dirty_lines() {
+  std::uint64_t n = 0;
+  for (std::uint32_t slot = 0; slot < lines_.size(); ++slot) {
+    const Line& l = lines_[slot];
+    if (l.valid && l.dirty && l.mshr == kNone) {
+      write_back(slot);
+      ++n;
+    }
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+// Memory side
+
+void L2Cache::send_fill(std::uint32_t m) {
+  const Mshr& ms = mshrs_[m];
+  const Line& l = lines_[ms.slot];
+  MemRequest r;
+  r.op = MemOp::kRead;
+  r.stream = txns_[ms.waiters.front().txn].req.stream;
+  r.address = l.line_addr * cfg_.line_bytes;
+  r.bytes = cfg_.line_bytes;
+  r.tag = make_tag(Kind::kFill, m);
+  r.client = this;
+  r.created = now();
+  if (ms.functional) r.data.words.assign(words_per_line_, 0);  // ask for the values
+  send(std::move(r));
+}
+
+void L2Cache::send_piece(std::uint32_t ti, const Piece& p, bool uncached) {
+  const Txn& t = txns_[ti];
+  MemRequest r;
+  r.op = t.req.op;
+  r.stream = t.req.stream;
+  r.uncached = uncached;
+  r.address = p.address;
+  r.bytes = p.bytes;
+  r.tag = make_tag(Kind::kPiece, ti);
+  r.client = this;
+  r.created = now();
+  if (t.functional) {
+    const std::uint32_t g = cfg_.value_granule;
+    if (t.req.op == MemOp::kRead) {
+      r.data.words.assign(p.bytes / g, 0);
+    } else {
+      const auto src = t.req.data.words.begin() + static_cast<std::ptrdiff_t>((p.address - t.req.address) / g);
+      r.data.words.assign(src, src + p.bytes / g);
+    }
+  }
+  send(std::move(r));
+}
+
+void L2Cache::send(MemRequest&& r) {
+  // One ordered path to the memory side: once something waits, everything after it
+  // waits too, so same-address requests reach the memory controller in order.
+  if (out_queue_.empty() && memory_.can_accept(r)) {
+    memory_.accept(std::move(r));
+    return;
+  }
+  ++memory_queued_;
+  out_queue_.push_back(std::move(r));
+  if (!waiting_for_memory_) {
+    waiting_for_memory_ = true;
+    memory_.wait_for_space(this);
+  }
+}
+
+void L2Cache::on_mem_retry() {
+  waiting_for_memory_ = false;
+  while (!out_queue_.empty() && memory_.can_accept(out_queue_.front())) {
+    memory_.accept(std::move(out_queue_.front()));
+    out_queue_.pop_front();
+  }
+  if (!out_queue_.empty()) {
+    waiting_for_memory_ = true;
+    memory_.wait_for_space(this);
+  }
+}
+
+void L2Cache::on_mem_response(MemRequest&& resp) {
+  sim().note_progress();
+  const auto kind = static_cast<Kind>(resp.tag >> 62);
+  const auto idx = static_cast<std::uint32_t>(resp.tag);
+  switch (kind) {
+    case Kind::kFill: on_fill(idx, std::move(resp)); break;
+    case Kind::kWriteBack: --write_backs_in_flight_; break;
+    case Kind::kPiece: on_piece_done(idx, std::move(resp)); break;
+  }
+}
+
+void L2Cache::on_piece_done(std::uint32_t ti, MemRequest&& resp) {
+  Txn& t = txns_[ti];
+  T3SIM_CHECK(t.in_use && t.outstanding > 0, "memory response for a finished transaction");
+  if (t.functional && t.req.op == MemOp::kRead) {
+    const std::uint32_t g = cfg_.value_granule;
+    T3SIM_CHECK(resp.data.words.size() == resp.bytes / g,
+                fmt::format("memory side answered a functional read of 0x{:x} with {} words", resp.address,
+                            resp.data.words.size()));
+    std::copy(resp.data.words.begin(), resp.data.words.end(),
+              t.req.data.words.begin() + static_cast<std::ptrdiff_t>((resp.address - t.req.address) / g));
+  }
+  t.ready_tick = std::max(t.ready_tick, now());
+  --t.outstanding;
+  check_done(ti);
+}
+
+void L2Cache::on_fill(std::uint32_t m, MemRequest&& resp) {
+  Mshr& ms = mshrs_[m];
+  const std::uint32_t slot = ms.slot;
+  Line& l = lines_[slot];
+  T3SIM_CHECK(l.mshr == m && !l.dirty, "fill of a line that is not waiting for it");
+  if (ms.functional) {
+    T3SIM_CHECK(resp.data.words.size() == words_per_line_,
+                fmt::format("memory side answered a functional fill of 0x{:x} with {} words", resp.address,
+                            resp.data.words.size()));
+    std::copy(resp.data.words.begin(), resp.data.words.end(),
+              values_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * words_per_line_));
+    l.has_data = true;
+  } else {
+    l.has_data = false;
+  }
+  touch(l);
+
+  // Serve the waiters in arrival order. A bypassing piece among them invalidates the
+  // line (writing back what earlier waiters dirtied) and goes out; a waiter after it,
+  // or one that wants values this timing-only fill lacks, needs a new fill.
+  const Cycles now_c = now_cycle();
+  const Cycles latency(cfg_.hit_latency);
+  bool invalidated = false;
+  std::size_t i = 0;
+  for (; i < ms.waiters.size(); ++i) {
+    const Waiter w = ms.waiters[i];
+    Txn& t = txns_[w.txn];
+    const Piece p = piece_of(t, w.piece);
+    if (t.bypass) {
+      if (!invalidated) {
+        if (l.dirty) write_back(slot);
+        l.has_data = false;
+        invalidated = true;
+        ++invalidations_;
+      }
+      *bypass_bytes_[index(t.req.stream)] += p.bytes;
+      send_piece(w.txn, p, /*uncached=*/true);
+      continue;
+    }
+    if (invalidated || (!l.has_data && needs_values(t, p))) break;
+    apply(t, p, slot);
+    t.ready_cycle = std::max(t.ready_cycle, std::max(now_c, w.bank_slot) + latency);
+    --t.outstanding;
+    check_done(w.txn);
+  }
+  if (i == ms.waiters.size()) {
+    if (invalidated) l.valid = false;
+    l.mshr = kNone;
+    free_mshr(m);
+    resume_stalled();
+    return;
+  }
+  // Refetch for the rest, sent after the write-back and pieces above.
+  if (l.dirty) write_back(slot);
+  l.has_data = false;
+  ms.waiters.erase(ms.waiters.begin(), ms.waiters.begin() + static_cast<std::ptrdiff_t>(i));
+  ms.functional = std::any_of(ms.waiters.begin(), ms.waiters.end(), [this](const Waiter& w) {
+    return !txns_[w.txn].bypass && needs_values(txns_[w.txn], piece_of(txns_[w.txn], w.piece));
+  });
+  ms.issued = now();
+  ++refetches_;
+  send_fill(m);
+}
+
+void L2Cache::free_mshr(std::uint32_t m) {
+  Mshr& ms = mshrs_[m];
+  ms.slot = kNone;
+  ms.waiters.clear();
+  free_mshrs_.push_back(m);
+  mshr_occupancy_.set(now(), static_cast<std::int64_t>(outstanding_misses()));
+}
+
+void L2Cache::resume_stalled() {
+  while (!mshr_wait_.empty()) {
+    const std::uint32_t ti = mshr_wait_.front();
+    if (txns_[ti].bypass) {  // held back for order only; never needs an MSHR
+      mshr_wait_.pop_front();
+      txns_[ti].stalled = false;
+      process_bypass(ti);
+      continue;
+    }
+    process_cached(ti);
+    if (txns_[ti].stalled) return;  // still no MSHR or way: wait for the next fill
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Completion
+
+void L2Cache::check_done(std::uint32_t ti) {
+  Txn& t = txns_[ti];
+  if (t.completing || t.next_piece < t.num_pieces || t.outstanding > 0) return;
+  t.completing = true;
+  const Tick when = std::max({now(), t.ready_tick, clock_.edge(t.ready_cycle)});
+  // One pooled event per transaction, however many lines it has.
+  sim().events().schedule_callback(when, [this, ti] { complete(ti); });
+}
+
+void L2Cache::complete(std::uint32_t ti) {
+  Txn& t = txns_[ti];
+  MemRequest req = std::move(t.req);
+  t.req = MemRequest{};
+  latency_[index(req.stream)]->sample(static_cast<double>((now() - t.accepted).ps()));
+  t.in_use = false;
+  free_txns_.push_back(ti);
+  --in_flight_;
+  txn_occupancy_.set(now(), static_cast<std::int64_t>(in_flight_));
+  if (total_hits_ + total_misses_ > 0) {
+    hit_rate_.set(static_cast<double>(total_hits_) / static_cast<double>(total_hits_ + total_misses_));
+  }
+  sim().note_progress();
+  MemClient* client = req.client;
+  client->on_mem_response(std::move(req));
+  if (!retry_waiters_.empty()) {
+    retry_scratch_.swap(retry_waiters_);
+    for (MemClient* c : retry_scratch_) c->on_mem_retry();
+    retry_scratch_.clear();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Introspection
+
+void L2Cache::overlay(std::uint64_t address, std::uint32_t bytes, Payload& data) const {
+  const std::uint32_t g = cfg_.value_granule;
+  T3SIM_CHECK(address % g == 0 && bytes % g == 0 && data.words.size() == bytes / g,
+              fmt::format("overlay of {} B at 0x{:x} with {} words", bytes, address, data.words.size()));
+  if (values_.empty() || bytes == 0) return;
+  const std::uint64_t end = address + bytes;
+  for (std::uint64_t line = address / cfg_.line_bytes; line * cfg_.line_bytes < end; ++line) {
+    const std::uint32_t slot = find(line);
+    if (slot == kNone || !lines_[slot].has_data || lines_[slot].mshr != kNone) continue;
+    const std::uint64_t line_start = line * cfg_.line_bytes;
+    const std::uint64_t lo = std::max(line_start, address), hi = std::min(line_start + cfg_.line_bytes, end);
+    for (std::uint64_t a = lo; a < hi; a += g)
+      data.words[(a - address) / g] = values_[std::size_t{slot} * words_per_line_ + (a - line_start) / g];
+  }
+}
+
+std::string L2Cache::describe(const Txn& t) const {
+  return fmt::format("{}{} {} of {} B at 0x{:x}", t.bypass ? "bypassing " : "", to_string(t.req.stream),
+                     to_string(t.req.op), t.req.bytes, t.req.address);
+}
+
+void L2Cache::report_in_flight(std::vector<std::string>& out) const {
+  if (in_flight_ > 0) {
+    out.push_back(fmt::format("{} transactions in flight ({} stalled waiting for an MSHR or a replaceable way)",
+                              in_flight_, mshr_wait_.size()));
+    constexpr std::size_t kListed = 16;
+    std::size_t listed = 0;
+    for (const Txn& t : txns_) {
+      if (!t.in_use) continue;
+      if (listed++ == kListed) {
+        out.push_back(fmt::format("  ... and {} more", in_flight_ - kListed));
+        break;
+      }
+      out.push_back(fmt::format("  {} accepted at {} ps: {}/{} lines looked up, {} waiting for memory{}{}",
+                                describe(t), t.accepted.ps(), t.next_piece, t.num_pieces, t.outstanding,
+                                t.stalled ? ", stalled" : "", t.completing ? ", completing" : ""));
+    }
+  }
+  if (outstanding_misses() > 0) {
+    const Mshr* oldest = nullptr;
+    for (const Mshr& ms : mshrs_)
+      if (ms.slot != kNone && (oldest == nullptr || ms.issued < oldest->issued)) oldest = &ms;
+    out.push_back(fmt::format("{} line fills outstanding (MSHRs); oldest: line 0x{:x} since {} ps, {} waiters",
+                              outstanding_misses(), lines_[oldest->slot].line_addr * cfg_.line_bytes,
+                              oldest->issued.ps(), oldest->waiters.size()));
+  }
+  if (!out_queue_.empty()) {
+    out.push_back(fmt::format("{} requests refused by the memory side, waiting for its retry (first: {} of 0x{:x})",
+                              out_queue_.size(), to_string(out_queue_.front().op), out_queue_.front().address));
+  }
+  if (write_backs_in_flight_ > 0) out.push_back(fmt::format("{} write-backs in flight", write_backs_in_flight_));
+}
+
+}  // namespace t3sim

@@ -1,0 +1,254 @@
+#pragma once
+// The GPU's L2 (SPEC "The hardware model", L2): set-associative, banked, write-back
+// with real tags, in front of the memory controllers. Uncached requests and all
+// updates bypass it (T3 §4.3).
+//
+// Performance rule (SPEC): a request is one *transaction*, however many lines it
+// spans. Its tag look-ups run in a loop when it is accepted; each line reserves a
+// slot of its bank; hits cost no events of their own; each miss becomes exactly one
+// line read to the memory side; the transaction completes with one pooled event. An
+// all-hit tile load therefore costs one event.
+//
+// Timing of one line piece (cycles of the L2 clock):
+//   slot  = max(now, bank.next_free);  bank.next_free = slot + ceil(bytes / bank_bytes_per_cycle)
+//   hit:  ready = slot + hit_latency
+//   miss: ready = max(slot, fill arrival) + hit_latency   (the DRAM read leaves at acceptance)
+//   bypassed or forwarded piece: ready = its memory response
+// and the transaction completes at the latest ready time of its pieces.
+//
+// See README.md in this folder for the full rule set (write policy, bypass ordering,
+// functional values, MSHRs, back-pressure) and the choices behind the defaults.
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/mem/mem_request.h"
+#include "sim/clock.h"
+#include "sim/component.h"
+#include "sim/stats.h"
+
+namespace t3sim {
+
+class ConfigNode;
+
+enum class L2Replacement : std::uint8_t { kLru, kRandom };
+constexpr const char* to_string(L2Replacement r) { return r == L2Replacement::kLru ? "lru" : "random"; }
+
+struct L2Config {
+  // T3 Table 1: 16 MB, 64 banks, 1.4 GHz.
+  std::uint64_t size_bytes = 16ULL << 20;
+  std::uint32_t banks = 64;
+  std::uint32_t line_bytes = 128;
+  std::uint32_t assoc = 16;
+  std::uint64_t clock_hz = 1'400'000'000;
+  // Cycles from a line's bank slot to its data being back at the requester. 160 is
+  // Accel-Sim's Volta (SM7_QV100) -gpgpu_l2_rop_latency, the configuration T3 extended
+  // (T3 §5.1.1); Accel-Sim charges it before the L2 access, we after (same sum for misses).
+  std::uint32_t hit_latency = 160;
+  // Data-array throughput per bank: one 128 B line per 2 cycles.
+  std::uint32_t bank_bytes_per_cycle = 64;
+  // Transactions in flight before can_accept() refuses. Accel-Sim's Volta L2 queues
+  // 64 requests per sub-partition (64 sub-partitions): 4096.
+  std::uint32_t max_transactions = 4096;
+  // Miss status holding registers, shared by all banks. Accel-Sim's Volta L2 has 192
+  // per sub-partition, x 64 = 12288. Little's law: 1 TB/s x ~500 ns loaded DRAM latency
+  // needs ~4000 lines in flight, so a few hundred would throttle HBM.
+  std::uint32_t max_outstanding_misses = 12288;
+  L2Replacement replacement = L2Replacement::kLru;
+  // Bytes per functional word (HbmConfig::value_granule); set by the system, not read
+  // from the l2 section. line_bytes must be a multiple of it.
+  std::uint32_t value_granule = 32;
+
+  std::uint64_t num_lines() const { return size_bytes / line_bytes; }
+  std::uint64_t num_sets() const { return num_lines() / assoc; }
+  std::uint64_t sets_per_bank() const { return num_sets() / banks; }
+  // Peak data-array throughput of all banks (bytes per second).
+  double peak_bytes_per_second() const {
+    return static_cast<double>(banks) * bank_bytes_per_cycle * static_cast<double>(clock_hz);
+  }
+};
+
+// Reads an `l2:` section: size, banks, line_size, assoc, clock, hit_latency (cycles),
+// bank_bytes_per_cycle, max_transactions, max_outstanding_misses, replacement
+// (lru | random). Checks the geometry (powers of two, whole sets per bank) and
+// reports each violation as a ConfigError at its key. Calls node.finish().
+L2Config read_l2_config(ConfigNode node);
+
+class L2Cache final : public Component, public MemTarget, public MemClient {
+ public:
+  // `memory_side` takes line-sized (or smaller, granule-aligned) requests and routes
+  // them to the right memory controller; it may refuse (back-pressure). Throws
+  // std::invalid_argument for a geometry read_l2_config would reject, or a line that
+  // is not a whole number of value granules.
+  L2Cache(Component& parent, std::string_view name, const L2Config& cfg, MemTarget& memory_side);
+
+  const L2Config& config() const { return cfg_; }
+
+  // ---- MemTarget (requesters: CUs, DMA engines, collective engines)
+  bool can_accept(const MemRequest& req) const override;
+  // Contract (besides MemTarget's): bytes > 0; a request with data is granule-aligned
+  // and carries bytes / value_granule words. A *read* with data (the words' values are
+  // ignored) is functional and gets the stored words back in place; a read without
+  // data is timing-only and completes with empty data.
+  void accept(MemRequest&& req) override;
+  void wait_for_space(MemClient* client) override;
+
+  // ---- MemClient (the memory side's answers)
+  void on_mem_response(MemRequest&& resp) override;
+  void on_mem_retry() override;
+
+  void report_in_flight(std::vector<std::string>& out) const override;
+
+  // ---- introspection (tests, system-level checks); no simulated time passes
+  std::uint32_t bank_of(std::uint64_t address) const;
+  std::uint32_t set_of(std::uint64_t address) const;  // global set index
+  // The line holding `address` is present and not waiting for its fill.
+  bool contains(std::uint64_t address) const;
+  bool is_dirty(std::uint64_t address) const;
+  std::size_t transactions_in_flight() const { return in_flight_; }
+  std::size_t outstanding_misses() const { return mshrs_.size() - free_mshrs_.size(); }
+  // Overwrite the words of `data` (the values of [address, address + bytes) as the
+  // memory side holds them; granule-aligned) with those of lines the L2 holds with
+  // values: the GPU-visible contents, for end-of-run functional checks.
+  void overlay(std::uint64_t address, std::uint32_t bytes, Payload& data) const;
+  // Send a write-back of every dirty line now (ordinary, back-pressured traffic; e.g.
+  // at a kernel boundary); the lines stay cached, clean. Returns the lines written back.
+  std::uint64_t write_back_dirty_lines();
+
+ private:
+  static constexpr std::uint32_t kNone = UINT32_MAX;
+
+  struct Line {
+    std::uint64_t line_addr = 0;  // address / line_bytes: the full tag
+    std::uint64_t last_use = 0;   // LRU stamp
+    std::uint32_t mshr = kNone;   // != kNone: waiting for its fill
+    bool valid = false;
+    bool dirty = false;
+    bool has_data = false;        // its words in values_ are the line's values
+    Stream dirty_stream = Stream::kCompute;  // of the request that last dirtied it
+  };
+  // A line piece of a transaction waiting for a fill.
+  struct Waiter {
+    std::uint32_t txn;
+    std::uint32_t piece;
+    Cycles bank_slot;
+  };
+  struct Mshr {
+    std::uint32_t slot = kNone;  // the line being filled
+    bool functional = false;     // the fill read asks for values
+    Tick issued;
+    std::vector<Waiter> waiters;  // in arrival order; capacity kept across uses
+  };
+  struct Txn {
+    MemRequest req;
+    Tick accepted;
+    std::uint64_t first_line = 0;
+    std::uint32_t num_pieces = 0;
+    std::uint32_t next_piece = 0;   // pieces [0, next_piece) looked up
+    std::uint32_t outstanding = 0;  // pieces waiting for a fill or a memory response
+    Cycles ready_cycle;             // latest ready time of pieces served by the L2
+    Tick ready_tick;                // latest memory response of bypassed/forwarded pieces
+    bool in_use = false;
+    bool bypass = false;
+    bool functional = false;
+    bool stalled = false;           // in mshr_wait_ (bypassing ones too, held back for order)
+    bool completing = false;        // completion event scheduled
+  };
+  struct Piece {
+    std::uint64_t line;     // line address (address / line_bytes)
+    std::uint64_t address;  // first byte
+    std::uint32_t bytes;
+  };
+  // What a memory-side request was for (top bits of its tag).
+  enum class Kind : std::uint64_t { kFill = 0, kWriteBack = 1, kPiece = 2 };
+  static std::uint64_t make_tag(Kind k, std::uint32_t index) {
+    return (static_cast<std::uint64_t>(k) << 62) | index;
+  }
+
+  Piece piece_of(const Txn& t, std::uint32_t i) const;
+  std::uint32_t set_of_line(std::uint64_t line) const;
+  std::uint32_t bank_of_line(std::uint64_t line) const;
+  std::uint32_t find(std::uint64_t line) const;  // slot or kNone
+  std::uint32_t pick_victim(std::uint32_t set);   // slot or kNone (every way pending)
+  Cycles now_cycle() const { return clock_.cycle_at_or_after(now()); }
+  Cycles reserve_bank(const Piece& p, Cycles now_c);
+  bool needs_values(const Txn& t, const Piece& p) const;
+
+  void process_cached(std::uint32_t ti);  // continue the look-up loop; may stall
+  // One line piece of a cached transaction: false = needs an MSHR or a victim it
+  // cannot have now (the transaction stalls at this piece).
+  bool process_line(std::uint32_t ti, std::uint32_t piece, Cycles now_c);
+  void process_bypass(std::uint32_t ti);
+  // Touches a line that a transaction in mshr_wait_ has yet to look up.
+  bool overlaps_waiting(const Txn& t) const;
+  void apply(Txn& t, const Piece& p, std::uint32_t slot);
+  void touch(Line& l) { l.last_use = ++use_clock_; }
+  void evict(std::uint32_t slot);
+  void write_back(std::uint32_t slot);
+  void send_fill(std::uint32_t m);
+  void send_piece(std::uint32_t ti, const Piece& p, bool uncached);
+  void send(MemRequest&& r);
+  void on_fill(std::uint32_t m, MemRequest&& resp);
+  void on_piece_done(std::uint32_t ti, MemRequest&& resp);
+  void free_mshr(std::uint32_t m);
+  void resume_stalled();
+  void check_done(std::uint32_t ti);
+  void complete(std::uint32_t ti);
+  std::string describe(const Txn& t) const;
+
+  const L2Config cfg_;
+  MemTarget& memory_;
+  ClockDomain clock_;
+  std::uint32_t bank_bits_ = 0;
+  std::uint32_t set_bits_ = 0;  // log2(sets per bank)
+  std::uint32_t words_per_line_ = 0;
+  std::uint64_t use_clock_ = 0;
+  std::uint64_t rng_state_;  // random replacement (splitmix64), seeded from the run seed
+
+  std::vector<Line> lines_;               // slot = set * assoc + way
+  std::vector<std::uint64_t> values_;     // slot * words_per_line_ + word; allocated on first functional request
+  std::vector<Cycles> bank_next_free_;
+  std::vector<Mshr> mshrs_;
+  std::vector<std::uint32_t> free_mshrs_;
+  std::vector<Txn> txns_;
+  std::vector<std::uint32_t> free_txns_;
+  std::size_t in_flight_ = 0;
+  std::deque<std::uint32_t> mshr_wait_;   // stalled transactions, oldest first
+  std::deque<MemRequest> out_queue_;      // refused by the memory side, in order
+  bool waiting_for_memory_ = false;
+  std::uint64_t write_backs_in_flight_ = 0;
+  std::vector<MemClient*> retry_waiters_;
+  std::vector<MemClient*> retry_scratch_;
+
+  // ---- stats
+  Counter* requests_[kNumStreams][kNumMemOps];
+  Counter* bytes_[kNumStreams][kNumMemOps];
+  Counter* hits_[kNumStreams];
+  Counter* misses_[kNumStreams];
+  Counter* merges_[kNumStreams];
+  Counter* bypass_bytes_[kNumStreams];
+  Average* latency_[kNumStreams];
+  Counter& evictions_;
+  Counter& write_backs_;
+  Counter& write_back_bytes_;
+  Counter& write_allocations_;
+  Counter& forwarded_writes_;
+  Counter& forwarded_write_bytes_;
+  Counter& invalidations_;
+  Counter& refetches_;
+  Counter& bank_conflicts_;
+  Counter& bank_wait_cycles_;
+  Counter& mshr_stalls_;
+  Counter& order_stalls_;
+  Counter& memory_queued_;
+  Scalar& hit_rate_;
+  TimeWeighted& txn_occupancy_;
+  TimeWeighted& mshr_occupancy_;
+  std::uint64_t total_hits_ = 0;
+  std::uint64_t total_misses_ = 0;
+};
+
+}  // namespace t3sim

@@ -1,0 +1,920 @@
+// The L2 cache (models/cache): tags, replacement, write policy, bypass ordering, MSHRs,
+// bank timing, back-pressure and functional values, against a scripted memory side.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "models/cache/l2_cache.h"
+#include "sim/config.h"
+#include "sim/error.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::uint32_t kGranule = 32;
+constexpr std::uint32_t kLine = 128;
+
+// A memory side that records every request, applies its values at acceptance (so
+// memory order = acceptance order, as a memory controller keeps for one address) and
+// answers after a fixed latency, or, with `jitter`, a pseudo-random one (answers out
+// of order, as a controller reorders different addresses). It can refuse
+// (back-pressure) and bound what it holds.
+class FakeMemory final : public Component, public MemTarget {
+ public:
+  struct Record {
+    MemOp op;
+    Stream stream;
+    bool uncached;
+    std::uint64_t address;
+    std::uint32_t bytes;
+    Payload data;  // as sent (a read's words are the zeros the L2 sent)
+    Tick at;
+  };
+
+  FakeMemory(Component& parent, Tick latency) : Component(parent, "mem"), latency_(latency) {}
+
+  bool can_accept(const MemRequest&) const override { return !refuse && pending_.size() < capacity; }
+  void accept(MemRequest&& r) override {
+    EXPECT_TRUE(can_accept(r));
+    log.push_back(Record{r.op, r.stream, r.uncached, r.address, r.bytes, r.data, now()});
+    for (std::size_t j = 0; j < r.data.words.size(); ++j) {
+      const std::uint64_t a = r.address + j * kGranule;
+      switch (r.op) {
+        case MemOp::kRead: r.data.words[j] = word(a); break;
+        case MemOp::kWrite: store[a] = r.data.words[j]; break;
+        case MemOp::kUpdate: store[a] += r.data.words[j]; break;
+      }
+    }
+    const std::uint64_t id = next_id_++;
+    pending_.emplace(id, std::move(r));
+    Tick latency = latency_;
+    if (jitter) {
+      lcg_ = lcg_ * 6364136223846793005ULL + 1442695040888963407ULL;
+      latency = Tick::ns(1 + (lcg_ >> 33) % 300);
+    }
+    sim().events().schedule_callback(now() + latency, [this, id] { deliver(id); });
+  }
+  void wait_for_space(MemClient* c) override { waiter_ = c; }
+
+  // Stop refusing and tell the waiting client.
+  void release() {
+    refuse = false;
+    retry();
+  }
+  std::uint64_t word(std::uint64_t a) const {
+    auto it = store.find(a);
+    return it == store.end() ? 0 : it->second;
+  }
+  std::size_t count(MemOp op) const {
+    std::size_t n = 0;
+    for (const Record& r : log) n += r.op == op;
+    return n;
+  }
+  void report_in_flight(std::vector<std::string>& out) const override {
+    if (!pending_.empty()) out.push_back(fmt::format("{} requests pending", pending_.size()));
+  }
+
+  bool refuse = false;
+  bool jitter = false;
+  std::size_t capacity = SIZE_MAX;
+  std::vector<Record> log;
+  std::map<std::uint64_t, std::uint64_t> store;  // one word per granule address
+
+ private:
+  void deliver(std::uint64_t id) {
+    auto it = pending_.find(id);
+    MemRequest r = std::move(it->second);
+    pending_.erase(it);
+    r.client->on_mem_response(std::move(r));
+    retry();
+  }
+  void retry() {
+    if (waiter_ != nullptr && !refuse) {
+      MemClient* c = waiter_;
+      waiter_ = nullptr;
+      c->on_mem_retry();
+    }
+  }
+  Tick latency_;
+  std::map<std::uint64_t, MemRequest> pending_;  // by acceptance order
+  std::uint64_t next_id_ = 0;
+  std::uint64_t lcg_ = 1;
+  MemClient* waiter_ = nullptr;
+};
+
+struct Client final : MemClient {
+  explicit Client(Simulator& s) : sim(s) {}
+  void on_mem_response(MemRequest&& r) override {
+    at.push_back(sim.now());
+    done.push_back(std::move(r));
+  }
+  void on_mem_retry() override {
+    ++retries;
+    if (on_retry) on_retry();
+  }
+  Simulator& sim;
+  std::vector<MemRequest> done;
+  std::vector<Tick> at;
+  int retries = 0;
+  std::function<void()> on_retry;
+};
+
+// 64 KiB, 8 banks x 16 sets x 4 ways, 1 GHz (1 cycle = 1 ns), 10-cycle hits, 2
+// cycles per line and bank.
+L2Config small_config() {
+  L2Config c;
+  c.size_bytes = 64 * 1024;
+  c.banks = 8;
+  c.line_bytes = kLine;
+  c.assoc = 4;
+  c.clock_hz = 1'000'000'000;
+  c.hit_latency = 10;
+  c.bank_bytes_per_cycle = 64;
+  c.max_transactions = 64;
+  c.max_outstanding_misses = 64;
+  c.value_granule = kGranule;
+  return c;
+}
+
+struct Harness {
+  explicit Harness(const L2Config& c = small_config(), Tick latency = Tick::ns(100), std::uint64_t seed = 1)
+      : sim(seed), top(sim, "gpu0"), mem(top, latency), l2(top, "l2", c, mem), client(sim) {}
+
+  void issue(MemRequest r) {
+    r.client = &client;
+    r.created = sim.now();
+    ASSERT_TRUE(l2.can_accept(r));
+    l2.accept(std::move(r));
+  }
+  // Issue, run to the end, return the response.
+  MemRequest run_one(MemRequest r) {
+    const std::size_t before = client.done.size();
+    issue(std::move(r));
+    sim.run();
+    EXPECT_EQ(client.done.size(), before + 1);
+    return client.done.empty() ? MemRequest{} : client.done.back();
+  }
+  std::uint64_t stat(const std::string& name) {
+    const auto* c = dynamic_cast<const Counter*>(sim.stats().find("gpu0.l2." + name));
+    EXPECT_NE(c, nullptr) << name;
+    return c != nullptr ? c->value() : 0;
+  }
+
+  Simulator sim;
+  Component top;
+  FakeMemory mem;
+  L2Cache l2;
+  Client client;
+};
+
+MemRequest read(std::uint64_t address, std::uint32_t bytes, bool functional = false,
+                Stream stream = Stream::kCompute) {
+  MemRequest r;
+  r.op = MemOp::kRead;
+  r.stream = stream;
+  r.address = address;
+  r.bytes = bytes;
+  if (functional) r.data.words.assign(bytes / kGranule, 0);
+  return r;
+}
+MemRequest write(std::uint64_t address, std::vector<std::uint64_t> words, Stream stream = Stream::kCompute) {
+  MemRequest r;
+  r.op = MemOp::kWrite;
+  r.stream = stream;
+  r.address = address;
+  r.bytes = static_cast<std::uint32_t>(words.size() * kGranule);
+  r.data.words = std::move(words);
+  return r;
+}
+MemRequest timing_write(std::uint64_t address, std::uint32_t bytes) {
+  MemRequest r;
+  r.op = MemOp::kWrite;
+  r.address = address;
+  r.bytes = bytes;
+  return r;
+}
+MemRequest update(std::uint64_t address, std::vector<std::uint64_t> words) {
+  MemRequest r = write(address, std::move(words));
+  r.op = MemOp::kUpdate;
+  return r;
+}
+MemRequest uncached(MemRequest r) {
+  r.uncached = true;
+  return r;
+}
+std::vector<std::uint64_t> words_from(std::uint64_t first, std::size_t n) {
+  std::vector<std::uint64_t> w(n);
+  for (std::size_t i = 0; i < n; ++i) w[i] = first + i;
+  return w;
+}
+
+// `n` line addresses that share the set of `base` (base first).
+std::vector<std::uint64_t> same_set(const L2Cache& l2, std::uint64_t base, std::size_t n) {
+  std::vector<std::uint64_t> out{base};
+  for (std::uint64_t a = base + kLine; out.size() < n; a += kLine)
+    if (l2.set_of(a) == l2.set_of(base)) out.push_back(a);
+  return out;
+}
+std::vector<std::uint64_t> same_bank(const L2Cache& l2, std::uint64_t base, std::size_t n) {
+  std::vector<std::uint64_t> out{base};
+  for (std::uint64_t a = base + kLine; out.size() < n; a += kLine)
+    if (l2.bank_of(a) == l2.bank_of(base)) out.push_back(a);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Hits, misses, transactions
+
+TEST(L2, ColdMissFetchesTheLineThenHits) {
+  Harness h;
+  h.issue(read(0x1000, kLine));
+  h.sim.run();
+  ASSERT_EQ(h.mem.log.size(), 1u);
+  EXPECT_EQ(h.mem.log[0].op, MemOp::kRead);
+  EXPECT_EQ(h.mem.log[0].address, 0x1000u);
+  EXPECT_EQ(h.mem.log[0].bytes, kLine);
+  EXPECT_EQ(h.mem.log[0].at, Tick::zero());
+  // Fill at 100 ns, then the hit path: 10 cycles.
+  ASSERT_EQ(h.client.at.size(), 1u);
+  EXPECT_EQ(h.client.at[0], Tick::ns(110));
+  EXPECT_TRUE(h.l2.contains(0x1000));
+
+  const Tick t0 = h.sim.now();  // (later than 110 ns: the watchdog's last check)
+  h.issue(read(0x1000 + 32, 64));  // part of the same line
+  h.sim.run();
+  EXPECT_EQ(h.mem.log.size(), 1u);  // no new DRAM request
+  EXPECT_EQ(h.client.at[1] - t0, Tick::ns(10));
+  EXPECT_EQ(h.stat("hits.compute"), 1u);
+  EXPECT_EQ(h.stat("misses.compute"), 1u);
+  EXPECT_EQ(h.stat("requests.compute.read"), 2u);
+  EXPECT_EQ(h.stat("bytes.compute.read"), kLine + 64u);
+}
+
+TEST(L2, MultiLineTransactionCompletesOnceAndCountsEveryLine) {
+  Harness h;
+  h.run_one(read(0, 16 * kLine));  // warm lines 0..15
+  EXPECT_EQ(h.mem.count(MemOp::kRead), 16u);
+  EXPECT_EQ(h.client.done.size(), 1u);
+
+  h.run_one(read(0, 32 * kLine));  // lines 0..15 hit, 16..31 miss
+  EXPECT_EQ(h.client.done.size(), 2u);
+  EXPECT_EQ(h.mem.count(MemOp::kRead), 32u);
+  EXPECT_EQ(h.stat("hits.compute"), 16u);
+  EXPECT_EQ(h.stat("misses.compute"), 32u);
+
+  // An all-hit transaction of 32 lines costs exactly one event: its completion.
+  // (The queue is run directly: Simulator::run adds its watchdog's checks.)
+  const std::uint64_t events = h.sim.events().dispatched();
+  const Tick start = h.sim.now();
+  h.issue(read(0, 32 * kLine));
+  h.sim.events().run();
+  ASSERT_EQ(h.client.done.size(), 3u);
+  EXPECT_EQ(h.sim.events().dispatched() - events, 1u);
+  EXPECT_EQ(h.mem.count(MemOp::kRead), 32u);
+  // 32 lines on 8 banks: 4 per bank, the last starting 6 cycles in, + 10.
+  EXPECT_EQ(h.client.at.back() - start, Tick::ns(16));
+}
+
+TEST(L2, LruEvictsTheLeastRecentlyUsedWayOfTheSet) {
+  Harness h;
+  const auto a = same_set(h.l2, 0, 6);  // assoc 4
+  for (int i = 0; i < 4; ++i) h.run_one(read(a[i], kLine));
+  h.run_one(read(a[0], kLine));  // a0 becomes most recent: a1 is now LRU
+  h.run_one(read(a[4], kLine));  // evicts a1
+  EXPECT_TRUE(h.l2.contains(a[0]));
+  EXPECT_FALSE(h.l2.contains(a[1]));
+  for (int i : {2, 3, 4}) EXPECT_TRUE(h.l2.contains(a[i])) << i;
+  EXPECT_EQ(h.stat("evictions"), 1u);
+
+  const std::size_t reads = h.mem.count(MemOp::kRead);
+  h.run_one(read(a[1], kLine));  // misses again, evicting a2 (LRU now)
+  EXPECT_EQ(h.mem.count(MemOp::kRead), reads + 1);
+  EXPECT_FALSE(h.l2.contains(a[2]));
+  EXPECT_EQ(h.stat("evictions"), 2u);
+  EXPECT_EQ(h.stat("write_backs"), 0u);  // all clean
+}
+
+TEST(L2, RandomReplacementIsDeterministicPerSeed) {
+  auto victims = [](std::uint64_t seed) {
+    L2Config c = small_config();
+    c.replacement = L2Replacement::kRandom;
+    Harness h(c, Tick::ns(100), seed);
+    const auto a = same_set(h.l2, 0, 24);
+    for (std::uint64_t x : a) h.run_one(read(x, kLine));
+    std::vector<bool> present;
+    for (std::uint64_t x : a) present.push_back(h.l2.contains(x));
+    return present;
+  };
+  EXPECT_EQ(victims(7), victims(7));
+  // Not LRU: with 24 lines through 4 ways, some early line survives for some seed.
+  bool non_lru = false;
+  for (std::uint64_t seed = 1; seed < 8 && !non_lru; ++seed) {
+    const auto p = victims(seed);
+    for (int i = 0; i < 20; ++i) non_lru |= p[i];
+  }
+  EXPECT_TRUE(non_lru);
+}
+
+// ---------------------------------------------------------------------------
+// Write policy
+
+TEST(L2, DirtyEvictionWritesBackOnceWithTheDataAndTheDirtiersStream) {
+  Harness h;
+  const auto a = same_set(h.l2, 0x2000, 5);
+  h.run_one(write(a[0], {11, 12, 13, 14}, Stream::kCommunication));
+  EXPECT_EQ(h.mem.log.size(), 0u);  // full-line write: allocated without a fetch
+  EXPECT_TRUE(h.l2.is_dirty(a[0]));
+  for (int i = 1; i <= 4; ++i) h.run_one(read(a[i], kLine));  // a0 is LRU, evicted by a4
+
+  ASSERT_EQ(h.mem.count(MemOp::kWrite), 1u);
+  const auto& wb = *std::find_if(h.mem.log.begin(), h.mem.log.end(),
+                                 [](const FakeMemory::Record& r) { return r.op == MemOp::kWrite; });
+  EXPECT_EQ(wb.address, a[0]);
+  EXPECT_EQ(wb.bytes, kLine);
+  EXPECT_EQ(wb.stream, Stream::kCommunication);
+  EXPECT_EQ(wb.data.words, (std::vector<std::uint64_t>{11, 12, 13, 14}));
+  EXPECT_EQ(h.mem.word(a[0] + 96), 14u);
+  EXPECT_EQ(h.stat("write_backs"), 1u);
+  EXPECT_EQ(h.stat("write_back_bytes"), kLine);
+  EXPECT_FALSE(h.l2.contains(a[0]));
+}
+
+TEST(L2, FullLineWriteAllocatesWithoutFetchPartialWriteMissIsForwarded) {
+  Harness h;
+  h.run_one(write(0x4000, {1, 2, 3, 4}));
+  EXPECT_TRUE(h.mem.log.empty());
+  EXPECT_EQ(h.client.at.back(), Tick::ns(10));  // acknowledged from the L2
+  EXPECT_EQ(h.stat("write_allocations"), 1u);
+
+  // Partial write miss: exactly those bytes go to memory; nothing is allocated; the
+  // transaction waits for memory's acknowledgement.
+  const Tick t0 = h.sim.now();
+  h.run_one(write(0x8000 + 32, {7, 8}, Stream::kCommunication));
+  ASSERT_EQ(h.mem.log.size(), 1u);
+  EXPECT_EQ(h.mem.log[0].op, MemOp::kWrite);
+  EXPECT_EQ(h.mem.log[0].address, 0x8000u + 32);
+  EXPECT_EQ(h.mem.log[0].bytes, 64u);
+  EXPECT_FALSE(h.mem.log[0].uncached);
+  EXPECT_EQ(h.mem.log[0].stream, Stream::kCommunication);
+  EXPECT_EQ(h.mem.log[0].data.words, (std::vector<std::uint64_t>{7, 8}));
+  EXPECT_FALSE(h.l2.contains(0x8000));
+  EXPECT_EQ(h.client.at.back() - t0, Tick::ns(100));
+  EXPECT_EQ(h.stat("forwarded_writes"), 1u);
+  EXPECT_EQ(h.stat("forwarded_write_bytes"), 64u);
+
+  // Partial write hit: updates the cached line only.
+  h.run_one(write(0x4000 + 64, {99}));
+  EXPECT_EQ(h.mem.log.size(), 1u);
+  Payload seen;
+  seen.words.assign(4, 0);
+  h.l2.overlay(0x4000, kLine, seen);
+  EXPECT_EQ(seen.words, (std::vector<std::uint64_t>{1, 2, 99, 4}));
+  EXPECT_EQ(h.run_one(read(0x4000, kLine, true)).data.words, (std::vector<std::uint64_t>{1, 2, 99, 4}));
+}
+
+// ---------------------------------------------------------------------------
+// Bypass (uncached requests, updates)
+
+TEST(L2, UncachedReadOfADirtyLineWritesItBackFirstAndInvalidates) {
+  Harness h;
+  h.run_one(write(0x1000, {5, 6, 7, 8}));
+  const MemRequest r = h.run_one(uncached(read(0x1000, kLine, true, Stream::kCommunication)));
+  ASSERT_EQ(h.mem.log.size(), 2u);
+  EXPECT_EQ(h.mem.log[0].op, MemOp::kWrite);  // the dirty copy first
+  EXPECT_EQ(h.mem.log[0].data.words, (std::vector<std::uint64_t>{5, 6, 7, 8}));
+  EXPECT_EQ(h.mem.log[1].op, MemOp::kRead);
+  EXPECT_TRUE(h.mem.log[1].uncached);
+  EXPECT_EQ(h.mem.log[1].stream, Stream::kCommunication);
+  EXPECT_EQ(r.data.words, (std::vector<std::uint64_t>{5, 6, 7, 8}));
+  EXPECT_FALSE(h.l2.contains(0x1000));
+  EXPECT_EQ(h.stat("invalidations"), 1u);
+  EXPECT_EQ(h.stat("bypass_bytes.communication"), kLine);
+}
+
+TEST(L2, UpdatesBypassInLinePiecesAfterTheDirtyCopy) {
+  Harness h;
+  h.run_one(write(0x2080, {1, 1, 1, 1}));  // line 0x2080 cached, dirty
+  h.run_one(read(0x2000, kLine));           // line 0x2000 cached, clean
+  h.mem.log.clear();
+  // 192 B from 0x2040: the upper half of line 0x2000, then all of line 0x2080.
+  const Tick t0 = h.sim.now();
+  h.run_one(update(0x2040, {10, 20, 30, 40, 50, 60}));
+  ASSERT_EQ(h.mem.log.size(), 3u);
+  EXPECT_EQ(h.mem.log[0].op, MemOp::kUpdate);
+  EXPECT_EQ(h.mem.log[0].address, 0x2040u);
+  EXPECT_EQ(h.mem.log[0].bytes, 64u);
+  EXPECT_EQ(h.mem.log[0].data.words, (std::vector<std::uint64_t>{10, 20}));
+  EXPECT_EQ(h.mem.log[1].op, MemOp::kWrite);  // write-back of the dirty line ...
+  EXPECT_EQ(h.mem.log[1].address, 0x2080u);
+  EXPECT_EQ(h.mem.log[2].op, MemOp::kUpdate);  // ... before its update
+  EXPECT_EQ(h.mem.log[2].address, 0x2080u);
+  EXPECT_EQ(h.mem.log[2].data.words, (std::vector<std::uint64_t>{30, 40, 50, 60}));
+  EXPECT_EQ(h.mem.word(0x2080), 31u);  // 1 + 30: the update applied to the written-back value
+  EXPECT_FALSE(h.l2.contains(0x2000));
+  EXPECT_FALSE(h.l2.contains(0x2080));
+  EXPECT_EQ(h.client.at.back() - t0, Tick::ns(100));
+  EXPECT_EQ(h.stat("invalidations"), 2u);
+  EXPECT_EQ(h.stat("bypass_bytes.compute"), 192u);
+  EXPECT_EQ(h.stat("requests.compute.update"), 1u);
+  // A later cached read refetches and sees the updated values.
+  EXPECT_EQ(h.run_one(read(0x2080, kLine, true)).data.words, (std::vector<std::uint64_t>{31, 41, 51, 61}));
+}
+
+TEST(L2, UncachedWriteGoesToMemoryAndLeavesNoCopy) {
+  Harness h;
+  h.run_one(uncached(write(0x3000, {9, 9, 9, 9, 8, 8, 8, 8})));
+  ASSERT_EQ(h.mem.log.size(), 2u);
+  for (const auto& r : h.mem.log) {
+    EXPECT_EQ(r.op, MemOp::kWrite);
+    EXPECT_TRUE(r.uncached);
+    EXPECT_EQ(r.bytes, kLine);
+  }
+  EXPECT_EQ(h.mem.word(0x3080), 8u);
+  EXPECT_FALSE(h.l2.contains(0x3000));
+  EXPECT_EQ(h.stat("hits.compute") + h.stat("misses.compute"), 0u);
+}
+
+TEST(L2, BypassOnALineBeingFilledWaitsForTheFillAndKeepsOrder) {
+  Harness h;
+  h.mem.store[0x5000] = 1;
+  h.issue(read(0x5000, kLine, true));                             // miss: fill F1
+  h.issue(uncached(write(0x5000, {2, 2, 2, 2})));                  // waits for F1
+  h.issue(read(0x5000, kLine, true));                             // after the write
+  h.sim.run();
+  ASSERT_EQ(h.mem.log.size(), 3u);
+  EXPECT_EQ(h.mem.log[0].op, MemOp::kRead);
+  EXPECT_EQ(h.mem.log[1].op, MemOp::kWrite);
+  EXPECT_EQ(h.mem.log[1].at, Tick::ns(100));  // sent when F1 served the first read
+  EXPECT_EQ(h.mem.log[2].op, MemOp::kRead);   // refetch for the later read
+  ASSERT_EQ(h.client.done.size(), 3u);
+  EXPECT_EQ(h.client.done[0].data.words[0], 1u);  // before the write
+  EXPECT_EQ(h.client.done[2].data.words[0], 2u);  // after it
+  EXPECT_EQ(h.stat("refetches"), 1u);
+  EXPECT_EQ(h.stat("merges.compute"), 1u);
+}
+
+// ---------------------------------------------------------------------------
+// MSHRs
+
+TEST(L2, SecondaryMissesMergeIntoOneFill) {
+  Harness h;
+  h.mem.store[0x6020] = 42;
+  h.issue(read(0x6000, kLine, true));
+  h.issue(read(0x6000, 64, true));
+  h.issue(write(0x6040, {7, 7}));  // partial write to the line being filled: applied after the fill
+  h.issue(read(0x6000, kLine, true));
+  h.sim.run();
+  EXPECT_EQ(h.mem.log.size(), 1u);
+  EXPECT_EQ(h.stat("merges.compute"), 3u);
+  EXPECT_EQ(h.stat("misses.compute"), 1u);
+  ASSERT_EQ(h.client.done.size(), 4u);
+  EXPECT_EQ(h.client.done[0].data.words, (std::vector<std::uint64_t>{0, 42, 0, 0}));
+  EXPECT_EQ(h.client.done[1].data.words, (std::vector<std::uint64_t>{0, 42}));
+  EXPECT_EQ(h.client.done[3].data.words, (std::vector<std::uint64_t>{0, 42, 7, 7}));
+  for (Tick t : h.client.at) EXPECT_EQ(t, Tick::ns(110));
+  EXPECT_TRUE(h.l2.is_dirty(0x6000));
+}
+
+TEST(L2, MshrLimitStallsMissesInOrderWhileHitsProceed) {
+  L2Config c = small_config();
+  c.max_outstanding_misses = 2;
+  Harness h(c);
+  // A line to hit later, on a bank the misses below do not use.
+  std::uint64_t warm = 0x10000;
+  auto busy = [&](std::uint64_t a) {
+    for (std::uint64_t x : {0ULL, 1ULL * kLine, 2ULL * kLine, 3ULL * kLine, 0x20000ULL})
+      if (h.l2.bank_of(a) == h.l2.bank_of(x)) return true;
+    return false;
+  };
+  while (busy(warm)) warm += kLine;
+  h.run_one(read(warm, kLine));
+  h.mem.log.clear();
+  const Tick t0 = h.sim.now();
+  h.issue(read(0, 4 * kLine));          // needs 4 MSHRs, has 2
+  h.issue(read(0x20000, kLine));        // a later miss waits behind it
+  h.issue(read(warm, kLine));           // a hit is not held up
+  EXPECT_EQ(h.l2.outstanding_misses(), 2u);
+  EXPECT_EQ(h.mem.log.size(), 2u);
+  h.sim.run();
+  ASSERT_EQ(h.mem.log.size(), 5u);
+  EXPECT_EQ(h.mem.log[2].address, 2u * kLine);  // the first transaction's lines first
+  EXPECT_EQ(h.mem.log[3].address, 3u * kLine);
+  EXPECT_EQ(h.mem.log[4].address, 0x20000u);
+  EXPECT_EQ(h.mem.log[2].at - t0, Tick::ns(100));  // when fills freed MSHRs
+  EXPECT_EQ(h.mem.log[4].at - t0, Tick::ns(200));
+  ASSERT_EQ(h.client.done.size(), 4u);
+  EXPECT_EQ(h.client.done[1].address, warm);  // the hit finished first
+  EXPECT_EQ(h.client.at[1] - t0, Tick::ns(10));
+  EXPECT_EQ(h.client.done[2].address, 0u);
+  EXPECT_EQ(h.client.at[2] - t0, Tick::ns(210));
+  EXPECT_EQ(h.stat("mshr_stalls"), 2u);
+  EXPECT_EQ(h.l2.outstanding_misses(), 0u);
+}
+
+TEST(L2, LaterRequestsOnAStalledTransactionsLinesWaitBehindIt) {
+  L2Config c = small_config();
+  c.max_outstanding_misses = 1;
+  Harness h(c);
+  h.mem.store[2 * kLine] = 1;
+  h.run_one(read(2 * kLine, kLine, true));  // line 2 cached with value 1
+  h.issue(read(0, 3 * kLine, true));        // line 0 takes the MSHR, stalls at line 1
+  h.issue(write(2 * kLine, {2, 2, 2, 2}));   // would hit line 2 at once: must not
+  h.issue(uncached(update(2 * kLine, {10})));  // nor may a bypass overtake it
+  EXPECT_EQ(h.stat("order_stalls"), 2u);
+  h.sim.run();
+  ASSERT_EQ(h.client.done.size(), 4u);
+  const auto big = std::find_if(h.client.done.begin(), h.client.done.end(),
+                                [](const MemRequest& r) { return r.bytes == 3 * kLine; });
+  ASSERT_NE(big, h.client.done.end());
+  EXPECT_EQ(big->data.words[8], 1u);  // the read saw line 2 as it was
+  EXPECT_EQ(h.mem.word(2 * kLine), 12u);          // write-back (2) then update (+10)
+  EXPECT_FALSE(h.l2.contains(2 * kLine));
+}
+
+// ---------------------------------------------------------------------------
+// Back-pressure
+
+TEST(L2, MaxTransactionsRefusesAndRetriesOnceWhenOneCompletes) {
+  L2Config c = small_config();
+  c.max_transactions = 2;
+  Harness h(c);
+  h.issue(read(0, kLine));
+  h.issue(read(kLine, kLine));
+  EXPECT_FALSE(h.l2.can_accept(read(0, kLine)));
+  EXPECT_EQ(h.l2.transactions_in_flight(), 2u);
+  h.l2.wait_for_space(&h.client);
+  h.l2.wait_for_space(&h.client);  // same as once
+  bool could = false;
+  h.client.on_retry = [&] { could = h.l2.can_accept(read(0, kLine)); };
+  h.sim.run();
+  EXPECT_EQ(h.client.retries, 1);
+  EXPECT_TRUE(could);
+  EXPECT_EQ(h.client.done.size(), 2u);
+}
+
+TEST(L2, MemorySideRefusalQueuesRequestsAndResendsThemInOrder) {
+  Harness h;
+  h.mem.refuse = true;
+  h.issue(read(0, 3 * kLine));
+  EXPECT_TRUE(h.mem.log.empty());
+  std::vector<std::string> report;
+  h.l2.report_in_flight(report);
+  EXPECT_THAT(fmt::format("{}", fmt::join(report, "\n")), HasSubstr("3 requests refused by the memory side"));
+  h.mem.release();
+  h.sim.run();
+  ASSERT_EQ(h.mem.log.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(h.mem.log[i].address, i * kLine);
+  EXPECT_EQ(h.stat("memory_queued"), 3u);
+  EXPECT_EQ(h.client.done.size(), 1u);
+  report.clear();
+  h.l2.report_in_flight(report);
+  EXPECT_TRUE(report.empty());
+}
+
+TEST(L2, MemoryWithBoundedCapacityStillDeliversEverything) {
+  Harness h;
+  h.mem.capacity = 1;
+  h.run_one(read(0, 16 * kLine));
+  EXPECT_EQ(h.mem.log.size(), 16u);
+  EXPECT_EQ(h.client.at.back(), Tick::ns(16 * 100 + 10));  // one at a time
+}
+
+TEST(L2, DeadlockReportNamesTheStuckTransaction) {
+  Harness h;
+  h.mem.refuse = true;  // never releases
+  h.issue(read(0x40, 64));
+  try {
+    h.sim.run();
+    FAIL() << "expected a deadlock";
+  } catch (const SimulationError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("gpu0.l2"));
+    EXPECT_THAT(e.what(), HasSubstr("compute read of 64 B at 0x40"));
+    EXPECT_THAT(e.what(), HasSubstr("1 line fills outstanding"));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Bank timing
+
+TEST(L2, LinesOnOneBankSerializeLinesOnDifferentBanksOverlap) {
+  constexpr std::size_t kN = 8;
+  Harness h;
+  const auto bank0 = same_bank(h.l2, 0x100000, kN);
+  for (std::uint64_t a : bank0) h.run_one(read(a, kLine));  // warm
+  h.run_one(read(0, kN * kLine));                             // warm 8 consecutive lines
+  std::set<std::uint32_t> banks;
+  for (std::size_t i = 0; i < kN; ++i) banks.insert(h.l2.bank_of(i * kLine));
+  EXPECT_EQ(banks.size(), kN);  // consecutive lines: every bank once
+  const std::uint64_t waits0 = h.stat("bank_wait_cycles");
+
+  // Spread: 8 lines on 8 banks all start at once.
+  Tick t0 = h.sim.now();
+  h.run_one(read(0, kN * kLine));
+  const Tick spread = h.client.at.back() - t0;
+  EXPECT_EQ(spread, Tick::ns(10));
+  EXPECT_EQ(h.stat("bank_wait_cycles"), waits0);
+
+  // Same bank: the i-th line starts 2 i cycles late (one 128 B line per 2 cycles).
+  t0 = h.sim.now();
+  for (std::uint64_t a : bank0) h.issue(read(a, kLine));
+  h.sim.run();
+  const Tick serial = h.client.at.back() - t0;
+  EXPECT_EQ(serial - spread, Tick::ns(2 * (kN - 1)));
+  EXPECT_EQ(h.stat("bank_wait_cycles") - waits0, 2u * (kN - 1) * kN / 2);
+  EXPECT_GE(h.stat("bank_conflicts"), kN - 1);
+}
+
+TEST(L2, AllHitStreamNeverExceedsBankBandwidthAndApproachesIt) {
+  L2Config c = small_config();
+  Harness h(c);
+  constexpr std::uint32_t kTxnBytes = 4096;
+  constexpr std::uint64_t kRegion = 32 * 1024;  // half the cache; fits (2 lines per set)
+  h.run_one(read(0, kRegion));
+  ASSERT_EQ(h.stat("evictions"), 0u);
+  const std::uint64_t misses = h.stat("misses.compute");
+
+  std::uint64_t next = 0, issued = 0;
+  constexpr std::uint64_t kTotal = 4000;
+  std::function<void()> pump = [&] {
+    while (issued < kTotal && h.l2.can_accept(read(0, kTxnBytes))) {
+      h.issue(read(next, kTxnBytes));
+      next = (next + kTxnBytes) % kRegion;
+      ++issued;
+    }
+    if (issued < kTotal) h.l2.wait_for_space(&h.client);
+  };
+  h.client.on_retry = pump;
+  const Tick t0 = h.sim.now();
+  pump();
+  h.sim.run();
+  EXPECT_EQ(h.stat("misses.compute"), misses);
+  const double seconds = (h.client.at.back() - t0).seconds();
+  const double rate = static_cast<double>(kTotal * kTxnBytes) / seconds;
+  const double peak = c.peak_bytes_per_second();  // 8 banks x 64 B x 1 GHz
+  EXPECT_LE(rate, peak * 1.0000001);
+  EXPECT_GE(rate, peak * 0.95);
+}
+
+// ---------------------------------------------------------------------------
+// Functional values
+
+TEST(L2, ValuesSurviveWriteEvictAndReadBack) {
+  Harness h;
+  const auto words = words_from(1000, 32);  // 1 KiB = 8 lines
+  h.run_one(write(0x9000, words));
+  EXPECT_TRUE(h.mem.store.empty());  // all in the L2
+  Payload seen;
+  seen.words.assign(32, 0);
+  h.l2.overlay(0x9000, 1024, seen);
+  EXPECT_EQ(seen.words, words);
+
+  // Evict everything by streaming the whole cache size through it twice.
+  h.run_one(read(0x100000, 64 * 1024));
+  h.run_one(read(0x200000, 64 * 1024));
+  for (std::uint64_t i = 0; i < 8; ++i) EXPECT_FALSE(h.l2.contains(0x9000 + i * kLine));
+  EXPECT_EQ(h.stat("write_backs"), 8u);
+  for (std::size_t i = 0; i < 32; ++i) EXPECT_EQ(h.mem.word(0x9000 + i * kGranule), words[i]) << i;
+  EXPECT_EQ(h.run_one(read(0x9000, 1024, true)).data.words, words);
+
+  // write_back_dirty_lines cleans without evicting.
+  h.run_one(write(0x9000, words_from(5, 4)));
+  EXPECT_EQ(h.l2.write_back_dirty_lines(), 1u);
+  h.sim.run();
+  EXPECT_TRUE(h.l2.contains(0x9000));
+  EXPECT_FALSE(h.l2.is_dirty(0x9000));
+  EXPECT_EQ(h.mem.word(0x9000 + 3 * kGranule), 8u);
+}
+
+TEST(L2, TimingOnlyTrafficLeavesValuesAloneAndFunctionalReadsRefetch) {
+  Harness h;
+  h.mem.store[0xA000] = 77;
+  EXPECT_TRUE(h.run_one(read(0xA000, kLine)).data.empty());  // timing-only: no values back
+  EXPECT_TRUE(h.l2.contains(0xA000));
+  // The line was filled without values; a functional read fetches them.
+  EXPECT_EQ(h.run_one(read(0xA000, kLine, true)).data.words[0], 77u);
+  EXPECT_EQ(h.mem.count(MemOp::kRead), 2u);
+  EXPECT_EQ(h.stat("refetches"), 1u);
+  // A timing-only write hit marks the line dirty but keeps its values.
+  h.run_one(timing_write(0xA000, kLine));
+  EXPECT_TRUE(h.l2.is_dirty(0xA000));
+  EXPECT_EQ(h.run_one(read(0xA000, 32, true)).data.words[0], 77u);
+  // A timing-only full-line write miss allocates a line without values; its
+  // write-back carries no values, so memory keeps its own.
+  h.mem.store[0xB000] = 5;
+  h.run_one(timing_write(0xB000, kLine));
+  h.l2.write_back_dirty_lines();
+  h.sim.run();
+  EXPECT_EQ(h.mem.word(0xB000), 5u);
+  EXPECT_EQ(h.run_one(read(0xB000, kLine, true)).data.words[0], 5u);
+}
+
+// Random mixed traffic (cached and uncached reads, writes, updates; functional and
+// timing-only) through a tiny cache with few MSHRs and a memory that back-pressures:
+// every read returns what a sequential memory would hold when the read was accepted,
+// and after a final write-back memory holds exactly the reference.
+struct StressOutcome {
+  std::vector<Tick> times;
+  std::string memory_log;
+  std::string stats;
+};
+
+StressOutcome run_stress(std::uint64_t seed, L2Replacement replacement, bool jitter = false) {
+  L2Config c = small_config();
+  c.size_bytes = 8 * 1024;  // 8 banks x 2 sets x 4 ways
+  c.max_outstanding_misses = 6;
+  c.max_transactions = 16;
+  c.replacement = replacement;
+  Harness h(c, Tick::ns(100), seed);
+  h.mem.capacity = 5;
+  h.mem.jitter = jitter;
+  std::mt19937_64 rng(seed);
+  std::map<std::uint64_t, std::uint64_t> ref;  // granule address -> value
+  auto ref_word = [&](std::uint64_t a) {
+    auto it = ref.find(a);
+    return it == ref.end() ? 0 : it->second;
+  };
+  std::map<std::uint64_t, std::vector<std::uint64_t>> expected;  // by tag
+  constexpr std::uint64_t kRegion = 64 * 1024;
+  constexpr int kTotal = 3000;
+  int issued = 0;
+  std::function<void()> pump;
+  pump = [&] {
+    while (issued < kTotal && h.l2.can_accept(read(0, 32))) {
+      MemRequest r;
+      const std::uint64_t hot = rng() % 4 == 0 ? kRegion : 4096;  // mostly a hot set of lines
+      const std::uint32_t granules = 1 + static_cast<std::uint32_t>(rng() % 12);
+      r.address = (rng() % (hot / kGranule)) * kGranule;
+      r.bytes = granules * kGranule;
+      const auto kind = rng() % 10;
+      r.op = kind < 5 ? MemOp::kRead : kind < 9 ? MemOp::kWrite : MemOp::kUpdate;
+      r.uncached = rng() % 6 == 0;
+      r.stream = rng() % 2 ? Stream::kCompute : Stream::kCommunication;
+      const bool functional = rng() % 8 != 0;
+      r.tag = static_cast<std::uint64_t>(issued);
+      if (functional) {
+        r.data.words.assign(granules, 0);
+        if (r.op == MemOp::kRead) {
+          auto& e = expected[r.tag];
+          for (std::uint32_t j = 0; j < granules; ++j) e.push_back(ref_word(r.address + j * kGranule));
+        } else {
+          for (std::uint32_t j = 0; j < granules; ++j) {
+            const std::uint64_t v = rng();
+            r.data.words[j] = v;
+            const std::uint64_t a = r.address + j * kGranule;
+            ref[a] = r.op == MemOp::kWrite ? v : ref_word(a) + v;
+          }
+        }
+      }
+      h.issue(std::move(r));
+      ++issued;
+    }
+    if (issued < kTotal) {
+      h.sim.events().schedule_callback(h.sim.now() + Tick::ns(rng() % 40), [&] { pump(); });
+    }
+  };
+  pump();
+  h.sim.run();
+  EXPECT_EQ(h.client.done.size(), static_cast<std::size_t>(kTotal));
+  for (const MemRequest& r : h.client.done) {
+    auto it = expected.find(r.tag);
+    if (it != expected.end()) {
+      EXPECT_EQ(r.data.words, it->second) << "read " << r.tag << " of " << r.bytes << " B at 0x" << std::hex << r.address;
+    } else if (r.op == MemOp::kRead) {
+      EXPECT_TRUE(r.data.empty());
+    }
+  }
+  // GPU-visible contents before the final write-back ...
+  for (const auto& [a, v] : ref) {
+    Payload p;
+    p.words = {h.mem.word(a)};
+    h.l2.overlay(a, kGranule, p);
+    EXPECT_EQ(p.words[0], v) << std::hex << a;
+  }
+  // ... and memory after it.
+  h.l2.write_back_dirty_lines();
+  h.sim.run();
+  for (const auto& [a, v] : ref) EXPECT_EQ(h.mem.word(a), v) << std::hex << a;
+  EXPECT_EQ(h.l2.transactions_in_flight(), 0u);
+  EXPECT_EQ(h.l2.outstanding_misses(), 0u);
+  EXPECT_GT(h.stat("evictions"), 100u);
+  EXPECT_GT(h.stat("mshr_stalls"), 0u);
+  EXPECT_GT(h.stat("merges.compute") + h.stat("merges.communication"), 0u);
+  EXPECT_GT(h.stat("memory_queued"), 0u);
+  EXPECT_GT(h.stat("refetches"), 0u);
+
+  StressOutcome out;
+  out.times = h.client.at;
+  for (const auto& r : h.mem.log)
+    out.memory_log += fmt::format("{} {} {} {:x} {} {}\n", r.at.ps(), to_string(r.op), to_string(r.stream), r.address,
+                                  r.bytes, fmt::join(r.data.words, ","));
+  out.stats = h.sim.stats().to_json(h.sim.now()).dump();
+  return out;
+}
+
+TEST(L2, RandomTrafficIsSequentiallyConsistentInAcceptanceOrder) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE(seed);
+    run_stress(seed, seed == 3 ? L2Replacement::kRandom : L2Replacement::kLru);
+  }
+  // Memory answering out of order must not matter (only same-address order does).
+  run_stress(4, L2Replacement::kLru, /*jitter=*/true);
+}
+
+TEST(L2, IdenticalInputsGiveIdenticalRuns) {
+  const StressOutcome a = run_stress(11, L2Replacement::kRandom);
+  const StressOutcome b = run_stress(11, L2Replacement::kRandom);
+  EXPECT_EQ(a.times, b.times);
+  EXPECT_EQ(a.memory_log, b.memory_log);
+  EXPECT_EQ(a.stats, b.stats);
+}
+
+// ---------------------------------------------------------------------------
+// Configuration
+
+ConfigError l2_config_error(const std::string& yaml) {
+  const ConfigTree tree = ConfigTree::parse(yaml, "l2.yaml");
+  ResolvedConfig resolved;
+  try {
+    read_l2_config(ConfigNode(&tree.root(), "", &resolved).child("l2"));
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected a ConfigError for:\n" << yaml;
+  return ConfigError({}, "", "");
+}
+
+TEST(L2Config, DefaultsAreTable1AndUnitsAreRead) {
+  const L2Config d;
+  EXPECT_EQ(d.size_bytes, 16u << 20);
+  EXPECT_EQ(d.banks, 64u);
+  EXPECT_EQ(d.clock_hz, 1'400'000'000u);
+  EXPECT_EQ(d.sets_per_bank(), 128u);
+
+  const ConfigTree tree = ConfigTree::parse(
+      "l2:\n  size: 8MiB\n  banks: 32\n  line_size: 64\n  assoc: 8\n  clock: 1.5GHz\n  hit_latency: 90\n"
+      "  bank_bytes_per_cycle: 32\n  max_transactions: 100\n  max_outstanding_misses: 300\n  replacement: random\n",
+      "l2.yaml");
+  ResolvedConfig resolved;
+  const L2Config c = read_l2_config(ConfigNode(&tree.root(), "", &resolved).child("l2"));
+  EXPECT_EQ(c.size_bytes, 8u << 20);
+  EXPECT_EQ(c.banks, 32u);
+  EXPECT_EQ(c.line_bytes, 64u);
+  EXPECT_EQ(c.assoc, 8u);
+  EXPECT_EQ(c.clock_hz, 1'500'000'000u);
+  EXPECT_EQ(c.hit_latency, 90u);
+  EXPECT_EQ(c.bank_bytes_per_cycle, 32u);
+  EXPECT_EQ(c.max_transactions, 100u);
+  EXPECT_EQ(c.max_outstanding_misses, 300u);
+  EXPECT_EQ(c.replacement, L2Replacement::kRandom);
+  EXPECT_EQ(resolved.json()["l2"]["size"], "8MiB");
+
+  const ConfigTree empty = ConfigTree::parse("other: 1\n", "empty.yaml");
+  const L2Config e = read_l2_config(ConfigNode(&empty.root(), "", &resolved).child("l2"));
+  EXPECT_EQ(e.size_bytes, d.size_bytes);
+  EXPECT_EQ(e.replacement, L2Replacement::kLru);
+}
+
+TEST(L2Config, EachBadValueIsOneErrorAtItsKey) {
+  EXPECT_STREQ(l2_config_error("l2:\n  banks: 48\n").what(), "l2.yaml:2: l2.banks: 48 is not a power of two");
+  EXPECT_STREQ(l2_config_error("l2:\n  assoc: 4\n  line_size: 96\n").what(),
+               "l2.yaml:3: l2.line_size: 96 is not a power of two");
+  EXPECT_STREQ(l2_config_error("l2:\n  size: 1000000\n").what(),
+               "l2.yaml:2: l2.size: 1MB is not a multiple of line_size x assoc x banks = 128 x 16 x 64 = "
+               "131072 B");
+  EXPECT_STREQ(l2_config_error("l2:\n  size: 3MiB\n").what(),
+               "l2.yaml:2: l2.size: 3MiB gives 24 sets per bank (size / (line_size x assoc x banks)); it must "
+               "be a power of two");
+  EXPECT_THAT(l2_config_error("l2:\n  asoc: 8\n").what(), HasSubstr("l2.yaml:2: l2.asoc: unknown key (did you mean 'assoc'?)"));
+  EXPECT_THAT(l2_config_error("l2:\n  replacement: fifo\n").what(), HasSubstr("l2.yaml:2: l2.replacement:"));
+  EXPECT_THAT(l2_config_error("l2:\n  clock: fast\n").what(), HasSubstr("l2.yaml:2: l2.clock:"));
+  EXPECT_THAT(l2_config_error("l2:\n  max_outstanding_misses: 0\n").what(),
+              HasSubstr("l2.yaml:2: l2.max_outstanding_misses:"));
+  EXPECT_THAT(l2_config_error("l2:\n  size: 16MiB\n  bank_bytes_per_cycle: 0\n").what(),
+              HasSubstr("l2.yaml:3: l2.bank_bytes_per_cycle:"));
+}
+
+TEST(L2Config, ConstructorRejectsWhatTheReaderWould) {
+  Simulator sim;
+  Component top(sim, "gpu0");
+  Harness ok;  // a valid one builds
+  FakeMemory mem(top, Tick::ns(1));
+  L2Config c = small_config();
+  c.banks = 6;
+  EXPECT_THROW(L2Cache(top, "bad_banks", c, mem), std::invalid_argument);
+  c = small_config();
+  c.value_granule = 96;
+  EXPECT_THROW(L2Cache(top, "bad_granule", c, mem), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace t3sim
