@@ -7,6 +7,7 @@
 // command to issue. It schedules no events of its own, so it is unit-tested by
 // handing it command sequences cycle by cycle.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -85,11 +86,60 @@ class HbmChannel final : public Component {
   Payload peek(std::uint64_t address, std::uint32_t bytes) const;
 
  private:
-  // (implementation state: per-bank next-allowed cycles per command, per-bank-group
-  // column/ACT history, the last four ACTs for tFAW, last read/write data ends for
-  // turnarounds, refresh bookkeeping, paged sparse functional store, stats handles)
+  // Implementation state. Every constraint is kept as the first cycle at which a
+  // command class becomes legal at some scope (bank, bank group, channel); issue()
+  // raises these, earliest() takes a handful of max()es over them.
+  using Cycle = std::uint64_t;
+  static constexpr Cycle kNever = ~Cycle{0};
+
+  struct Bank {
+    bool open = false;
+    std::uint32_t row = 0;
+    Cycle next_act = 0;  // tRC after ACT, tRP after PRE
+    Cycle next_pre = 0;  // tRAS after ACT, tRTP after RD, tWL + tBL + tWR after WR/UPD
+    Cycle next_col = 0;  // tRCD after ACT
+  };
+  struct Group {
+    Cycle next_act = 0;  // tRRDL (same group) / tRRDS (other groups)
+    Cycle next_rd = 0;   // tCCDL/S, tCCDWL, tWL + tBL + tWTRL/S
+    Cycle next_wr = 0;   // next WR or UPD: tCCDL/S, tCCDWL, tRTW
+  };
+
+  std::uint32_t bank_index(const BankAddress& at) const;
+  void raise_groups(Cycle Group::*field, std::uint32_t group, Cycle same, Cycle other);
+
+  // Functional store: sparse fixed-size pages of words, found through a one-entry
+  // cache of the last page touched.
+  std::uint64_t* find_page(std::uint64_t page) const;  // nullptr if never written
+  std::uint64_t* get_page(std::uint64_t page);         // allocates a zero page
+  template <class Fn>
+  void for_each_segment(std::uint64_t address, std::size_t words, Fn&& fn) const;
+
   const HbmConfig cfg_;
   Cycles refresh_due_;
+
+  std::vector<Bank> banks_;
+  std::vector<Group> groups_;
+  std::uint32_t open_banks_ = 0;
+  Cycle next_act_ = 0;      // channel-wide ACT block (tRFC after REF)
+  Cycle next_ref_ = 0;      // tRP after the last PRE, tRFC after the last REF
+  Cycle bus_free_ = 0;      // end of the last data burst (read or write)
+  Cycle faw_[4] = {0, 0, 0, 0};  // the last four ACT cycles, oldest at faw_head_
+  std::uint32_t faw_head_ = 0;
+  std::uint32_t acts_ = 0;  // ACTs issued so far, saturating at 4 (tFAW needs four)
+  Cycle faw_ready_ = 0;     // oldest of the last four ACTs + tFAW
+  Cycle next_cmd_ = 0;      // one command per cycle: last issued + 1
+
+  std::uint32_t words_per_page_ = 0;
+  std::uint32_t page_shift_ = 0;  // log2(page bytes)
+  std::uint32_t granule_shift_ = 0;
+  mutable std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> pages_;
+  mutable std::uint64_t cached_page_ = kNever;
+  mutable std::uint64_t* cached_words_ = nullptr;
+
+  std::array<Counter*, kNumDramCommands> commands_{};
+  Counter& bus_busy_;
+  Counter& refresh_busy_;
 };
 
 }  // namespace t3sim

@@ -1,0 +1,318 @@
+#include "models/hbm/hbm_channel.h"
+
+#include <algorithm>
+#include <bit>
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+
+namespace t3sim {
+
+const char* to_string(DramCommand c) {
+  switch (c) {
+    case DramCommand::kActivate: return "ACT";
+    case DramCommand::kPrecharge: return "PRE";
+    case DramCommand::kRead: return "RD";
+    case DramCommand::kWrite: return "WR";
+    case DramCommand::kUpdate: return "UPD";
+    case DramCommand::kRefresh: return "REF";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr std::uint64_t kPageBytes = 64 * 1024;  // functional store page
+
+struct CommandStat {
+  const char* name;
+  const char* description;
+};
+constexpr std::array<CommandStat, kNumDramCommands> kCommandStats = {{
+    {"activates", "ACT commands issued (row opened)"},
+    {"precharges", "PRE commands issued (row closed)"},
+    {"reads", "RD column commands issued"},
+    {"writes", "WR column commands issued"},
+    {"updates", "UPD column commands issued (near-memory add-and-store, T3 4.3)"},
+    {"refreshes", "all-bank REF commands issued"},
+}};
+
+}  // namespace
+
+HbmChannel::HbmChannel(Component& parent, std::string_view name, const HbmConfig& cfg)
+    : Component(parent, name),
+      cfg_(cfg),
+      refresh_due_(cfg.refresh ? Cycles(cfg.timing.tREFI) : Cycles(kNever)),
+      bus_busy_(counter("data_bus_busy", "cycles",
+                        "memory cycles the data bus carried read or write/update bursts")),
+      refresh_busy_(counter("refresh_busy", "cycles",
+                            "memory cycles the channel spent refreshing (tRFC per REF)")) {
+  T3SIM_CHECK(cfg_.bank_groups > 0 && cfg_.banks_per_group > 0, "a channel needs banks");
+  T3SIM_CHECK(std::has_single_bit(cfg_.value_granule), "value_granule must be a power of two");
+  T3SIM_CHECK(cfg_.timing.tBL > 0, "tBL must be positive");
+  banks_.resize(cfg_.banks());
+  groups_.resize(cfg_.bank_groups);
+  const std::uint64_t page_bytes = std::max<std::uint64_t>(kPageBytes, cfg_.value_granule);
+  page_shift_ = static_cast<std::uint32_t>(std::countr_zero(page_bytes));
+  granule_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.value_granule));
+  words_per_page_ = static_cast<std::uint32_t>(page_bytes >> granule_shift_);
+  for (int c = 0; c < kNumDramCommands; ++c) {
+    commands_[static_cast<std::size_t>(c)] =
+        &counter(kCommandStats[static_cast<std::size_t>(c)].name, "commands",
+                 kCommandStats[static_cast<std::size_t>(c)].description);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Bank state
+
+std::uint32_t HbmChannel::bank_index(const BankAddress& at) const {
+  T3SIM_CHECK(at.bank_group < cfg_.bank_groups && at.bank < cfg_.banks_per_group,
+              fmt::format("bank group {} bank {} outside {} x {}", at.bank_group, at.bank,
+                          cfg_.bank_groups, cfg_.banks_per_group));
+  return at.bank_group * cfg_.banks_per_group + at.bank;
+}
+
+bool HbmChannel::is_open(std::uint32_t bank_group, std::uint32_t bank) const {
+  return banks_[bank_index(BankAddress{bank_group, bank, 0, 0})].open;
+}
+
+std::uint32_t HbmChannel::open_row(std::uint32_t bank_group, std::uint32_t bank) const {
+  const Bank& b = banks_[bank_index(BankAddress{bank_group, bank, 0, 0})];
+  T3SIM_CHECK(b.open, fmt::format("open_row of closed bank {}.{}", bank_group, bank));
+  return b.row;
+}
+
+bool HbmChannel::all_banks_closed() const { return open_banks_ == 0; }
+
+bool HbmChannel::state_allows(DramCommand cmd, const BankAddress& at) const {
+  if (cmd == DramCommand::kRefresh) return open_banks_ == 0;
+  const Bank& b = banks_[bank_index(at)];
+  switch (cmd) {
+    case DramCommand::kActivate: return !b.open;
+    case DramCommand::kPrecharge: return b.open;
+    case DramCommand::kRead:
+    case DramCommand::kWrite:
+    case DramCommand::kUpdate: return b.open && b.row == at.row;
+    case DramCommand::kRefresh: break;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Timing
+
+Cycles HbmChannel::earliest(DramCommand cmd, const BankAddress& at, Cycles now) const {
+  const HbmTimings& t = cfg_.timing;
+  Cycle c = std::max(now.count(), next_cmd_);
+  if (cmd == DramCommand::kRefresh) return Cycles(std::max(c, next_ref_));
+  const std::uint32_t i = bank_index(at);
+  const Bank& b = banks_[i];
+  const Group& g = groups_[at.bank_group];
+  switch (cmd) {
+    case DramCommand::kActivate:
+      c = std::max({c, b.next_act, g.next_act, next_act_, faw_ready_});
+      break;
+    case DramCommand::kPrecharge:
+      c = std::max(c, b.next_pre);
+      break;
+    case DramCommand::kRead:
+      // The read burst starts tCL later and must not start before the bus is free.
+      c = std::max({c, b.next_col, g.next_rd, bus_free_ > t.tCL ? bus_free_ - t.tCL : 0});
+      break;
+    case DramCommand::kWrite:
+    case DramCommand::kUpdate:
+      c = std::max({c, b.next_col, g.next_wr, bus_free_ > t.tWL ? bus_free_ - t.tWL : 0});
+      break;
+    case DramCommand::kRefresh: break;
+  }
+  return Cycles(c);
+}
+
+void HbmChannel::raise_groups(Cycle Group::*field, std::uint32_t group, Cycle same, Cycle other) {
+  for (std::uint32_t h = 0; h < groups_.size(); ++h) {
+    Cycle& v = groups_[h].*field;
+    v = std::max(v, h == group ? same : other);
+  }
+}
+
+Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
+  const HbmTimings& t = cfg_.timing;
+  const Cycle n = now.count();
+  T3SIM_CHECK(n >= next_cmd_,
+              fmt::format("{} at cycle {}: one command per cycle, in cycle order (last at {})",
+                          to_string(cmd), n, next_cmd_ - 1));
+  T3SIM_CHECK(state_allows(cmd, at),
+              fmt::format("{} to bank group {} bank {} row {}: bank state does not allow it",
+                          to_string(cmd), at.bank_group, at.bank, at.row));
+  const Cycle ready = earliest(cmd, at, now).count();
+  T3SIM_CHECK(ready == n, fmt::format("{} to bank group {} bank {} at cycle {} violates timing "
+                                      "(earliest {})",
+                                      to_string(cmd), at.bank_group, at.bank, n, ready));
+  next_cmd_ = n + 1;
+  ++*commands_[static_cast<std::size_t>(cmd)];
+
+  if (cmd == DramCommand::kRefresh) {
+    next_act_ = std::max(next_act_, n + t.tRFC);
+    next_ref_ = std::max(next_ref_, n + t.tRFC);
+    refresh_busy_ += t.tRFC;
+    if (cfg_.refresh) refresh_due_ = refresh_due_ + Cycles(t.tREFI);
+    return now;
+  }
+
+  Bank& b = banks_[bank_index(at)];
+  const std::uint32_t g = at.bank_group;
+  switch (cmd) {
+    case DramCommand::kActivate: {
+      b.open = true;
+      b.row = at.row;
+      ++open_banks_;
+      b.next_act = std::max(b.next_act, n + t.tRC);
+      b.next_pre = std::max(b.next_pre, n + t.tRAS);
+      b.next_col = std::max(b.next_col, n + t.tRCD);
+      raise_groups(&Group::next_act, g, n + t.tRRDL, n + t.tRRDS);
+      faw_[faw_head_] = n;
+      faw_head_ = (faw_head_ + 1) % 4;
+      if (acts_ < 4) ++acts_;
+      if (acts_ == 4) faw_ready_ = faw_[faw_head_] + t.tFAW;  // oldest of the last four
+      return now;
+    }
+    case DramCommand::kPrecharge:
+      b.open = false;
+      --open_banks_;
+      b.next_act = std::max(b.next_act, n + t.tRP);
+      next_ref_ = std::max(next_ref_, n + t.tRP);
+      return now;
+    case DramCommand::kRead: {
+      b.next_pre = std::max(b.next_pre, n + t.tRTP);
+      raise_groups(&Group::next_rd, g, n + t.tCCDL, n + t.tCCDS);
+      raise_groups(&Group::next_wr, g, n + std::max(t.tRTW, t.tCCDL),
+                   n + std::max(t.tRTW, t.tCCDS));
+      const Cycle end = n + t.tCL + t.tBL;
+      bus_free_ = std::max(bus_free_, end);
+      bus_busy_ += t.tBL;
+      return Cycles(end);
+    }
+    case DramCommand::kWrite:
+    case DramCommand::kUpdate: {
+      const Cycle end = n + t.tWL + t.tBL;
+      // After an UPD the same bank group waits tCCDWL (T3 Table 1) instead of tCCDL.
+      const Cycle ccd_same = cmd == DramCommand::kUpdate ? t.tCCDWL : t.tCCDL;
+      b.next_pre = std::max(b.next_pre, end + t.tWR);
+      raise_groups(&Group::next_rd, g, std::max(n + ccd_same, end + t.tWTRL),
+                   std::max(n + t.tCCDS, end + t.tWTRS));
+      raise_groups(&Group::next_wr, g, n + ccd_same, n + t.tCCDS);
+      bus_free_ = std::max(bus_free_, end);
+      bus_busy_ += t.tBL;
+      return Cycles(end);
+    }
+    case DramCommand::kRefresh: break;
+  }
+  return now;
+}
+
+// ---------------------------------------------------------------------------
+// Functional store
+
+std::uint64_t* HbmChannel::find_page(std::uint64_t page) const {
+  if (page == cached_page_) return cached_words_;
+  const auto it = pages_.find(page);
+  if (it == pages_.end()) return nullptr;
+  cached_page_ = page;
+  cached_words_ = it->second.data();
+  return cached_words_;
+}
+
+std::uint64_t* HbmChannel::get_page(std::uint64_t page) {
+  if (page == cached_page_) return cached_words_;
+  auto [it, inserted] = pages_.try_emplace(page);
+  if (inserted) it->second.assign(words_per_page_, 0);
+  cached_page_ = page;
+  cached_words_ = it->second.data();
+  return cached_words_;
+}
+
+// Calls fn(page, first word in page, words, first word in the payload) for each page
+// the word range [address, address + words * granule) touches.
+template <class Fn>
+void HbmChannel::for_each_segment(std::uint64_t address, std::size_t words, Fn&& fn) const {
+  std::uint64_t word = address >> granule_shift_;
+  const std::uint32_t page_word_shift = page_shift_ - granule_shift_;
+  std::size_t done = 0;
+  while (done < words) {
+    const std::uint64_t page = word >> page_word_shift;
+    const std::uint32_t offset = static_cast<std::uint32_t>(word & (words_per_page_ - 1));
+    const std::size_t n = std::min<std::size_t>(words - done, words_per_page_ - offset);
+    fn(page, offset, n, done);
+    done += n;
+    word += n;
+  }
+}
+
+void HbmChannel::apply(MemOp op, std::uint64_t address, std::uint32_t bytes, Payload& data) {
+  const std::uint64_t mask = cfg_.value_granule - 1;
+  T3SIM_CHECK((address & mask) == 0 && (bytes & mask) == 0,
+              fmt::format("{} of {} B at {:#x} is not aligned to the {} B value granule",
+                          to_string(op), bytes, address, cfg_.value_granule));
+  if (data.empty()) return;  // timing-only traffic
+  const std::size_t words = bytes >> granule_shift_;
+  T3SIM_CHECK(data.words.size() == words,
+              fmt::format("{} of {} B carries {} words, expected {}", to_string(op), bytes,
+                          data.words.size(), words));
+  std::uint64_t* out = data.words.data();
+  switch (op) {
+    case MemOp::kRead:
+      for_each_segment(address, words, [&](std::uint64_t page, std::uint32_t off, std::size_t n,
+                                           std::size_t at) {
+        const std::uint64_t* p = find_page(page);
+        if (p != nullptr) {
+          std::copy_n(p + off, n, out + at);
+        } else {
+          std::fill_n(out + at, n, std::uint64_t{0});
+        }
+      });
+      break;
+    case MemOp::kWrite:
+      for_each_segment(address, words, [&](std::uint64_t page, std::uint32_t off, std::size_t n,
+                                           std::size_t at) {
+        std::copy_n(out + at, n, get_page(page) + off);
+      });
+      break;
+    case MemOp::kUpdate:
+      for_each_segment(address, words, [&](std::uint64_t page, std::uint32_t off, std::size_t n,
+                                           std::size_t at) {
+        std::uint64_t* p = get_page(page) + off;
+        for (std::size_t k = 0; k < n; ++k) p[k] += out[at + k];  // wraps mod 2^64
+      });
+      break;
+  }
+}
+
+void HbmChannel::preload(std::uint64_t address, const Payload& data) {
+  T3SIM_CHECK((address & (cfg_.value_granule - 1)) == 0,
+              fmt::format("preload at {:#x} is not aligned to the {} B value granule", address,
+                          cfg_.value_granule));
+  const std::uint64_t* in = data.words.data();
+  for_each_segment(address, data.words.size(), [&](std::uint64_t page, std::uint32_t off,
+                                                   std::size_t n, std::size_t at) {
+    std::copy_n(in + at, n, get_page(page) + off);
+  });
+}
+
+Payload HbmChannel::peek(std::uint64_t address, std::uint32_t bytes) const {
+  const std::uint64_t mask = cfg_.value_granule - 1;
+  T3SIM_CHECK((address & mask) == 0 && (bytes & mask) == 0,
+              fmt::format("peek of {} B at {:#x} is not aligned to the {} B value granule", bytes,
+                          address, cfg_.value_granule));
+  Payload out;
+  out.words.assign(bytes >> granule_shift_, 0);
+  std::uint64_t* dst = out.words.data();
+  for_each_segment(address, out.words.size(), [&](std::uint64_t page, std::uint32_t off,
+                                                  std::size_t n, std::size_t at) {
+    if (const std::uint64_t* p = find_page(page)) std::copy_n(p + off, n, dst + at);
+  });
+  return out;
+}
+
+}  // namespace t3sim
