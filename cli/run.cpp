@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/system/collective_system.h"
+#include "models/system/memory_system.h"
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/output.h"
@@ -12,6 +13,94 @@
 #include "sim/version.h"
 
 namespace t3sim {
+
+namespace {
+
+// What every workload kind shares once the configuration is read.
+struct RunContext {
+  const RunRequest& req;
+  ResolvedConfig& resolved;
+  std::uint64_t seed;
+  WatchdogConfig watchdog;
+  Tick max_time;
+  std::uint64_t timeline_max;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// kind: memory — traffic generators against one GPU's memory system.
+RunOutcome run_memory(const RunContext& ctx, ConfigNode system, ConfigNode workload) {
+  const RunRequest& req = ctx.req;
+  const GpuMemoryConfig mem_cfg = read_gpu_memory_config(system.child("memory"));
+  // A memory-only run uses the GPU's memory; the rest of the system file (GPU count,
+  // network, engines) describes the node and is accepted but not simulated.
+  for (const std::string& key : system.keys()) {
+    if (key != "memory") (void)system.raw(key);
+  }
+  system.finish();
+  const MemoryWorkload wl = read_memory_workload(workload, mem_cfg.hbm.value_granule);
+
+  Simulator sim(ctx.seed, ctx.watchdog);
+  if (req.output_dir && req.timeline && ctx.timeline_max > 0) sim.timeline().enable(ctx.timeline_max);
+  MemorySystem model(sim, mem_cfg, wl);
+  RunOutcome out;
+  if (req.validate_only) {
+    out.summary = fmt::format("ok: memory-only workload, {} generators, {} x {} channels, arbiter {}\n",
+                              wl.generators.size(), mem_cfg.hbm.standard, mem_cfg.hbm.channels,
+                              mem_cfg.mc.arbiter.type);
+    return out;
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  const MemoryResult r = model.run(ctx.max_time);
+  const double wall = seconds_since(wall_start);
+  const std::uint64_t events = sim.events().dispatched();
+  if (r.values_checked && !r.values.ok()) {
+    throw SimulationError(fmt::format("functional check failed: {} of {} granules differ; first: {}",
+                                      r.values.mismatches, r.values.checked,
+                                      r.values.messages.empty() ? "" : r.values.messages.front()));
+  }
+  if (req.output_dir) {
+    RunMetadata meta;
+    meta.configuration = "memory";
+    meta.seed = ctx.seed;
+    meta.resolved_config = ctx.resolved.json();
+    meta.wall_seconds = wall;
+    meta.events = events;
+    meta.simulated_time = sim.now();
+    meta.command_line = fmt::format("system={} workload={}", req.system.string(), req.workload.string());
+    write_run_outputs(*req.output_dir, meta, r.json, sim.stats(), sim.timeline(), sim.now());
+  }
+  out.summary = fmt::format("t3sim {} ({})\n", kVersion, kGitRevision) + model.summary(r) +
+                fmt::format("simulation: {} events in {:.3f} s ({:.2f} M events/s)\n", events, wall,
+                            wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
+  if (req.output_dir) out.summary += fmt::format("outputs: {}\n", req.output_dir->string());
+
+  out.metrics = {
+      {"time_ps", std::to_string(r.simulated.ps())},
+      {"dram_bandwidth_GBps", fmt::format("{:.4f}", r.dram_bandwidth / 1e9)},
+      {"dram_utilization", fmt::format("{:.6f}", r.dram_bandwidth / r.peak_bandwidth)},
+      {"row_hit_rate", fmt::format("{:.6f}", r.row_hit_rate)},
+  };
+  for (int s = 0; s < kNumStreams; ++s) {
+    const std::string name = to_string(static_cast<Stream>(s));
+    out.metrics.emplace_back(name + "_mc_latency_mean_ns", fmt::format("{:.3f}", r.streams[s].latency_mean_ns));
+    out.metrics.emplace_back(name + "_mc_latency_p99_ns", fmt::format("{:.1f}", r.streams[s].latency_p99_ns));
+  }
+  for (std::size_t i = 0; i < wl.generators.size(); ++i) {
+    const auto& g = r.json["generators"][i];
+    const std::string name = wl.generators[i].name;
+    out.metrics.emplace_back(name + "_GBps", fmt::format("{:.4f}", g["bandwidth_GBps"].get<double>()));
+    out.metrics.emplace_back(name + "_latency_mean_ns", fmt::format("{:.3f}", g["latency_mean_ns"].get<double>()));
+    out.metrics.emplace_back(name + "_latency_p99_ns", fmt::format("{:.1f}", g["latency_p99_ns"].get<double>()));
+  }
+  out.metrics.emplace_back("functional_check", r.values_checked ? "passed" : "not run");
+  out.metrics.emplace_back("events", std::to_string(events));
+  return out;
+}
+
+}  // namespace
 
 RunOutcome run_simulation(const RunRequest& req) {
   // ---- configuration: system and workload files under their sections, then overrides
@@ -25,6 +114,9 @@ RunOutcome run_simulation(const RunRequest& req) {
   ResolvedConfig resolved;
   ConfigNode top(&tree.root(), "", &resolved);
   ConfigNode run = top.child("run");
+  ConfigNode workload = top.child("workload");
+  const std::string kind = workload.get_enum("kind", "collective", {"collective", "memory"});
+  const bool configuration_given = run.has("config");
   const std::string configuration = run.get_enum(
       "config", "sequential",  // every configuration of SPEC's table; the slice implements one
       {"sequential", "t3", "t3-mca", "ideal-overlap", "ideal-rs-nmc", "fused", "c3", "conccl"});
@@ -36,9 +128,15 @@ RunOutcome run_simulation(const RunRequest& req) {
   run.finish();
 
   ConfigNode system = top.child("system");
-  ConfigNode workload = top.child("workload");
-  const std::string kind = workload.get_enum("kind", "collective", {"collective"});
   top.finish();
+
+  if (kind == "memory") {
+    if (configuration_given) {
+      run.fail("config", "a memory workload has no configurations: its arbitration policy is "
+                         "system.memory.mc.arbiter");
+    }
+    return run_memory(RunContext{req, resolved, seed, watchdog, max_time, timeline_max}, system, workload);
+  }
 
   if (configuration != "sequential")
     run.fail("config", fmt::format("configuration '{}' is not implemented yet for a '{}' workload "

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -603,17 +604,56 @@ void ConfigTree::set(std::string_view dotted_path, std::string_view yaml_value, 
   }
   value.key_where = origin;
 
+  // A segment may index a list: `generators[1]` (sweeps over one generator's key).
+  struct Segment {
+    std::string key;
+    std::optional<std::size_t> item;
+  };
+  auto parse_segment = [&](const std::string& text) {
+    Segment seg{text, std::nullopt};
+    const std::size_t open = text.find('[');
+    if (open == std::string::npos) return seg;
+    const std::string digits = text.substr(open + 1, text.size() - open - 2);
+    if (open == 0 || text.back() != ']' || digits.empty() ||
+        digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) {
+      throw ConfigError(origin, std::string(dotted_path),
+                        fmt::format("expected a list index like 'name[0]', got '{}'", text));
+    }
+    seg.key = text.substr(0, open);
+    seg.item = std::stoul(digits);
+    return seg;
+  };
+  auto list_item = [&](ConfigValue* list, const Segment& seg, const std::string& at) -> ConfigValue* {
+    if (list->kind != ConfigValue::Kind::kList) {
+      throw ConfigError(origin, std::string(dotted_path),
+                        fmt::format("'{}' is {} (from {}), not a list", at, describe(*list), list->where.str()));
+    }
+    if (*seg.item >= list->list.size()) {
+      throw ConfigError(origin, std::string(dotted_path),
+                        fmt::format("'{}' has {} items; index {} is out of range", at, list->list.size(), *seg.item));
+    }
+    return &list->list[*seg.item];
+  };
+
   ConfigValue* node = &root_;
   std::string prefix;
   for (std::size_t i = 0; i + 1 < segments.size(); ++i) {
-    prefix = join_path(prefix, segments[i]);
+    const Segment seg = parse_segment(segments[i]);
+    prefix = join_path(prefix, seg.key);
     if (node->kind == ConfigValue::Kind::kNull) node->kind = ConfigValue::Kind::kMap;
-    ConfigValue* next = node->find(segments[i]);
+    ConfigValue* next = node->find(seg.key);
+    if (seg.item) {
+      if (next == nullptr) {
+        throw ConfigError(origin, std::string(dotted_path), fmt::format("there is no list '{}' to index", prefix));
+      }
+      next = list_item(next, seg, prefix);
+      prefix += fmt::format("[{}]", *seg.item);
+    }
     if (next == nullptr) {
       ConfigValue fresh;
       fresh.kind = ConfigValue::Kind::kMap;
       fresh.where = fresh.key_where = origin;
-      node->map.emplace_back(segments[i], std::move(fresh));
+      node->map.emplace_back(seg.key, std::move(fresh));
       next = &node->map.back().second;
     } else if (next->kind == ConfigValue::Kind::kScalar || next->kind == ConfigValue::Kind::kList) {
       throw ConfigError(origin, std::string(dotted_path),
@@ -622,11 +662,21 @@ void ConfigTree::set(std::string_view dotted_path, std::string_view yaml_value, 
     }
     node = next;
   }
+  const Segment last = parse_segment(segments.back());
   if (node->kind == ConfigValue::Kind::kNull) node->kind = ConfigValue::Kind::kMap;
-  if (ConfigValue* existing = node->find(segments.back())) {
+  if (last.item) {
+    ConfigValue* list = node->find(last.key);
+    if (list == nullptr) {
+      throw ConfigError(origin, std::string(dotted_path),
+                        fmt::format("there is no list '{}' to index", join_path(prefix, last.key)));
+    }
+    *list_item(list, last, join_path(prefix, last.key)) = std::move(value);
+    return;
+  }
+  if (ConfigValue* existing = node->find(last.key)) {
     *existing = std::move(value);
   } else {
-    node->map.emplace_back(segments.back(), std::move(value));
+    node->map.emplace_back(last.key, std::move(value));
   }
 }
 

@@ -443,6 +443,31 @@ TEST(Override, IntoAScalarIsAnError) {
                                        fixture("system.yaml") + ":3), not a mapping");
 }
 
+TEST(Override, IndexesIntoLists) {
+  ConfigTree tree = ConfigTree::parse("gens:\n  - {name: a, n: 1}\n  - {name: b, n: 2}\nxs: [1, 2]\n", "w.yaml");
+  tree.apply_override("gens[1].n=5");
+  tree.apply_override("gens[0].extra=yes");
+  tree.apply_override("xs[0]=7");
+  EXPECT_EQ(tree.root().find("gens")->list[1].find("n")->scalar, "5");
+  EXPECT_EQ(tree.root().find("gens")->list[1].find("n")->where.str(), "--set gens[1].n=5");
+  EXPECT_EQ(tree.root().find("gens")->list[0].find("extra")->scalar, "yes");
+  EXPECT_EQ(tree.root().find("xs")->list[0].scalar, "7");
+  EXPECT_EQ(tree.root().find("gens")->list[0].find("n")->scalar, "1");
+
+  auto error = [&](const std::string& o) {
+    try {
+      tree.apply_override(o);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error("gens[2].n=1"), HasSubstr("gens[2].n: 'gens' has 2 items; index 2 is out of range"));
+  EXPECT_THAT(error("gens[x].n=1"), HasSubstr("expected a list index like 'name[0]', got 'gens[x]'"));
+  EXPECT_THAT(error("nope[0].n=1"), HasSubstr("there is no list 'nope' to index"));
+  EXPECT_THAT(error("gens[0].n[0]=1"), HasSubstr("'gens[0].n' is '1' (from w.yaml:2), not a list"));
+}
+
 TEST(Override, ProgrammaticSet) {
   ConfigTree tree;
   tree.set("sweep.point", "3", SourceLocation{"sweep point 3", 0, 0});

@@ -675,3 +675,32 @@ TEST(HbmConfigTest, BadValuesAndUnknownKeys) {
 
 }  // namespace
 }  // namespace t3sim
+
+namespace t3sim {
+namespace {
+
+TEST(HbmRefreshCatchUp, RefreshesDueWhileIdleAreCountedAndCloseBanks) {
+  Simulator sim(1);
+  Component root(sim, "gpu0");
+  HbmConfig cfg;
+  cfg.channels = 1;
+  HbmChannel ch(root, "hbm0", cfg);
+  const HbmTimings& t = cfg.timing;
+  ch.issue(DramCommand::kActivate, BankAddress{1, 2, 3, 0}, Cycles(0));
+  EXPECT_EQ(ch.catch_up_refreshes(Cycles(t.tREFI)), 0u);  // due now, not before: the controller's job
+  // Asleep until 3.5 intervals: refreshes at 1, 2 and 3 x tREFI happened meanwhile.
+  const Cycles wake(t.tREFI * 3 + t.tREFI / 2);
+  EXPECT_EQ(ch.catch_up_refreshes(wake), 3u);
+  EXPECT_EQ(ch.refresh_due(), Cycles(t.tREFI * 4));
+  EXPECT_TRUE(ch.all_banks_closed());
+  const Stat* refreshes = sim.stats().find("gpu0.hbm0.refreshes");
+  ASSERT_NE(refreshes, nullptr);
+  EXPECT_EQ(refreshes->flat(Tick::zero()).front().second, 3);
+  // Woken right after a refresh was due: it is still running, and blocks ACT until its tRFC ends.
+  const Cycles soon(t.tREFI * 4 + 10);
+  EXPECT_EQ(ch.catch_up_refreshes(soon), 1u);
+  EXPECT_EQ(ch.earliest(DramCommand::kActivate, BankAddress{0, 0, 1, 0}, soon), Cycles(t.tREFI * 4 + t.tRFC));
+}
+
+}  // namespace
+}  // namespace t3sim

@@ -569,7 +569,7 @@ TEST(L2, MemorySideRefusalQueuesRequestsAndResendsThemInOrder) {
   EXPECT_TRUE(h.mem.log.empty());
   std::vector<std::string> report;
   h.l2.report_in_flight(report);
-  EXPECT_THAT(fmt::format("{}", fmt::join(report, "\n")), HasSubstr("3 requests refused by the memory side"));
+  EXPECT_THAT(fmt::format("{}", fmt::join(report, "\n")), HasSubstr("3 compute requests refused by the memory side"));
   h.mem.release();
   h.sim.run();
   ASSERT_EQ(h.mem.log.size(), 3u);

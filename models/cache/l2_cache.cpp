@@ -549,31 +549,49 @@ void L2Cache::send_piece(std::uint32_t ti, const Piece& p, bool uncached) {
 }
 
 void L2Cache::send(MemRequest&& r) {
-  // One ordered path to the memory side: once something waits, everything after it
-  // waits too, so same-address requests reach the memory controller in order.
-  if (out_queue_.empty() && memory_.can_accept(r)) {
+  const int s = index(r.stream);
+  const std::uint64_t line = r.address / cfg_.line_bytes;
+  // Same-address requests must reach the memory controller in order: a request waits
+  // for the last earlier one to its line still queued in the other stream's FIFO.
+  std::uint64_t after = 0;
+  const auto& other = out_queues_[1 - s];
+  for (auto it = other.rbegin(); it != other.rend(); ++it) {
+    if (it->req.address / cfg_.line_bytes == line) {
+      after = it->seq;
+      break;
+    }
+  }
+  if (out_queues_[s].empty() && after == 0 && memory_.can_accept(r)) {
     memory_.accept(std::move(r));
     return;
   }
   ++memory_queued_;
-  out_queue_.push_back(std::move(r));
-  if (!waiting_for_memory_) {
-    waiting_for_memory_ = true;
-    memory_.wait_for_space(this);
-  }
+  out_queues_[s].push_back(Outbound{std::move(r), ++out_seq_, after});
+  memory_.wait_for_space(this);  // targets de-duplicate registrations
 }
 
-void L2Cache::on_mem_retry() {
-  waiting_for_memory_ = false;
-  while (!out_queue_.empty() && memory_.can_accept(out_queue_.front())) {
-    memory_.accept(std::move(out_queue_.front()));
-    out_queue_.pop_front();
-  }
-  if (!out_queue_.empty()) {
-    waiting_for_memory_ = true;
-    memory_.wait_for_space(this);
-  }
+bool L2Cache::may_send(const Outbound& o) const {
+  if (o.after == 0) return true;
+  const auto& other = out_queues_[1 - index(o.req.stream)];
+  return other.empty() || other.front().seq > o.after;  // FIFOs send in order
 }
+
+void L2Cache::drain_out_queues() {
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (auto& q : out_queues_) {
+      while (!q.empty() && may_send(q.front()) && memory_.can_accept(q.front().req)) {
+        memory_.accept(std::move(q.front().req));
+        q.pop_front();
+        progress = true;
+      }
+    }
+  }
+  if (!out_queues_[0].empty() || !out_queues_[1].empty()) memory_.wait_for_space(this);
+}
+
+void L2Cache::on_mem_retry() { drain_out_queues(); }
 
 void L2Cache::on_mem_response(MemRequest&& resp) {
   sim().note_progress();
@@ -771,9 +789,11 @@ void L2Cache::report_in_flight(std::vector<std::string>& out) const {
                               outstanding_misses(), lines_[oldest->slot].line_addr * cfg_.line_bytes,
                               oldest->issued.ps(), oldest->waiters.size()));
   }
-  if (!out_queue_.empty()) {
-    out.push_back(fmt::format("{} requests refused by the memory side, waiting for its retry (first: {} of 0x{:x})",
-                              out_queue_.size(), to_string(out_queue_.front().op), out_queue_.front().address));
+  for (const auto& q : out_queues_) {
+    if (q.empty()) continue;
+    out.push_back(fmt::format("{} {} requests refused by the memory side, waiting for its retry (first: {} of 0x{:x})",
+                              q.size(), to_string(q.front().req.stream), to_string(q.front().req.op),
+                              q.front().req.address));
   }
   if (write_backs_in_flight_ > 0) out.push_back(fmt::format("{} write-backs in flight", write_backs_in_flight_));
 }

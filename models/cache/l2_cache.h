@@ -19,6 +19,7 @@
 // See README.md in this folder for the full rule set (write policy, bypass ordering,
 // functional values, MSHRs, back-pressure) and the choices behind the defaults.
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -217,8 +218,19 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   std::vector<std::uint32_t> free_txns_;
   std::size_t in_flight_ = 0;
   std::deque<std::uint32_t> mshr_wait_;   // stalled transactions, oldest first
-  std::deque<MemRequest> out_queue_;      // refused by the memory side, in order
-  bool waiting_for_memory_ = false;
+  // Requests the memory side refused, one FIFO per stream so a refused communication
+  // request never holds back compute ones (the controller's ingress queues are per
+  // stream, and MCA, T3 §4.5, only works if compute reaches it). Same-line order
+  // across the two FIFOs is kept by `after`.
+  struct Outbound {
+    MemRequest req;
+    std::uint64_t seq = 0;
+    std::uint64_t after = 0;  // seq of an earlier request to the same line in the other FIFO (0: none)
+  };
+  std::array<std::deque<Outbound>, kNumStreams> out_queues_;
+  std::uint64_t out_seq_ = 0;
+  bool may_send(const Outbound& o) const;
+  void drain_out_queues();
   std::uint64_t write_backs_in_flight_ = 0;
   std::vector<MemClient*> retry_waiters_;
   std::vector<MemClient*> retry_scratch_;

@@ -130,6 +130,26 @@ Cycles HbmChannel::earliest(DramCommand cmd, const BankAddress& at, Cycles now) 
   return Cycles(c);
 }
 
+std::uint64_t HbmChannel::catch_up_refreshes(Cycles now) {
+  if (!cfg_.refresh) return 0;
+  const HbmTimings& t = cfg_.timing;
+  std::uint64_t n = 0;
+  while (refresh_due_ < now) {
+    const Cycle start = std::max(refresh_due_.count(), next_ref_);
+    next_act_ = std::max(next_act_, start + t.tRFC);
+    next_ref_ = std::max(next_ref_, start + t.tRFC);
+    refresh_busy_ += t.tRFC;
+    ++*commands_[static_cast<std::size_t>(DramCommand::kRefresh)];
+    refresh_due_ = refresh_due_ + Cycles(t.tREFI);
+    ++n;
+  }
+  if (n > 0) {
+    for (Bank& b : banks_) b.open = false;  // a refresh needs every bank precharged
+    open_banks_ = 0;
+  }
+  return n;
+}
+
 void HbmChannel::raise_groups(Cycle Group::*field, std::uint32_t group, Cycle same, Cycle other) {
   for (std::uint32_t h = 0; h < groups_.size(); ++h) {
     Cycle& v = groups_[h].*field;

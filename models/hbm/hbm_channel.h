@@ -73,6 +73,12 @@ class HbmChannel final : public Component {
   // ---- refresh (tREFI cadence). When now >= refresh_due(), the controller must close
   // every bank and issue kRefresh; refresh_due() then advances by tREFI.
   Cycles refresh_due() const { return refresh_due_; }
+  // Refreshes that fell due before `now` while the controller slept (an idle
+  // controller schedules nothing) are taken as done in the background, each as soon
+  // as it was due: they are counted, close every bank, and the last one still blocks
+  // activates until its tRFC ends. Returns how many. Contract: called by a controller
+  // waking from idle, with no request in flight.
+  std::uint64_t catch_up_refreshes(Cycles now);
 
   // ---- functional store (values, T3 §4.3): applied by the controller when a
   // request's last column command issues, so memory order = command order and

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -86,6 +87,10 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
                                            "requests waiting for arbitration", 1, cfg.ingress_queue_size + 1);
     admissions_[s] = &counter(stream + ".admissions", "requests", "requests the arbiter let into the DRAM queues");
   }
+  if (dram.config().banks() > 64) {
+    throw std::invalid_argument(fmt::format("{}: at most 64 banks per channel are supported, got {}",
+                                            this->name(), dram.config().banks()));
+  }
   read_q_.reserve(cfg.read_queue_size);
   write_q_.reserve(cfg.write_queue_size);
 }
@@ -134,6 +139,21 @@ void MemoryController::kernel_end() {
   if (!idle()) wake_at(cycle_now());
 }
 
+McStreamStats MemoryController::stream_stats(Stream stream) const {
+  const int s = index(stream);
+  McStreamStats st;
+  for (int o = 0; o < kNumMemOps; ++o) {
+    st.requests[o] = requests_[s][o]->value();
+    st.bytes[o] = bytes_[s][o]->value();
+  }
+  st.row_hits = row_hits_[s]->value();
+  st.row_misses = row_misses_[s]->value();
+  st.row_conflicts = row_conflicts_[s]->value();
+  st.latency = latency_ns_[s];
+  st.dram_queue_occupancy = dram_queue_occupancy_[s];
+  return st;
+}
+
 std::uint32_t MemoryController::occupancy() const {
   return static_cast<std::uint32_t>(read_q_.size() + write_q_.size());
 }
@@ -158,6 +178,11 @@ void MemoryController::tick() {
   last_evaluated_ = now_c;
   evaluated_once_ = true;
   in_tick_ = true;
+  if (asleep_) {
+    // Refresh went on while nothing was queued; account for it now.
+    dram_.catch_up_refreshes(now_c);
+    asleep_ = false;
+  }
   Cycles next = kNever;
   bool progress = admit(now_c);
   bool issued = refresh(now_c, next);
@@ -173,7 +198,10 @@ void MemoryController::tick() {
     for (MemClient* c : retry) c->on_mem_retry();  // may accept() again: that wakes us
   }
 
-  if (idle()) return;  // nothing queued: sleep until accept()
+  if (idle()) {  // nothing queued: sleep until accept()
+    asleep_ = true;
+    return;
+  }
   if (progress) {
     wake_at(now_c + Cycles(1));
     return;
@@ -296,32 +324,27 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
                                   (write_q_.size() <= cfg_.write_low_watermark && !read_q_.empty()))) {
     draining_writes_ = false;
   }
-  Queue& active = draining_writes_ ? write_q_ : read_q_;
-  if (active.empty()) return false;
-
   const std::uint32_t per_group = dram_.config().banks_per_group;
   auto bank_index = [&](const BankAddress& a) { return a.bank_group * per_group + a.bank; };
+  auto eligible = [](const Queue& q) {
+    return std::any_of(q.begin(), q.end(), [](const Entry& e) { return e.hazards == 0; });
+  };
+  Queue* chosen = draining_writes_ ? &write_q_ : &read_q_;
+  if (!eligible(*chosen)) {
+    // Everything here waits on older requests in the other queue (a read behind a
+    // write to the same bytes, or the reverse): serve that queue this cycle.
+    chosen = chosen == &write_q_ ? &read_q_ : &write_q_;
+    if (!eligible(*chosen)) return false;
+  }
+  Queue& active = *chosen;
 
   // Banks whose open row still has a ready hit in the active queue are not closed
   // under it (until row_hit_cap hits), or FR-FCFS would thrash rows.
-  std::uint64_t protected_banks = 0;  // at most 64 banks per channel (checked below)
-  T3SIM_CHECK(dram_.config().banks() <= 64, "more than 64 banks per channel");
-  bool any_eligible = false;
+  std::uint64_t protected_banks = 0;  // at most 64 banks per channel (checked at construction)
   for (const Entry& e : active) {
     if (e.hazards > 0) continue;
-    any_eligible = true;
     if (dram_.is_open(e.at.bank_group, e.at.bank) && dram_.open_row(e.at.bank_group, e.at.bank) == e.at.row)
       protected_banks |= std::uint64_t{1} << bank_index(e.at);
-  }
-  if (!any_eligible) {
-    // Everything here waits on older requests in the other queue: serve that one.
-    Queue& other = draining_writes_ ? read_q_ : write_q_;
-    if (!other.empty()) {
-      draining_writes_ = !draining_writes_;
-      if (draining_writes_) ++write_drains_;
-      return schedule_command(now_c, next);
-    }
-    return false;
   }
 
   std::optional<std::size_t> other_ready;

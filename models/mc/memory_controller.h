@@ -51,6 +51,15 @@ struct McConfig {
 
 McConfig read_mc_config(ConfigNode node);
 
+// One stream's statistics at one controller, for system-level summaries.
+struct McStreamStats {
+  std::uint64_t requests[kNumMemOps] = {};
+  std::uint64_t bytes[kNumMemOps] = {};
+  std::uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0;
+  const Histogram* latency = nullptr;               // ns, arrival to response
+  const TimeWeighted* dram_queue_occupancy = nullptr;
+};
+
 class MemoryController final : public Component, public MemTarget {
  public:
   // `map` decodes bank group / bank / row / column; every request must belong to
@@ -69,6 +78,7 @@ class MemoryController final : public Component, public MemTarget {
   void kernel_end();
 
   const Arbiter& arbiter() const { return *arbiter_; }
+  McStreamStats stream_stats(Stream s) const;
   std::uint32_t occupancy() const;
   bool idle() const;
   void report_in_flight(std::vector<std::string>& out) const override;
@@ -125,6 +135,7 @@ class MemoryController final : public Component, public MemTarget {
   CallbackEvent tick_event_;
   bool in_tick_ = false;
   bool evaluated_once_ = false;
+  bool asleep_ = true;     // nothing queued since the last tick (refresh catch-up on wake)
   Cycles last_evaluated_;  // the last cycle tick() ran (one evaluation per cycle)
 
   // Stats

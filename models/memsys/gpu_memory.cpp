@@ -1,0 +1,121 @@
+#include "models/memsys/gpu_memory.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+
+namespace t3sim {
+
+// Routes the L2's memory-side requests to the controller of their channel. Pure
+// wiring (the crossbar has no modelled latency): can_accept and back-pressure are the
+// controller's own.
+class GpuMemory::Router final : public MemTarget {
+ public:
+  Router(const AddressMap& map, std::vector<std::unique_ptr<MemoryController>>& mcs) : map_(map), mcs_(mcs) {}
+  bool can_accept(const MemRequest& req) const override {
+    const std::uint32_t ch = map_.channel(req.address);
+    if (mcs_[ch]->can_accept(req)) return true;
+    if (!refused_[ch]) {
+      refused_[ch] = true;
+      refused_list_.push_back(ch);
+    }
+    return false;
+  }
+  void accept(MemRequest&& req) override { target(req).accept(std::move(req)); }
+  void wait_for_space(MemClient* client) override {
+    // The client (the L2) waits for every channel that refused it since it last
+    // registered: whichever frees first wakes it.
+    for (std::uint32_t ch : refused_list_) {
+      mcs_[ch]->wait_for_space(client);
+      refused_[ch] = false;
+    }
+    refused_list_.clear();
+  }
+
+ private:
+  MemoryController& target(const MemRequest& req) const { return *mcs_[map_.channel(req.address)]; }
+  const AddressMap& map_;
+  std::vector<std::unique_ptr<MemoryController>>& mcs_;
+  mutable std::vector<bool> refused_ = std::vector<bool>(mcs_.size(), false);
+  mutable std::vector<std::uint32_t> refused_list_;
+};
+
+GpuMemoryConfig read_gpu_memory_config(ConfigNode memory) {
+  GpuMemoryConfig cfg;
+  memory.get_enum("model", "hbm", {"hbm"});
+  cfg.hbm = read_hbm_config(memory.child("hbm"));
+  cfg.address_map = read_address_map_config(memory.child("address_map"), cfg.hbm);
+  cfg.mc = read_mc_config(memory.child("mc"));
+  ConfigNode l2 = memory.child("l2");
+  cfg.l2 = read_l2_config(l2);
+  cfg.l2.value_granule = cfg.hbm.value_granule;
+  if (cfg.l2.line_bytes % cfg.hbm.value_granule != 0) {
+    l2.fail("line_size", fmt::format("expected a multiple of hbm.value_granule ({} B), got {} B",
+                                     cfg.hbm.value_granule, cfg.l2.line_bytes));
+  }
+  if (cfg.address_map.interleave_bytes < cfg.l2.line_bytes) {
+    memory.child("address_map").fail("interleave",
+        fmt::format("expected at least the L2 line size ({} B) so a line stays in one channel, got {} B",
+                    cfg.l2.line_bytes, cfg.address_map.interleave_bytes));
+  }
+  memory.finish();
+  return cfg;
+}
+
+GpuMemory::GpuMemory(Component& parent, std::string_view name, const GpuMemoryConfig& cfg)
+    : Component(parent, name), cfg_(cfg), map_(cfg.address_map, cfg.hbm) {
+  for (std::uint32_t c = 0; c < cfg.hbm.channels; ++c) {
+    hbm_.push_back(std::make_unique<HbmChannel>(*this, fmt::format("hbm{}", c), cfg.hbm));
+    mcs_.push_back(std::make_unique<MemoryController>(*this, fmt::format("mc{}", c), cfg.mc, *hbm_.back(), map_, c));
+  }
+  router_ = std::make_unique<Router>(map_, mcs_);
+  L2Config l2 = cfg.l2;
+  l2.value_granule = cfg.hbm.value_granule;
+  l2_ = std::make_unique<L2Cache>(*this, "l2", l2, *router_);
+}
+
+GpuMemory::~GpuMemory() = default;
+
+void GpuMemory::kernel_begin() {
+  for (auto& mc : mcs_) mc->kernel_begin();
+}
+
+void GpuMemory::kernel_end() {
+  for (auto& mc : mcs_) mc->kernel_end();
+}
+
+Payload GpuMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
+  const std::uint32_t granule = cfg_.hbm.value_granule;
+  if (address % granule != 0 || bytes % granule != 0)
+    throw std::invalid_argument(fmt::format("peek [{:#x}, +{}) is not aligned to the value granule ({} B)",
+                                            address, bytes, granule));
+  Payload out;
+  out.words.reserve(bytes / granule);
+  const std::uint64_t unit = map_.interleave_bytes();
+  for (std::uint64_t a = address; a < address + bytes;) {
+    const std::uint64_t piece = std::min<std::uint64_t>(address + bytes - a, unit - a % unit);
+    const Payload p = hbm_[map_.channel(a)]->peek(a, static_cast<std::uint32_t>(piece));
+    out.words.insert(out.words.end(), p.words.begin(), p.words.end());
+    a += piece;
+  }
+  l2_->overlay(address, bytes, out);
+  return out;
+}
+
+void GpuMemory::preload(std::uint64_t address, const Payload& data) {
+  const std::uint32_t granule = cfg_.hbm.value_granule;
+  const std::uint64_t unit = map_.interleave_bytes();
+  const std::uint64_t bytes = data.words.size() * granule;
+  for (std::uint64_t a = address; a < address + bytes;) {
+    const std::uint64_t piece = std::min<std::uint64_t>(address + bytes - a, unit - a % unit);
+    Payload p;
+    const auto first = data.words.begin() + static_cast<std::ptrdiff_t>((a - address) / granule);
+    p.words.assign(first, first + static_cast<std::ptrdiff_t>(piece / granule));
+    hbm_[map_.channel(a)]->preload(a, p);
+    a += piece;
+  }
+}
+
+}  // namespace t3sim

@@ -1,0 +1,74 @@
+#pragma once
+// One GPU's memory system: L2 -> channel router -> one memory controller per HBM
+// channel -> HBM channel (SPEC "How a byte flows", step 3).
+//
+//   requester --MemTarget--> gpuN.l2 --(misses, write-backs, uncached, updates)-->
+//       router (address map: channel) --> gpuN.mcK --> gpuN.hbmK
+//
+// Everything enters through the L2, which bypasses uncached requests and updates
+// straight to the controllers (T3 §4.3), so a cached copy is never stale.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/cache/l2_cache.h"
+#include "models/hbm/hbm_channel.h"
+#include "models/mc/address_map.h"
+#include "models/mc/memory_controller.h"
+#include "models/mem/mem_request.h"
+#include "sim/component.h"
+
+namespace t3sim {
+
+class ConfigNode;
+
+struct GpuMemoryConfig {
+  HbmConfig hbm;
+  AddressMapConfig address_map;
+  McConfig mc;
+  L2Config l2;
+};
+
+// Reads a `memory:` section: model (hbm), hbm, address_map, mc, l2.
+GpuMemoryConfig read_gpu_memory_config(ConfigNode memory);
+
+class GpuMemory final : public Component, public MemTarget {
+ public:
+  GpuMemory(Component& parent, std::string_view name, const GpuMemoryConfig& cfg);
+  ~GpuMemory() override;
+
+  // MemTarget: every request goes through the L2.
+  bool can_accept(const MemRequest& req) const override { return l2_->can_accept(req); }
+  void accept(MemRequest&& req) override { l2_->accept(std::move(req)); }
+  void wait_for_space(MemClient* client) override { l2_->wait_for_space(client); }
+
+  // The local compute kernel started / ended: every controller's arbiter is told
+  // (MCA profiles the kernel alone and drains communication at its end, T3 §4.5).
+  void kernel_begin();
+  void kernel_end();
+
+  const GpuMemoryConfig& config() const { return cfg_; }
+  std::uint32_t channels() const { return static_cast<std::uint32_t>(mcs_.size()); }
+  L2Cache& l2() { return *l2_; }
+  MemoryController& mc(std::uint32_t i) { return *mcs_[i]; }
+  HbmChannel& hbm(std::uint32_t i) { return *hbm_[i]; }
+  const AddressMap& address_map() const { return map_; }
+
+  // Functional state outside simulated time: what the GPU would read at [address,
+  // address + bytes) (DRAM contents overlaid with dirty L2 lines), and initial data.
+  Payload peek(std::uint64_t address, std::uint32_t bytes) const;
+  void preload(std::uint64_t address, const Payload& data);
+
+ private:
+  class Router;
+
+  GpuMemoryConfig cfg_;
+  AddressMap map_;
+  std::vector<std::unique_ptr<HbmChannel>> hbm_;
+  std::vector<std::unique_ptr<MemoryController>> mcs_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<L2Cache> l2_;
+};
+
+}  // namespace t3sim

@@ -1,0 +1,262 @@
+// The memory controller against a real HBM channel: exact latencies from the timing
+// parameters, FR-FCFS order, write watermarks, same-address ordering, back-pressure,
+// arbitration between streams and tick-on-demand.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "models/hbm/hbm_channel.h"
+#include "models/mc/address_map.h"
+#include "models/mc/memory_controller.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+namespace {
+
+// Records responses in completion order.
+class Recorder final : public MemClient {
+ public:
+  explicit Recorder(Simulator& sim) : sim_(sim) {}
+  void on_mem_response(MemRequest&& r) override {
+    done_at[r.tag] = sim_.now();
+    order.push_back(r.tag);
+    data[r.tag] = std::move(r.data);
+  }
+  void on_mem_retry() override { ++retries; }
+  std::map<std::uint64_t, Tick> done_at;
+  std::map<std::uint64_t, Payload> data;
+  std::vector<std::uint64_t> order;
+  int retries = 0;
+
+ private:
+  Simulator& sim_;
+};
+
+HbmConfig one_channel() {
+  HbmConfig h;  // T3 Table 1 HBM2 timings (hbm_config.h defaults), one channel
+  h.channels = 1;
+  h.refresh = false;
+  return h;
+}
+
+struct Rig {
+  explicit Rig(McConfig mc = {}, HbmConfig hbm = one_channel())
+      : hbm_cfg(hbm),
+        map(AddressMapConfig{"ro-ba-bg-co-ch", 256}, hbm_cfg),
+        root(sim, "gpu0"),
+        dram(root, "hbm0", hbm_cfg),
+        ctrl(root, "mc0", mc, dram, map, 0),
+        client(sim) {}
+
+  // An address in bank (group g, bank b), row r, column c (32 B accesses).
+  std::uint64_t addr(std::uint32_t g, std::uint32_t b, std::uint32_t r, std::uint32_t c = 0) const {
+    return map.encode(DecodedAddress{0, BankAddress{g, b, r, c}});
+  }
+  void send(std::uint64_t tag, MemOp op, std::uint64_t address, Stream s = Stream::kCompute,
+            std::uint32_t bytes = 32, Payload data = {}) {
+    MemRequest r;
+    r.op = op;
+    r.stream = s;
+    r.address = address;
+    r.bytes = bytes;
+    r.tag = tag;
+    r.client = &client;
+    r.created = sim.now();
+    r.data = std::move(data);
+    ASSERT_TRUE(ctrl.can_accept(r));
+    ctrl.accept(std::move(r));
+  }
+  std::uint64_t ns(std::uint64_t tag) const { return client.done_at.at(tag).ps() / 1000; }
+
+  Simulator sim{1};
+  HbmConfig hbm_cfg;
+  AddressMap map;
+  Component root;
+  HbmChannel dram;
+  MemoryController ctrl;
+  Recorder client;
+};
+
+TEST(MemoryController, ClosedBankReadLatencyIsActivatePlusColumnPlusResponse) {
+  Rig rig;
+  rig.send(1, MemOp::kRead, rig.addr(0, 0, 5));
+  rig.sim.run();
+  const HbmTimings t = rig.hbm_cfg.timing;
+  // Arrives at cycle 0: admitted and ACT at 0, RD at tRCD, data done at +tCL+tBL, response +10.
+  EXPECT_EQ(rig.ns(1), t.tRCD + t.tCL + t.tBL + 10u);
+}
+
+TEST(MemoryController, RowHitIsFasterThanRowConflict) {
+  Rig rig;
+  rig.send(1, MemOp::kRead, rig.addr(0, 0, 5));
+  rig.sim.run();
+  const Tick start = rig.sim.now();
+  rig.send(2, MemOp::kRead, rig.addr(0, 0, 5, 1));  // same row: a hit
+  rig.sim.run();
+  const std::uint64_t hit = (rig.client.done_at[2] - start).ps() / 1000;
+  const Tick start3 = rig.sim.now();
+  rig.send(3, MemOp::kRead, rig.addr(0, 0, 6));  // other row: PRE + ACT + RD
+  rig.sim.run();
+  const std::uint64_t conflict = (rig.client.done_at[3] - start3).ps() / 1000;
+  const HbmTimings t = rig.hbm_cfg.timing;
+  EXPECT_LE(hit, t.tCL + t.tBL + 10u + 1);
+  EXPECT_GE(conflict, hit + t.tRP + t.tRCD);
+}
+
+TEST(MemoryController, FrFcfsServesAYoungerRowHitBeforeAnOlderConflict) {
+  Rig rig;
+  // 1 opens row 5; 2 (older) wants row 9 of the same bank, 3 (younger) row 5. The
+  // bank cannot close before tRAS anyway, so all three are queued when it could.
+  rig.send(1, MemOp::kRead, rig.addr(0, 0, 5));
+  rig.send(2, MemOp::kRead, rig.addr(0, 0, 9));
+  rig.send(3, MemOp::kRead, rig.addr(0, 0, 5, 3));
+  rig.sim.run();
+  EXPECT_THAT(rig.client.order, ::testing::ElementsAre(1, 3, 2));
+}
+
+TEST(MemoryController, WritesWaitForTheHighWatermarkWhileReadsArePending) {
+  McConfig mc;
+  mc.write_high_watermark = 4;
+  mc.write_low_watermark = 1;
+  // Reads to 8 rows of one bank (each a row conflict: slow), then `writes` writes.
+  auto run = [&](std::uint64_t writes) {
+    Rig rig(mc);
+    for (std::uint64_t i = 0; i < 8; ++i) rig.send(i, MemOp::kRead, rig.addr(0, 1, static_cast<std::uint32_t>(i)));
+    for (std::uint64_t i = 0; i < writes; ++i)
+      rig.send(100 + i, MemOp::kWrite, rig.addr(1, 0, 1, static_cast<std::uint32_t>(i)));
+    rig.sim.run();
+    Tick last_read, first_write = Tick::max();
+    for (std::uint64_t i = 0; i < 8; ++i) last_read = std::max(last_read, rig.client.done_at.at(i));
+    for (std::uint64_t i = 0; i < writes; ++i) first_write = std::min(first_write, rig.client.done_at.at(100 + i));
+    return first_write < last_read;
+  };
+  EXPECT_FALSE(run(3));  // below the watermark: writes wait for the reads
+  EXPECT_TRUE(run(4));   // at the watermark: writes drain ahead of the pending reads
+}
+
+TEST(MemoryController, SameAddressRequestsKeepTheirOrderAndValues) {
+  Rig rig;
+  const std::uint64_t a = rig.addr(2, 1, 7);
+  rig.send(1, MemOp::kWrite, a, Stream::kCompute, 32, Payload{{100}});
+  rig.send(2, MemOp::kUpdate, a, Stream::kCommunication, 32, Payload{{5}});
+  rig.send(3, MemOp::kUpdate, a, Stream::kCompute, 32, Payload{{7}});
+  // Admission (one per cycle) fixes the memory order; the read comes after all three.
+  rig.sim.run(Tick::ns(10));
+  rig.send(4, MemOp::kRead, a, Stream::kCompute, 32, Payload{{0}});
+  // Reads of other rows that FR-FCFS would rather serve do not pass it.
+  rig.send(5, MemOp::kRead, rig.addr(2, 1, 7, 1));
+  rig.sim.run();
+  EXPECT_EQ(rig.client.data[4].words, std::vector<std::uint64_t>{112});
+  EXPECT_EQ(rig.dram.peek(a, 32).words, std::vector<std::uint64_t>{112});
+}
+
+TEST(MemoryController, ManyUpdatesFromBothStreamsAreAllApplied) {
+  Rig rig;
+  const std::uint64_t a = rig.addr(3, 3, 3);
+  std::uint64_t expected = 0, tag = 0;
+  // Interleaved with reads of other rows so the scheduler has reasons to reorder.
+  for (int round = 0; round < 20; ++round) {
+    for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
+      const std::uint64_t v = 1000003ULL * (tag + 1);
+      expected += v;
+      rig.send(tag++, MemOp::kUpdate, a, s, 32, Payload{{v}});
+    }
+    rig.send(tag++, MemOp::kRead, rig.addr(3, 3, 9, static_cast<std::uint32_t>(round)));
+    rig.sim.run();
+  }
+  EXPECT_EQ(rig.dram.peek(a, 32).words, std::vector<std::uint64_t>{expected});
+}
+
+TEST(MemoryController, IngressBackPressureAndRetry) {
+  McConfig mc;
+  mc.ingress_queue_size = 2;
+  mc.read_queue_size = 1;
+  Rig rig(mc);
+  // Fill the read queue (1) and the ingress (2) without letting time pass.
+  MemRequest r;
+  r.op = MemOp::kRead;
+  r.bytes = 32;
+  r.client = &rig.client;
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    r.tag = i;
+    r.address = rig.addr(0, 0, static_cast<std::uint32_t>(i));  // conflicts: slow
+    ASSERT_TRUE(rig.ctrl.can_accept(r));
+    rig.ctrl.accept(MemRequest(r));
+    if (i == 0) rig.sim.run(rig.sim.now() + Tick::ns(1));  // admitted into the read queue
+  }
+  r.tag = 9;
+  EXPECT_FALSE(rig.ctrl.can_accept(r));
+  // Communication has its own ingress queue.
+  r.stream = Stream::kCommunication;
+  EXPECT_TRUE(rig.ctrl.can_accept(r));
+  rig.ctrl.wait_for_space(&rig.client);
+  rig.ctrl.wait_for_space(&rig.client);  // twice = once
+  rig.sim.run();
+  EXPECT_EQ(rig.client.retries, 1);
+  EXPECT_EQ(rig.client.order.size(), 3u);
+}
+
+TEST(MemoryController, SleepsWhenIdle) {
+  Rig rig;
+  rig.send(1, MemOp::kRead, rig.addr(0, 0, 1));
+  rig.sim.run();
+  const std::uint64_t events = rig.sim.events().dispatched();
+  EXPECT_LT(events, 20u);  // a handful of ticks, not one per cycle of the latency
+  EXPECT_TRUE(rig.ctrl.idle());
+  EXPECT_EQ(rig.sim.events().pending(), 0u);
+}
+
+TEST(MemoryController, RefreshIsIssuedEveryTrefi) {
+  HbmConfig h = one_channel();
+  h.refresh = true;
+  Rig rig(McConfig{}, h);
+  // Keep the controller busy for 10 refresh intervals with a slow trickle of reads.
+  const std::uint64_t interval_ns = h.timing.tREFI;  // 1 GHz: cycles = ns
+  std::uint64_t tag = 0;
+  // (The controller sleeps between reads; refreshes due meanwhile are accounted when it wakes.)
+  for (std::uint64_t t = 0; t < 10 * interval_ns; t += 500) {
+    const std::uint64_t t_ = tag++;
+    rig.sim.events().schedule_callback(Tick::ns(t), [&rig, t_] {
+      rig.send(t_, MemOp::kRead, rig.addr(static_cast<std::uint32_t>(t_ % 4), 0, static_cast<std::uint32_t>(t_)));
+    });
+  }
+  rig.sim.run();
+  const auto* refreshes = rig.sim.stats().find("gpu0.hbm0.refreshes");
+  ASSERT_NE(refreshes, nullptr);
+  const double n = refreshes->flat(rig.sim.now()).front().second;
+  EXPECT_GE(n, 9);
+  EXPECT_LE(n, 11);
+  EXPECT_EQ(rig.client.order.size(), tag);
+}
+
+// The arbiter decides admission: with MCA and a threshold of 2, communication
+// requests never find more than 2 requests in the DRAM queues when admitted while
+// compute is busy, while round-robin lets them fill it.
+std::uint32_t max_comm_admission_occupancy(const std::string& arbiter) {
+  McConfig mc;
+  mc.arbiter.type = arbiter;
+  mc.arbiter.threshold = 2;
+  mc.arbiter.starvation_limit = 1'000'000;
+  Rig rig(mc);
+  std::uint64_t tag = 0;
+  for (int i = 0; i < 24; ++i) {
+    rig.send(tag++, MemOp::kRead, rig.addr(static_cast<std::uint32_t>(i % 4), 1, static_cast<std::uint32_t>(i)),
+             Stream::kCompute);
+    rig.send(1000 + tag++, MemOp::kRead, rig.addr(static_cast<std::uint32_t>(i % 4), 2, static_cast<std::uint32_t>(i)),
+             Stream::kCommunication);
+  }
+  rig.sim.run();
+  EXPECT_EQ(rig.client.order.size(), 48u);
+  // The comm stream's occupancy histogram: the highest level it ever held.
+  const TimeWeighted* occ = rig.ctrl.stream_stats(Stream::kCommunication).dram_queue_occupancy;
+  return static_cast<std::uint32_t>(occ->max());
+}
+
+TEST(MemoryController, McaKeepsCommunicationOutOfAFullQueue) {
+  EXPECT_LE(max_comm_admission_occupancy("mca"), 2u);
+  EXPECT_GE(max_comm_admission_occupancy("round-robin"), 8u);
+}
+
+}  // namespace
+}  // namespace t3sim

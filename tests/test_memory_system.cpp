@@ -1,0 +1,168 @@
+// One GPU's memory system (L2 + memory controllers + HBM2 of T3 Table 1) driven by the
+// memory-only workload, end to end through the same path as `t3sim run`: bandwidth
+// envelopes, turnaround and near-memory-update costs, arbitration under a bursty
+// communication stream (T3 §4.5), functional values and determinism.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/run.h"
+#include "sim/error.h"
+
+namespace t3sim {
+namespace {
+
+const std::string kSource = T3SIM_SOURCE_DIR;
+const std::string kSystem = kSource + "/configs/systems/table1.yaml";
+std::string workload(const std::string& name) { return kSource + "/configs/workloads/memory/" + name + ".yaml"; }
+
+RunOutcome run(const std::string& wl, std::vector<std::string> sets) {
+  RunRequest req;
+  req.system = kSystem;
+  req.workload = workload(wl);
+  req.overrides = std::move(sets);
+  return run_simulation(req);
+}
+
+double metric(const RunOutcome& out, const std::string& name) {
+  for (const auto& [k, v] : out.metrics) {
+    if (k == name) return std::stod(v);
+  }
+  ADD_FAILURE() << "no metric " << name;
+  return 0;
+}
+
+// One streaming generator, `requests` of 128 B with enough in flight to saturate HBM.
+std::vector<std::string> stream(const std::string& op, std::uint64_t requests, std::vector<std::string> more = {}) {
+  std::vector<std::string> s = {"workload.generators[0].op=" + op,
+                                "workload.generators[0].requests=" + std::to_string(requests),
+                                "workload.generators[0].max_outstanding=3072",
+                                "workload.generators[0].uncached=true"};
+  s.insert(s.end(), more.begin(), more.end());
+  return s;
+}
+
+TEST(MemoryEnvelope, SequentialReadsReachMostOfPeak) {
+  const RunOutcome out = run("stream_read", stream("read", 100000));
+  const double util = metric(out, "dram_utilization");
+  // Refresh alone costs tRFC / tREFI = 6.7 %; row switches and the ramp a little more.
+  EXPECT_GE(util, 0.85);
+  EXPECT_LE(util, 0.97);
+  EXPECT_GT(metric(out, "row_hit_rate"), 0.85);
+}
+
+TEST(MemoryEnvelope, RandomSmallReadsGetClearlyLess) {
+  const RunOutcome seq = run("stream_read", stream("read", 60000));
+  const RunOutcome rnd = run("random_read", {"workload.generators[0].requests=60000",
+                                             "workload.generators[0].max_outstanding=3072"});
+  const double util = metric(rnd, "dram_utilization");
+  EXPECT_LT(util, 0.7 * metric(seq, "dram_utilization"));
+  EXPECT_LT(metric(rnd, "row_hit_rate"), 0.2);
+  // Analytical bound: nearly every 64 B read opens a row, and tFAW allows four ACTs per
+  // 15 cycles, so at most 4 x (64 B / 32 B per access) / 15 = 53.3 % of the bus.
+  EXPECT_LE(util, 4.0 * 2.0 / 15.0 + 0.002);
+  EXPECT_GE(util, 0.8 * 4.0 * 2.0 / 15.0);
+}
+
+TEST(MemoryEnvelope, ReadWriteMixPaysTurnarounds) {
+  const double read = metric(run("stream_read", stream("read", 60000)), "dram_bandwidth_GBps");
+  const double write = metric(run("stream_read", stream("write", 60000)), "dram_bandwidth_GBps");
+  const RunOutcome mix = run("stream_read", stream("mix", 60000));
+  EXPECT_LT(metric(mix, "dram_bandwidth_GBps"), 0.95 * std::min(read, write));
+}
+
+TEST(MemoryEnvelope, UpdatesPayTccdwlWithinABankGroup) {
+  // All traffic in one bank group (bg the top address bits): column commands are
+  // tCCDL = 2 apart for writes and tCCDWL = 4 apart after updates (T3 Table 1).
+  const std::vector<std::string> one_group = {"system.memory.address_map.order=bg-ro-ba-co-ch"};
+  const double write = metric(run("stream_read", stream("write", 30000, one_group)), "dram_bandwidth_GBps");
+  const double update = metric(run("stream_read", stream("update", 30000, one_group)), "dram_bandwidth_GBps");
+  EXPECT_NEAR(update / write, 2.0 / 4.0, 0.05);
+  // Spread over the four bank groups the scheduler interleaves them, and tCCDWL = 4
+  // cycles is hidden behind the other three groups' commands.
+  const double spread_write = metric(run("stream_read", stream("write", 30000)), "dram_bandwidth_GBps");
+  const double spread_update = metric(run("stream_read", stream("update", 30000)), "dram_bandwidth_GBps");
+  EXPECT_GT(spread_write, 1.5 * write);
+  EXPECT_NEAR(spread_update / spread_write, 1.0, 0.1);
+}
+
+TEST(MemoryValues, UpdatesFromTwoStreamsToTheSameAddressesAllCount) {
+  // Compute and communication both update the same 1 MiB, which the workload checks
+  // against the generators' reference (a lost or doubled update fails the run).
+  const RunOutcome out = run("two_stream_updates", {});
+  EXPECT_EQ(out.metrics.back().first, "events");
+  EXPECT_EQ(metric(out, "compute_mc_latency_mean_ns") > 0, true);
+  bool passed = false;
+  for (const auto& [k, v] : out.metrics) passed |= (k == "functional_check" && v == "passed");
+  EXPECT_TRUE(passed);
+}
+
+// T3 §4.5 / §6.1.3: under bursty communication, round-robin lets communication fill the
+// DRAM queues and compute requests wait behind it; MCA keeps compute latency down.
+TEST(MemoryArbitration, McaProtectsComputeLatencyRoundRobinDoesNot) {
+  auto compute_latency = [](const std::string& arbiter, std::vector<std::string> more = {}) {
+    std::vector<std::string> sets = {"system.memory.mc.arbiter.type=" + arbiter,
+                                     "workload.generators[0].requests=60000"};
+    sets.insert(sets.end(), more.begin(), more.end());
+    const RunOutcome out = run("contention", sets);
+    return std::pair(metric(out, "compute_mc_latency_mean_ns"), metric(out, "gemm_latency_mean_ns"));
+  };
+  const auto alone = compute_latency("round-robin", {"workload.generators[1].duration=1ns",
+                                                     "workload.generators[2].duration=1ns"});
+  const auto rr = compute_latency("round-robin");
+  const auto mca = compute_latency("mca", {"system.memory.mc.arbiter.threshold=5"});
+  // Communication slows compute down under round-robin...
+  EXPECT_GT(rr.first, 1.2 * alone.first);
+  // ...and MCA takes back most of it, at the memory controllers and end to end.
+  EXPECT_LT(mca.first, rr.first * 0.85);
+  EXPECT_LT(mca.second, rr.second);
+}
+
+TEST(MemoryDeterminism, SameSeedSameResultsFile) {
+  auto results = [](const std::string& dir) {
+    RunRequest req;
+    req.system = kSystem;
+    req.workload = workload("contention");
+    req.overrides = {"workload.generators[0].requests=20000", "workload.generators[1].duration=5us",
+                     "workload.generators[2].duration=5us"};
+    req.output_dir = std::filesystem::temp_directory_path() / dir;
+    req.timeline = false;
+    run_simulation(req);
+    std::ifstream in(*req.output_dir / "results.json");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string a = results("t3sim_mem_det_a"), b = results("t3sim_mem_det_b");
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+}
+
+TEST(MemoryConfigErrors, BadMemorySectionsNameTheKey) {
+  auto error = [](std::vector<std::string> sets) -> std::string {
+    try {
+      run("stream_read", std::move(sets));
+    } catch (const UserError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_THAT(error({"system.memory.address_map.order=ro-ba-co-bg"}),
+              ::testing::HasSubstr("system.memory.address_map.order: expected each of ro, ba, bg, co, ch exactly once"));
+  EXPECT_THAT(error({"system.memory.address_map.interleave=64B"}),
+              ::testing::HasSubstr("system.memory.address_map.interleave: expected at least the L2 line size"));
+  EXPECT_THAT(error({"system.memory.mc.write_low_watermark=30"}),
+              ::testing::HasSubstr("system.memory.mc.write_low_watermark: expected less than write_high_watermark (24), got 30"));
+  EXPECT_THAT(error({"system.memory.mc.arbiter.type=mca", "system.memory.mc.arbiter.threshold=lots"}),
+              ::testing::HasSubstr("system.memory.mc.arbiter.threshold: expected a number of requests"));
+  EXPECT_THAT(error({"system.memory.mc.arbitr.type=mca"}),
+              ::testing::HasSubstr("system.memory.mc.arbitr: unknown key (did you mean 'arbiter'?)"));
+  EXPECT_THAT(error({"run.config=t3"}), ::testing::HasSubstr("a memory workload has no configurations"));
+  EXPECT_THAT(error({"workload.generators[3].op=read"}), ::testing::HasSubstr("has 1 items; index 3 is out of range"));
+}
+
+}  // namespace
+}  // namespace t3sim
