@@ -163,3 +163,40 @@ TEST_F(Cli, VersionHelpAndValidate) {
 }
 
 }  // namespace
+
+namespace t3sim {
+namespace {
+
+TEST_F(Cli, MemoryOnlyWorkloadFromTheReadme) {
+  const auto r = t3sim(fmt::format(
+      "run configs/systems/table1.yaml configs/workloads/memory/two_stream_updates.yaml -o '{}' --no-timeline",
+      (dir_ / "mem").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("memory-only run: HBM2 x 32 channels"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("all match"), std::string::npos) << r.out;
+  const auto results = nlohmann::json::parse(slurp(dir_ / "mem" / "results.json"));
+  EXPECT_EQ(results["results"]["workload"], "memory");
+  EXPECT_EQ(results["results"]["values"]["mismatches"], 0);
+  EXPECT_GT(results["results"]["memory"]["streams"]["communication"]["requests"]["update"].get<int>(), 0);
+  EXPECT_EQ(results["metadata"]["resolved_config"]["system"]["memory"]["hbm"]["tCCDWL"], 4);
+
+  const auto v = t3sim("validate configs/systems/table1.yaml configs/workloads/memory/contention.yaml");
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_NE(v.out.find("memory-only workload, 3 generators"), std::string::npos) << v.out;
+}
+
+TEST_F(Cli, MemoryWorkloadErrorsAreUserErrors) {
+  const fs::path wl = write("bad.yaml", "kind: memory\ngenerators:\n  - name: g\n    op: raed\n    requests: 10\n");
+  const auto r = t3sim(fmt::format("run configs/systems/table1.yaml '{}'", wl.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.yaml:4: workload.generators[0].op"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("expected one of read, write, update, mix; got 'raed'"), std::string::npos) << r.err;
+  // A ring system with the idealized memory cannot run a memory-only workload.
+  const auto ideal = t3sim("run configs/systems/ring8.yaml configs/workloads/memory/stream_read.yaml");
+  EXPECT_EQ(ideal.exit_code, 2);
+  EXPECT_NE(ideal.err.find("system.memory.model"), std::string::npos) << ideal.err;
+  EXPECT_FALSE(fs::exists(dir_ / "t3sim-out"));
+}
+
+}  // namespace
+}  // namespace t3sim

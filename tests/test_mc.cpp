@@ -135,6 +135,20 @@ TEST(MemoryController, WritesWaitForTheHighWatermarkWhileReadsArePending) {
   EXPECT_TRUE(run(4));   // at the watermark: writes drain ahead of the pending reads
 }
 
+TEST(MemoryController, AWriteWaitingPastTheDrainTimeoutIsServed) {
+  McConfig mc;
+  mc.write_drain_timeout = 100;
+  Rig rig(mc);
+  // One write below the watermark, then reads to 12 rows of one bank (each ~40 cycles).
+  rig.send(100, MemOp::kWrite, rig.addr(1, 0, 1));
+  for (std::uint64_t i = 0; i < 12; ++i) rig.send(i, MemOp::kRead, rig.addr(0, 1, static_cast<std::uint32_t>(i)));
+  rig.sim.run();
+  // Served after about the timeout, long before the last read.
+  EXPECT_LT(rig.client.done_at.at(100), rig.client.done_at.at(11));
+  EXPECT_GE(rig.ns(100), 100u);
+  EXPECT_LE(rig.ns(100), 100u + 60u);
+}
+
 TEST(MemoryController, SameAddressRequestsKeepTheirOrderAndValues) {
   Rig rig;
   const std::uint64_t a = rig.addr(2, 1, 7);

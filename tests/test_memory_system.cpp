@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/run.h"
 #include "sim/error.h"
 
@@ -119,6 +121,28 @@ TEST(MemoryArbitration, McaProtectsComputeLatencyRoundRobinDoesNot) {
   // ...and MCA takes back most of it, at the memory controllers and end to end.
   EXPECT_LT(mca.first, rr.first * 0.85);
   EXPECT_LT(mca.second, rr.second);
+}
+
+TEST(MemoryArbitration, DynamicMcaProfilesTheKernelAloneAndPicksFromTheSet) {
+  RunRequest req;
+  req.system = kSystem;
+  req.workload = workload("contention");
+  req.overrides = {"system.memory.mc.arbiter.type=mca", "system.memory.mc.arbiter.dynamic=true",
+                   "workload.generators[0].requests=40000"};
+  req.output_dir = std::filesystem::temp_directory_path() / "t3sim_mem_dynamic";
+  req.timeline = false;
+  run_simulation(req);
+  std::ifstream in(*req.output_dir / "results.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const auto& stats = j.at("stats");
+  // The GEMM alone keeps a few requests per channel in the DRAM queues: far from
+  // memory-bound, so the rule (largest t <= capacity - occupancy) gives 30.
+  const double occupancy = stats.at("gpu0.mem.mc0.arbiter.profiled_occupancy").at("value").get<double>();
+  EXPECT_GT(occupancy, 0.5);
+  EXPECT_LT(occupancy, 34.0);
+  EXPECT_EQ(stats.at("gpu0.mem.mc0.arbiter.threshold").at("value").get<double>(), 30.0);
+  // The kernel boundary let the remaining communication drain.
+  EXPECT_EQ(stats.at("gpu0.mem.mc0.arbiter.kernel_drains").at("value").get<double>(), 1.0);
 }
 
 TEST(MemoryDeterminism, SameSeedSameResultsFile) {

@@ -41,6 +41,8 @@ McConfig read_mc_config(ConfigNode node) {
     node.fail("write_low_watermark", fmt::format("expected less than write_high_watermark ({}), got {}",
                                                  cfg.write_high_watermark, cfg.write_low_watermark));
   }
+  cfg.write_drain_timeout = static_cast<std::uint32_t>(
+      node.get_uint("write_drain_timeout", cfg.write_drain_timeout, 1, 1u << 30));
   cfg.row_hit_cap = static_cast<std::uint32_t>(node.get_uint("row_hit_cap", cfg.row_hit_cap, 1, 1u << 20));
   cfg.response_latency = static_cast<std::uint32_t>(node.get_uint("response_latency", cfg.response_latency, 0, 1u << 20));
   cfg.arbiter = read_arbiter_config(node.child("arbiter"));
@@ -316,12 +318,16 @@ DramCommand MemoryController::next_command(const Entry& e) const {
 // FR-FCFS over the active DRAM queue: the oldest ready column command (row hit)
 // first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
 bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
-  if (!draining_writes_ &&
-      (write_q_.size() >= cfg_.write_high_watermark || (read_q_.empty() && !write_q_.empty()))) {
+  const bool write_waited_too_long =
+      !write_q_.empty() && now_c >= write_q_.front().arrival + Cycles(cfg_.write_drain_timeout);
+  if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || write_waited_too_long ||
+                            (read_q_.empty() && !write_q_.empty()))) {
     draining_writes_ = true;
     ++write_drains_;
-  } else if (draining_writes_ && (write_q_.empty() ||
-                                  (write_q_.size() <= cfg_.write_low_watermark && !read_q_.empty()))) {
+  } else if (!draining_writes_ && !write_q_.empty()) {
+    next = std::min(next, write_q_.front().arrival + Cycles(cfg_.write_drain_timeout));
+  } else if (draining_writes_ && (write_q_.empty() || (write_q_.size() <= cfg_.write_low_watermark &&
+                                                       !read_q_.empty() && !write_waited_too_long))) {
     draining_writes_ = false;
   }
   const std::uint32_t per_group = dram_.config().banks_per_group;
@@ -366,8 +372,27 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
     }
     if (!other_ready) other_ready = i;
   }
+  Queue* row_queue = &active;
+  if (!other_ready) {
+    // Nothing in the active queue can issue: open or close a row for the other queue
+    // meanwhile (ACT/PRE do not use the data bus, so no turnaround), never closing a
+    // row the active queue still hits.
+    Queue& other = &active == &read_q_ ? write_q_ : read_q_;
+    for (std::size_t i = 0; i < other.size() && !other_ready; ++i) {
+      const Entry& e = other[i];
+      if (e.hazards > 0) continue;
+      const DramCommand cmd = next_command(e);
+      if (is_column(cmd)) continue;
+      if (cmd == DramCommand::kPrecharge && (protected_banks >> bank_index(e.at) & 1)) continue;
+      const Cycles t = dram_.earliest(cmd, e.at, now_c);
+      if (t == now_c) {
+        other_ready = i;
+        row_queue = &other;
+      }
+    }
+  }
   if (!other_ready) return false;
-  Entry& e = active[*other_ready];
+  Entry& e = (*row_queue)[*other_ready];
   const DramCommand cmd = next_command(e);
   dram_.issue(cmd, e.at, now_c);
   if (cmd == DramCommand::kActivate) {

@@ -42,6 +42,9 @@ struct McConfig {
   std::uint32_t write_queue_size = 32;    // writes and updates
   std::uint32_t write_high_watermark = 24;  // start draining writes at this many
   std::uint32_t write_low_watermark = 8;    // stop draining (if reads wait) at this many
+  // Start draining anyway once the oldest write has waited this many memory cycles, so
+  // a few writes under a steady read stream are not starved below the high watermark.
+  std::uint32_t write_drain_timeout = 500;
   // Column commands to an open row after which a waiting older request to another
   // row of that bank may close it (bounds FR-FCFS's unfairness).
   std::uint32_t row_hit_cap = 16;
