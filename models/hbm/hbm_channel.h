@@ -53,6 +53,13 @@ class HbmChannel final : public Component {
   // Contract: precondition is_open().
   std::uint32_t open_row(std::uint32_t bank_group, std::uint32_t bank) const;
   bool all_banks_closed() const;
+  // The row in bank `bank_index` (bank_group * banks_per_group + bank), or -1 if the
+  // bank is closed. Unchecked and inline: the controller's per-cycle scans call it for
+  // every queued request (addresses come from the address map, always in range).
+  std::int64_t row_in_buffer(std::uint32_t bank_index) const {
+    const Bank& b = banks_[bank_index];
+    return b.open ? static_cast<std::int64_t>(b.row) : -1;
+  }
 
   // Contract: true iff the bank state admits `cmd` at all: ACT needs the bank
   // closed; RD/WR/UPD need `at.row` open; PRE needs the bank open; REF needs every

@@ -305,8 +305,9 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
 }
 
 DramCommand MemoryController::next_command(const Entry& e) const {
-  if (!dram_.is_open(e.at.bank_group, e.at.bank)) return DramCommand::kActivate;
-  if (dram_.open_row(e.at.bank_group, e.at.bank) != e.at.row) return DramCommand::kPrecharge;
+  const std::int64_t row = dram_.row_in_buffer(e.at.bank_group * dram_.config().banks_per_group + e.at.bank);
+  if (row < 0) return DramCommand::kActivate;
+  if (row != e.at.row) return DramCommand::kPrecharge;
   switch (e.req.op) {
     case MemOp::kRead: return DramCommand::kRead;
     case MemOp::kWrite: return DramCommand::kWrite;
@@ -349,8 +350,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
   std::uint64_t protected_banks = 0;  // at most 64 banks per channel (checked at construction)
   for (const Entry& e : active) {
     if (e.hazards > 0) continue;
-    if (dram_.is_open(e.at.bank_group, e.at.bank) && dram_.open_row(e.at.bank_group, e.at.bank) == e.at.row)
-      protected_banks |= std::uint64_t{1} << bank_index(e.at);
+    if (dram_.row_in_buffer(bank_index(e.at)) == e.at.row) protected_banks |= std::uint64_t{1} << bank_index(e.at);
   }
 
   std::optional<std::size_t> other_ready;
