@@ -169,7 +169,7 @@ namespace {
 
 TEST_F(Cli, MemoryOnlyWorkloadFromTheReadme) {
   const auto r = t3sim(fmt::format(
-      "run configs/systems/table1.yaml configs/workloads/memory/two_stream_updates.yaml -o '{}' --no-timeline",
+      "run configs/systems/table1.yaml configs/workloads/memory/two_stream_updates.yaml -o '{}'",
       (dir_ / "mem").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("memory-only run: HBM2 x 32 channels"), std::string::npos) << r.out;
@@ -179,6 +179,10 @@ TEST_F(Cli, MemoryOnlyWorkloadFromTheReadme) {
   EXPECT_EQ(results["results"]["values"]["mismatches"], 0);
   EXPECT_GT(results["results"]["memory"]["streams"]["communication"]["requests"]["update"].get<int>(), 0);
   EXPECT_EQ(results["metadata"]["resolved_config"]["system"]["memory"]["hbm"]["tCCDWL"], 4);
+  // MC queue occupancy per stream as timeline counters, one track per controller.
+  const std::string timeline = slurp(dir_ / "mem" / "timeline.json");
+  EXPECT_NE(timeline.find("\"mem.mc0.communication queue\""), std::string::npos);
+  EXPECT_NE(timeline.find("\"mem.mc31.compute queue\""), std::string::npos);
 
   const auto v = t3sim("validate configs/systems/table1.yaml configs/workloads/memory/contention.yaml");
   EXPECT_EQ(v.exit_code, 0) << v.err;

@@ -9,6 +9,7 @@
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/simulator.h"
+#include "sim/timeline.h"
 
 namespace t3sim {
 
@@ -266,6 +267,17 @@ bool MemoryController::admit(Cycles now_c) {
 void MemoryController::set_occupancy_stats() {
   occupancy_stat_.set(now(), occupancy());
   for (int s = 0; s < kNumStreams; ++s) dram_queue_occupancy_[s]->set(now(), in_dram_queue_[s]);
+  // Timeline counters (SPEC "Outputs"), sampled at most every kTimelineSample so a
+  // busy channel does not fill the trace; the stats above keep the exact history.
+  constexpr Tick kTimelineSample = Tick::ns(50);
+  Timeline& tl = sim().timeline();
+  if (tl.enabled() && (!timeline_sampled_ || now() >= last_timeline_sample_ + kTimelineSample)) {
+    if (!timeline_sampled_) timeline_track_ = tl.track(name());
+    timeline_sampled_ = true;
+    last_timeline_sample_ = now();
+    tl.counter(timeline_track_, "compute queue", now(), in_dram_queue_[index(Stream::kCompute)]);
+    tl.counter(timeline_track_, "communication queue", now(), in_dram_queue_[index(Stream::kCommunication)]);
+  }
 }
 
 // All-bank refresh: once due, no new row is opened; open banks are closed as their

@@ -138,7 +138,10 @@ class MemoryController final : public Component, public MemTarget {
   CallbackEvent tick_event_;
   bool in_tick_ = false;
   bool evaluated_once_ = false;
-  bool asleep_ = true;     // nothing queued since the last tick (refresh catch-up on wake)
+  bool asleep_ = true;
+  bool timeline_sampled_ = false;
+  Tick last_timeline_sample_;
+  std::uint32_t timeline_track_ = 0;     // nothing queued since the last tick (refresh catch-up on wake)
   Cycles last_evaluated_;  // the last cycle tick() ran (one evaluation per cycle)
 
   // Stats
