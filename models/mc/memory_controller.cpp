@@ -250,6 +250,7 @@ bool MemoryController::admit(Cycles now_c) {
   Entry e = std::move(in.front());
   in.pop_front();
   e.seq = next_seq_++;
+  e.admitted = now_c;
   for (const Queue* q : {&read_q_, &write_q_}) {
     for (const Entry& older : *q) e.hazards += ordered(older.req, e.req) ? 1 : 0;
   }
@@ -332,13 +333,13 @@ DramCommand MemoryController::next_command(const Entry& e) const {
 // first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
 bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
   const bool write_waited_too_long =
-      !write_q_.empty() && now_c >= write_q_.front().arrival + Cycles(cfg_.write_drain_timeout);
+      !write_q_.empty() && now_c >= write_q_.front().admitted + Cycles(cfg_.write_drain_timeout);
   if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || write_waited_too_long ||
                             (read_q_.empty() && !write_q_.empty()))) {
     draining_writes_ = true;
     ++write_drains_;
   } else if (!draining_writes_ && !write_q_.empty()) {
-    next = std::min(next, write_q_.front().arrival + Cycles(cfg_.write_drain_timeout));
+    next = std::min(next, write_q_.front().admitted + Cycles(cfg_.write_drain_timeout));
   } else if (draining_writes_ && (write_q_.empty() || (write_q_.size() <= cfg_.write_low_watermark &&
                                                        !read_q_.empty() && !write_waited_too_long))) {
     draining_writes_ = false;

@@ -42,8 +42,9 @@ struct McConfig {
   std::uint32_t write_queue_size = 32;    // writes and updates
   std::uint32_t write_high_watermark = 24;  // start draining writes at this many
   std::uint32_t write_low_watermark = 8;    // stop draining (if reads wait) at this many
-  // Start draining anyway once the oldest write has waited this many memory cycles, so
-  // a few writes under a steady read stream are not starved below the high watermark.
+  // Start draining anyway once the oldest write has been in the write queue this many
+  // memory cycles, so a few writes under a steady read stream are not starved below
+  // the high watermark.
   std::uint32_t write_drain_timeout = 500;
   // Column commands to an open row after which a waiting older request to another
   // row of that bank may close it (bounds FR-FCFS's unfairness).
@@ -94,6 +95,7 @@ class MemoryController final : public Component, public MemTarget {
     std::uint64_t seq = 0;        // admission order
     std::uint32_t hazards = 0;    // older queued requests to overlapping bytes
     Cycles arrival;               // reached the controller
+    Cycles admitted;              // entered the DRAM queues (write-drain timeout)
     bool activated = false;       // an ACT was issued for it (row miss)
     bool precharged = false;      // a PRE was issued for it (row conflict)
     bool started = false;         // its first column command issued
