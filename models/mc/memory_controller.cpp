@@ -346,25 +346,29 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
   }
   const std::uint32_t per_group = dram_.config().banks_per_group;
   auto bank_index = [&](const BankAddress& a) { return a.bank_group * per_group + a.bank; };
-  auto eligible = [](const Queue& q) {
-    return std::any_of(q.begin(), q.end(), [](const Entry& e) { return e.hazards == 0; });
+  // One pass over a queue: does anything in it wait on nothing older, and which banks
+  // have their open row still hit by such a request? Those rows are not closed under
+  // their hits (until row_hit_cap), or FR-FCFS would thrash rows.
+  std::uint64_t protected_banks = 0;  // at most 64 banks per channel (checked at construction)
+  auto survey = [&](const Queue& q) {
+    bool any = false;
+    protected_banks = 0;
+    for (const Entry& e : q) {
+      if (e.hazards > 0) continue;
+      any = true;
+      const std::uint32_t b = bank_index(e.at);
+      if (dram_.row_in_buffer(b) == e.at.row) protected_banks |= std::uint64_t{1} << b;
+    }
+    return any;
   };
   Queue* chosen = draining_writes_ ? &write_q_ : &read_q_;
-  if (!eligible(*chosen)) {
+  if (!survey(*chosen)) {
     // Everything here waits on older requests in the other queue (a read behind a
     // write to the same bytes, or the reverse): serve that queue this cycle.
     chosen = chosen == &write_q_ ? &read_q_ : &write_q_;
-    if (!eligible(*chosen)) return false;
+    if (!survey(*chosen)) return false;
   }
   Queue& active = *chosen;
-
-  // Banks whose open row still has a ready hit in the active queue are not closed
-  // under it (until row_hit_cap hits), or FR-FCFS would thrash rows.
-  std::uint64_t protected_banks = 0;  // at most 64 banks per channel (checked at construction)
-  for (const Entry& e : active) {
-    if (e.hazards > 0) continue;
-    if (dram_.row_in_buffer(bank_index(e.at)) == e.at.row) protected_banks |= std::uint64_t{1} << bank_index(e.at);
-  }
 
   std::optional<std::size_t> other_ready;
   for (std::size_t i = 0; i < active.size(); ++i) {
