@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "models/hbm/hbm_channel.h"
@@ -270,6 +271,33 @@ std::uint32_t max_comm_admission_occupancy(const std::string& arbiter) {
 TEST(MemoryController, McaKeepsCommunicationOutOfAFullQueue) {
   EXPECT_LE(max_comm_admission_occupancy("mca"), 2u);
   EXPECT_GE(max_comm_admission_occupancy("round-robin"), 8u);
+}
+
+TEST(AddressMap, DecodeEncodeRoundTripAndInterleaving) {
+  for (std::uint32_t channels : {32u, 192u}) {  // power of two, and six HBM3e stacks
+    HbmConfig h;
+    h.channels = channels;
+    const AddressMap map(AddressMapConfig{"ro-co-ba-bg-ch", 256}, h);
+    std::uint64_t x = 12345;
+    for (int i = 0; i < 2000; ++i) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      const std::uint64_t a = (x >> 20) % (h.channel_bytes() * channels) & ~std::uint64_t{31};
+      const DecodedAddress d = map.decode(a);
+      ASSERT_LT(d.channel, channels);
+      ASSERT_EQ(map.encode(d), a) << channels << " " << a;
+      ASSERT_EQ(map.channel(a), d.channel);
+    }
+    // Consecutive 256 B units visit every channel once, then the next bank group.
+    std::vector<int> seen(channels, 0);
+    for (std::uint64_t u = 0; u < channels; ++u) ++seen[map.channel(u * 256)];
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(channels));
+    EXPECT_EQ(map.decode(0).bank.bank_group, 0u);
+    EXPECT_EQ(map.decode(channels * 256).bank.bank_group, 1u);
+    EXPECT_EQ(map.decode(255).bank.column, 7u);  // 8 accesses of 32 B per unit
+  }
+  HbmConfig six;
+  six.channels = 192;
+  EXPECT_THROW(AddressMap(AddressMapConfig{"ro-co-ch-ba-bg", 256}, six), std::invalid_argument);
 }
 
 }  // namespace

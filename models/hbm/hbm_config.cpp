@@ -42,7 +42,9 @@ HbmConfig read_hbm_config(ConfigNode node) {
   HbmConfig cfg;
   cfg.standard = node.get_enum("standard", cfg.standard, {"HBM2", "HBM2E", "HBM3", "HBM3E"});
   cfg.clock_hz = node.get_frequency_hz("clock", cfg.clock_hz, 1'000'000, 100'000'000'000ULL);
-  cfg.channels = read_power_of_two(node, "channels", cfg.channels, 1u << 16, false);
+  // Any count: a non-power-of-two one (six HBM3e stacks) is interleaved round-robin by
+  // the address map.
+  cfg.channels = static_cast<std::uint32_t>(node.get_uint("channels", cfg.channels, 1, 1u << 16));
   cfg.bank_groups = read_power_of_two(node, "bank_groups", cfg.bank_groups, 64, false);
   cfg.banks_per_group = read_power_of_two(node, "banks_per_group", cfg.banks_per_group, 64, false);
   cfg.rows = read_power_of_two(node, "rows", cfg.rows, 1u << 24, false);

@@ -23,9 +23,11 @@ AddressMap::AddressMap(const AddressMapConfig& cfg, const HbmConfig& hbm) : cfg_
   }
   offset_bits_ = log2_exact(hbm.access_bytes);
   low_column_bits_ = log2_exact(cfg.interleave_bytes / hbm.access_bytes);
+  channels_ = hbm.channels;
+  modulo_channels_ = !std::has_single_bit(hbm.channels);
   const std::array<std::uint32_t, kNumFields> width = {
       log2_exact(hbm.rows), log2_exact(hbm.banks_per_group), log2_exact(hbm.bank_groups),
-      log2_exact(hbm.columns()) - low_column_bits_, log2_exact(hbm.channels)};
+      log2_exact(hbm.columns()) - low_column_bits_, modulo_channels_ ? 0 : log2_exact(hbm.channels)};
 
   // Parse "ro-ba-co-bg-ch" (most significant first).
   std::array<int, kNumFields> position{};
@@ -53,7 +55,15 @@ AddressMap::AddressMap(const AddressMapConfig& cfg, const HbmConfig& hbm) : cfg_
   if (fields.size() != kNumFields)
     throw std::invalid_argument("expected each of ro, ba, bg, co, ch exactly once");
 
-  std::uint32_t shift = offset_bits_ + low_column_bits_;
+  if (modulo_channels_ && fields.back() != kChannel) {
+    throw std::invalid_argument(fmt::format(
+        "with {} channels (not a power of two) the channel must be the last field, e.g. ro-co-ba-bg-ch",
+        hbm.channels));
+  }
+  // A power-of-two channel count is a bit field like the others. Otherwise consecutive
+  // interleave units go round-robin over the channels (unit % channels) and the other
+  // fields are cut from unit / channels.
+  std::uint32_t shift = modulo_channels_ ? 0 : offset_bits_ + low_column_bits_;
   for (auto it = fields.rbegin(); it != fields.rend(); ++it) {
     slice_[*it] = Slice{shift, width[*it]};
     shift += width[*it];
@@ -61,12 +71,14 @@ AddressMap::AddressMap(const AddressMapConfig& cfg, const HbmConfig& hbm) : cfg_
 }
 
 DecodedAddress AddressMap::decode(std::uint64_t address) const {
+  const std::uint64_t unit = address >> (offset_bits_ + low_column_bits_);
+  const std::uint64_t fields = modulo_channels_ ? unit / channels_ : address;
   auto field = [&](Field f) {
     const Slice s = slice_[f];
-    return static_cast<std::uint32_t>((address >> s.shift) & ((std::uint64_t{1} << s.bits) - 1));
+    return static_cast<std::uint32_t>((fields >> s.shift) & ((std::uint64_t{1} << s.bits) - 1));
   };
   DecodedAddress d;
-  d.channel = field(kChannel);
+  d.channel = modulo_channels_ ? static_cast<std::uint32_t>(unit % channels_) : field(kChannel);
   d.bank.bank_group = field(kBankGroup);
   d.bank.bank = field(kBank);
   d.bank.row = field(kRow);  // addresses beyond the capacity wrap around
@@ -77,6 +89,8 @@ DecodedAddress AddressMap::decode(std::uint64_t address) const {
 }
 
 std::uint32_t AddressMap::channel(std::uint64_t address) const {
+  if (modulo_channels_)
+    return static_cast<std::uint32_t>((address >> (offset_bits_ + low_column_bits_)) % channels_);
   const Slice s = slice_[kChannel];
   return static_cast<std::uint32_t>((address >> s.shift) & ((std::uint64_t{1} << s.bits) - 1));
 }
@@ -84,8 +98,13 @@ std::uint32_t AddressMap::channel(std::uint64_t address) const {
 std::uint64_t AddressMap::encode(const DecodedAddress& d) const {
   auto put = [&](Field f, std::uint64_t v) { return v << slice_[f].shift; };
   const std::uint64_t low = d.bank.column & ((std::uint64_t{1} << low_column_bits_) - 1);
-  return put(kChannel, d.channel) | put(kBankGroup, d.bank.bank_group) | put(kBank, d.bank.bank) |
-         put(kRow, d.bank.row) | put(kColumn, d.bank.column >> low_column_bits_) | (low << offset_bits_);
+  const std::uint64_t others = put(kBankGroup, d.bank.bank_group) | put(kBank, d.bank.bank) | put(kRow, d.bank.row) |
+                               put(kColumn, d.bank.column >> low_column_bits_);
+  if (modulo_channels_) {
+    const std::uint64_t unit = others * channels_ + d.channel;
+    return (unit << (offset_bits_ + low_column_bits_)) | (low << offset_bits_);
+  }
+  return put(kChannel, d.channel) | others | (low << offset_bits_);
 }
 
 AddressMapConfig read_address_map_config(ConfigNode node, const HbmConfig& hbm) {

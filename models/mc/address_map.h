@@ -8,6 +8,8 @@
 //   [the fields of `order`, last-named lowest]
 // so consecutive `interleave`-byte units go to the field named last (the channel, by
 // default), and a request never straddles a channel if it stays inside one unit.
+// A channel count that is not a power of two (H200's six HBM3e stacks) must be the
+// last field: units go round-robin over channels and the rest is cut from the quotient.
 
 #include <array>
 #include <cstdint>
@@ -53,6 +55,8 @@ class AddressMap {
   std::uint32_t offset_bits_ = 0;      // byte within an access
   std::uint32_t low_column_bits_ = 0;  // column bits inside an interleave unit
   std::array<Slice, kNumFields> slice_{};
+  std::uint32_t channels_ = 1;
+  bool modulo_channels_ = false;  // channel count not a power of two: unit % channels
 };
 
 }  // namespace t3sim
