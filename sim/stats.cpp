@@ -140,7 +140,10 @@ FlatFields Histogram::flat(Tick) const {
                   {"p90", percentile(0.90)},
                   {"p99", percentile(0.99)},
                   {"bucket_width", static_cast<double>(width_)}};
+  // Only non-empty buckets: a latency histogram has hundreds, mostly empty, and a
+  // GPU has dozens of them (results.json keeps the full arrays).
   for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    if (buckets_[i] == 0) continue;
     f.emplace_back("bucket_" + bucket_label(i, buckets_.size() - 1, width_),
                    static_cast<double>(buckets_[i]));
   }
@@ -224,6 +227,7 @@ FlatFields TimeWeighted::flat(Tick end) const {
                   {"bucket_width", static_cast<double>(width_)}};
   const std::vector<double> fractions = time_fractions(end);
   for (std::size_t i = 0; i < fractions.size(); ++i) {
+    if (fractions[i] == 0.0) continue;  // levels never held (as for histogram buckets)
     f.emplace_back("time_fraction_" + bucket_label(i, fractions.size() - 1, width_), fractions[i]);
   }
   return f;
