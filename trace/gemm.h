@@ -1,0 +1,122 @@
+#pragma once
+// Tiled-GEMM trace generator (a library call, so sweeps need no files on disk; the
+// t3sim-tracegen tool writes the same trace to a file) and the GEMMs of the T3
+// paper's Table 2 sub-layers as named presets.
+//
+// C[M x N] = A[M x K] * B[K x N]. Each WG computes one macro tile of C (tile_m x
+// tile_n; edge tiles are partial): it loops over K in steps of k_step, loading an A
+// tile and a B tile and computing 2*tm*tn*ks flops (cycles = ceil(flops /
+// flops_per_cycle)), then each of its WFs stores its own sub-tile of the output.
+// One program per distinct tile shape (at most four: interior, right edge, bottom
+// edge, corner); each WG gives its tile's base addresses a, b, c.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/trace.h"
+
+namespace t3sim {
+
+enum class TileOrder { kRowMajor, kColumnMajor, kGrouped };
+enum class MatrixLayout { kRowMajor, kColumnMajor };
+
+std::string_view to_string(TileOrder order);
+std::string_view to_string(MatrixLayout layout);
+// "row-major" | "column-major" | "grouped" (and "row" / "col" / "column"); UserError otherwise.
+TileOrder parse_tile_order(std::string_view text);
+MatrixLayout parse_matrix_layout(std::string_view text);
+
+struct GemmParams {
+  std::string name;  // kernel name; empty: "gemm_MxNxK"
+  std::uint64_t m = 0;
+  std::uint64_t n = 0;
+  std::uint64_t k = 0;
+  std::uint32_t dtype_bytes = 2;  // FP16
+
+  std::uint32_t tile_m = 256;  // macro tile (output rows x columns per WG)
+  std::uint32_t tile_n = 128;
+  std::uint32_t k_step = 32;   // K per loop iteration (the last one may be partial)
+
+  std::uint32_t wfs_per_wg = 4;
+  // How the WFs split the output tile for their stores (wf_grid_m x wf_grid_n =
+  // wfs_per_wg). 0, 0: along the rows of the output layout (row-major C: each WF
+  // stores tile_m / wfs full rows; column-major: tile_n / wfs full columns).
+  std::uint32_t wf_grid_m = 0;
+  std::uint32_t wf_grid_n = 0;
+
+  TileOrder order = TileOrder::kRowMajor;  // WG-to-tile order (WG id = dispatch order)
+  std::uint32_t group_size = 8;            // kGrouped: tile rows per group (column-major inside)
+  // Rotate the WG order by this many WGs (T3's staggered scheduling: GPU g starts
+  // its output at stage offset g, i.e. stagger_wgs = g * concurrent WGs).
+  std::uint64_t stagger_wgs = 0;
+
+  MatrixLayout a_layout = MatrixLayout::kRowMajor;  // A stored M x K (row-major) or K x M
+  MatrixLayout b_layout = MatrixLayout::kRowMajor;  // B stored K x N (row-major) or N x K
+  MatrixLayout c_layout = MatrixLayout::kRowMajor;  // output layout
+
+  // Base addresses; unset: A at 0, B and C each after the previous matrix rounded
+  // up to 2 MiB (non-overlapping).
+  std::optional<std::uint64_t> a_base;
+  std::optional<std::uint64_t> b_base;
+  std::optional<std::uint64_t> c_base;
+
+  // Output stores: cached (default) or uncached, optionally updates (op-and-store at
+  // memory), optionally remote to a peer GPU.
+  bool store_uncached = false;
+  bool store_update = false;
+  std::optional<std::uint32_t> store_peer;
+
+  std::uint32_t flops_per_cycle = 1024;  // per CU (T3 Table 1 CU: ~1024 FP16 flops/cycle)
+
+  // Occupancy needs per WG.
+  std::uint32_t wave_size = 64;          // threads per WF
+  std::uint32_t regs_per_thread = 128;
+  std::uint64_t lds_bytes = 0;           // 0: double-buffered A and B tiles, 2*(tile_m+tile_n)*k_step*dtype
+};
+
+struct GemmAddresses {
+  std::uint64_t a = 0, b = 0, c = 0;
+};
+
+// Throws UserError naming the bad field.
+void validate_gemm(const GemmParams& p);
+GemmAddresses gemm_addresses(const GemmParams& p);
+std::uint64_t gemm_tiles_m(const GemmParams& p);
+std::uint64_t gemm_tiles_n(const GemmParams& p);
+// The tile (row_index * tiles_n + column_index) each WG computes, in WG id order:
+// the tile order, then rotated by stagger_wgs.
+std::vector<std::uint64_t> gemm_tile_order(const GemmParams& p);
+// One line "m=512 n=512 k=512 dtype=2 tile=256x128 ..." (recorded as an attr).
+std::string describe(const GemmParams& p);
+
+KernelTrace make_gemm_trace(const GemmParams& p);
+
+// ---------------------------------------------------------------------------
+// Table 2 sub-layers. Output T x H (T = SL x B tokens); K = H/TP (op: attention
+// output projection, forward), 4H/TP (fc2: FC-2 forward), 4H/TP (fc1: FC-1
+// backward, input gradient), 3H/TP (ip: input projection backward, input
+// gradient). FP16. Forward GEMMs read the weight transposed (B stored N x K),
+// backward ones not (B stored K x N), as in T3 Section 5.2.
+
+struct GemmPreset {
+  std::string name;   // "tnlg.fc2.tp8"
+  std::string model;  // "T-NLG"
+  std::string layer;  // "FC-2 fwd"
+  std::uint64_t hidden = 0;
+  std::uint64_t tokens = 0;
+  std::uint32_t tp = 0;
+  std::uint64_t m = 0, n = 0, k = 0;
+  bool forward = false;
+};
+
+const std::vector<GemmPreset>& gemm_presets();
+std::vector<std::string> gemm_preset_names();
+// UserError for an unknown name, with a did-you-mean.
+const GemmPreset& find_gemm_preset(std::string_view name);
+// Default GemmParams with the preset's M, N, K, layouts and name.
+GemmParams gemm_preset_params(std::string_view name);
+
+}  // namespace t3sim
