@@ -218,6 +218,51 @@ std::vector<std::uint64_t> words_from(std::uint64_t first, std::size_t n) {
   return w;
 }
 
+// 2D tiles: `rows` rows of `row_bytes`, `stride` apart (MemRequest::rows/row_stride).
+MemRequest tile(MemOp op, std::uint64_t address, std::uint32_t rows, std::uint32_t row_bytes, std::uint64_t stride) {
+  MemRequest r;
+  r.op = op;
+  r.address = address;
+  r.bytes = row_bytes;
+  r.rows = rows;
+  r.row_stride = stride;
+  return r;
+}
+MemRequest tile_read(std::uint64_t address, std::uint32_t rows, std::uint32_t row_bytes, std::uint64_t stride,
+                     bool functional = false) {
+  MemRequest r = tile(MemOp::kRead, address, rows, row_bytes, stride);
+  if (functional) r.data.words.assign(std::size_t{rows} * row_bytes / kGranule, 0);
+  return r;
+}
+MemRequest tile_write(std::uint64_t address, std::uint32_t rows, std::uint32_t row_bytes, std::uint64_t stride,
+                      std::vector<std::uint64_t> words) {
+  MemRequest r = tile(MemOp::kWrite, address, rows, row_bytes, stride);
+  r.data.words = std::move(words);
+  return r;
+}
+// The granule addresses of a tile, row-major (the order of its data words).
+std::vector<std::uint64_t> tile_granules(std::uint64_t address, std::uint32_t rows, std::uint32_t row_bytes,
+                                         std::uint64_t stride) {
+  std::vector<std::uint64_t> out;
+  for (std::uint32_t r = 0; r < rows; ++r)
+    for (std::uint32_t b = 0; b < row_bytes; b += kGranule) out.push_back(address + r * stride + b);
+  return out;
+}
+// A tile's line pieces (address, bytes), row by row: the reference for the L2's split.
+std::vector<std::pair<std::uint64_t, std::uint32_t>> tile_pieces(std::uint64_t address, std::uint32_t rows,
+                                                                 std::uint32_t row_bytes, std::uint64_t stride) {
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> out;
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    const std::uint64_t start = address + r * stride, end = start + row_bytes;
+    for (std::uint64_t a = start; a < end;) {
+      const std::uint64_t next = std::min(end, (a / kLine + 1) * kLine);
+      out.emplace_back(a, static_cast<std::uint32_t>(next - a));
+      a = next;
+    }
+  }
+  return out;
+}
+
 // `n` line addresses that share the set of `base` (base first).
 std::vector<std::uint64_t> same_set(const L2Cache& l2, std::uint64_t base, std::size_t n) {
   std::vector<std::uint64_t> out{base};
@@ -666,6 +711,273 @@ TEST(L2, AllHitStreamNeverExceedsBankBandwidthAndApproachesIt) {
 }
 
 // ---------------------------------------------------------------------------
+// 2D tiles (MemRequest::rows > 1)
+
+struct TileShape {
+  std::uint64_t address;
+  std::uint32_t rows;
+  std::uint32_t row_bytes;
+  std::uint64_t stride;
+  std::uint64_t cache_bytes;
+};
+
+TEST(L2Tile, ReadIsOneTransactionWithOneFillPerMissedLineAndReReadsAllHit) {
+  for (const TileShape& shape : {
+           TileShape{0x10000, 8, 256, 1024, 64 * 1024},   // line-aligned stride, 2 lines a row
+           TileShape{0x10000, 16, 64, 4256, 64 * 1024},   // GEMM-like: rows drift 32 B a row
+           TileShape{0x10040, 5, 224, 4256, 64 * 1024},   // rows of 2 or 3 lines
+           TileShape{0x100000, 256, 64, 4256, 1 << 20},   // a whole 256 x 64 B tile
+       }) {
+    SCOPED_TRACE(fmt::format("{} x {} B stride {} at 0x{:x}", shape.rows, shape.row_bytes, shape.stride, shape.address));
+    L2Config c = small_config();
+    c.size_bytes = shape.cache_bytes;
+    c.max_outstanding_misses = 1024;  // every miss at once
+    Harness h(c);
+    const auto granules = tile_granules(shape.address, shape.rows, shape.row_bytes, shape.stride);
+    for (std::uint64_t a : granules) h.mem.store[a] = a;  // each word is its address
+    const auto pieces = tile_pieces(shape.address, shape.rows, shape.row_bytes, shape.stride);
+    std::vector<std::uint64_t> lines;
+    for (const auto& [a, b] : pieces)
+      if (lines.empty() || lines.back() != a / kLine * kLine) lines.push_back(a / kLine * kLine);
+
+    // Cold: one DRAM read per line, in row order; one completion with the words.
+    const MemRequest r = h.run_one(tile_read(shape.address, shape.rows, shape.row_bytes, shape.stride, true));
+    EXPECT_EQ(r.data.words, granules);
+    EXPECT_EQ(r.rows, shape.rows);
+    ASSERT_EQ(h.mem.log.size(), lines.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      EXPECT_EQ(h.mem.log[i].op, MemOp::kRead);
+      EXPECT_EQ(h.mem.log[i].address, lines[i]);
+      EXPECT_EQ(h.mem.log[i].bytes, kLine);
+    }
+    EXPECT_EQ(h.stat("misses.compute"), lines.size());
+    EXPECT_EQ(h.stat("hits.compute"), 0u);
+    EXPECT_EQ(h.stat("requests.compute.read"), 1u);
+    EXPECT_EQ(h.stat("bytes.compute.read"), std::uint64_t{shape.rows} * shape.row_bytes);
+    ASSERT_EQ(h.stat("evictions"), 0u);
+    EXPECT_EQ(h.client.at.back(), Tick::ns(110));  // every fill at 100 ns, then the hit path
+
+    // Warm: all hits, one event, no DRAM; each piece reserves its bank slot
+    // (ceil(bytes / 64) cycles), and the tile is ready 10 cycles after the last.
+    std::map<std::uint32_t, std::uint64_t> bank_free;
+    std::uint64_t last = 0, waits = 0;
+    for (const auto& [a, b] : pieces) {
+      std::uint64_t& next = bank_free[h.l2.bank_of(a)];
+      last = std::max(last, next);
+      waits += next;
+      next += (b + 63) / 64;
+    }
+    const std::uint64_t waits0 = h.stat("bank_wait_cycles");
+    const std::uint64_t events = h.sim.events().dispatched();
+    const Tick t0 = h.sim.now();
+    h.issue(tile_read(shape.address, shape.rows, shape.row_bytes, shape.stride, true));
+    h.sim.events().run();
+    ASSERT_EQ(h.client.done.size(), 2u);
+    EXPECT_EQ(h.sim.events().dispatched() - events, 1u);
+    EXPECT_EQ(h.client.done.back().data.words, granules);
+    EXPECT_EQ(h.mem.log.size(), lines.size());
+    EXPECT_EQ(h.stat("hits.compute"), pieces.size());  // a look-up per piece
+    EXPECT_EQ(h.stat("misses.compute"), lines.size());
+    EXPECT_EQ(h.client.at.back() - t0, Tick::ns(static_cast<std::int64_t>(last + 10)));
+    EXPECT_EQ(h.stat("bank_wait_cycles") - waits0, waits);
+  }
+}
+
+TEST(L2Tile, UncachedUpdateSendsOnePiecePerRowLineWithItsWords) {
+  Harness h;
+  // 4 rows x 64 B, stride 4256 (33 lines + 32 B): row offsets 0, 32, 64, 96 within
+  // their lines, so the last row straddles two lines.
+  constexpr std::uint64_t kBase = 0x20000, kStride = 4256;
+  const std::uint64_t row2 = kBase + 2 * kStride;  // 0x22140: the upper half of line 0x22100
+  h.run_one(write(row2 - 64, {1, 2, 3, 4}));  // that line cached, dirty
+  h.mem.log.clear();
+  const Tick t0 = h.sim.now();
+  MemRequest u = tile_write(kBase, 4, 64, kStride, words_from(100, 8));
+  u.op = MemOp::kUpdate;
+  const MemRequest done = h.run_one(std::move(u));
+  EXPECT_EQ(done.rows, 4u);
+  struct Expect {
+    MemOp op;
+    std::uint64_t address;
+    std::uint32_t bytes;
+    std::vector<std::uint64_t> words;
+  };
+  const std::vector<Expect> expect = {
+      {MemOp::kUpdate, kBase, 64, {100, 101}},
+      {MemOp::kUpdate, kBase + kStride, 64, {102, 103}},
+      {MemOp::kWrite, row2 - 64, kLine, {1, 2, 3, 4}},  // the dirty copy first
+      {MemOp::kUpdate, row2, 64, {104, 105}},
+      {MemOp::kUpdate, kBase + 3 * kStride, 32, {106}},  // row 3: offset 96, 32 B in each line
+      {MemOp::kUpdate, kBase + 3 * kStride + 32, 32, {107}},
+  };
+  ASSERT_EQ(h.mem.log.size(), expect.size());
+  for (std::size_t i = 0; i < expect.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(h.mem.log[i].op, expect[i].op);
+    EXPECT_EQ(h.mem.log[i].address, expect[i].address);
+    EXPECT_EQ(h.mem.log[i].bytes, expect[i].bytes);
+    EXPECT_EQ(h.mem.log[i].data.words, expect[i].words);
+    EXPECT_EQ(h.mem.log[i].uncached, expect[i].op == MemOp::kUpdate);
+  }
+  EXPECT_EQ(h.mem.word(row2), 3u + 104);  // applied to the written-back value
+  EXPECT_EQ(h.mem.word(row2 + 32), 4u + 105);
+  EXPECT_EQ(h.mem.word(kBase + 3 * kStride + 32), 107u);
+  EXPECT_FALSE(h.l2.contains(row2));
+  EXPECT_EQ(h.client.at.back() - t0, Tick::ns(100));
+  EXPECT_EQ(h.stat("invalidations"), 1u);
+  EXPECT_EQ(h.stat("bypass_bytes.compute"), 256u);
+  EXPECT_EQ(h.stat("bytes.compute.update"), 256u);
+  EXPECT_EQ(h.stat("requests.compute.update"), 1u);
+
+  // An uncached 2D read gets every row's words back in order.
+  const MemRequest r = h.run_one(uncached(tile_read(kBase, 4, 64, kStride, true)));
+  EXPECT_EQ(r.data.words, (std::vector<std::uint64_t>{100, 101, 102, 103, 107, 109, 106, 107}));
+}
+
+TEST(L2Tile, WriteThenRowReadsSeeTheWordsColdAndWarm) {
+  Harness h;
+  // 6 rows x 96 B, stride 4256: rows 2 and 3 straddle two lines (8 partial pieces).
+  constexpr std::uint64_t kBase = 0x30000, kStride = 4256;
+  constexpr std::uint32_t kRows = 6, kRowBytes = 96, kWords = kRowBytes / kGranule;
+  auto check_rows = [&](std::uint64_t first) {
+    for (std::uint32_t r = 0; r < kRows; ++r) {
+      SCOPED_TRACE(r);
+      EXPECT_EQ(h.run_one(read(kBase + r * kStride, kRowBytes, true)).data.words, words_from(first + r * kWords, kWords));
+    }
+  };
+  // Cold: partial-line write misses are forwarded (nothing allocated) ...
+  h.run_one(tile_write(kBase, kRows, kRowBytes, kStride, words_from(1000, kRows * kWords)));
+  EXPECT_EQ(h.stat("forwarded_writes"), 8u);
+  EXPECT_EQ(h.stat("forwarded_write_bytes"), kRows * kRowBytes);
+  EXPECT_EQ(h.mem.count(MemOp::kWrite), 8u);
+  EXPECT_EQ(h.stat("bytes.compute.write"), kRows * kRowBytes);
+  for (std::size_t i = 0; i < kRows * kWords; ++i) {
+    const auto g = tile_granules(kBase, kRows, kRowBytes, kStride);
+    EXPECT_EQ(h.mem.word(g[i]), 1000 + i);
+  }
+  check_rows(1000);  // (fetches the 8 lines)
+  // ... warm: write hits, nothing to memory.
+  const std::size_t logged = h.mem.log.size();
+  const std::uint64_t hits = h.stat("hits.compute");
+  h.run_one(tile_write(kBase, kRows, kRowBytes, kStride, words_from(5000, kRows * kWords)));
+  EXPECT_EQ(h.mem.log.size(), logged);
+  EXPECT_EQ(h.stat("hits.compute") - hits, 8u);
+  check_rows(5000);
+  EXPECT_EQ(h.run_one(tile_read(kBase, kRows, kRowBytes, kStride, true)).data.words, words_from(5000, kRows * kWords));
+  Payload seen;
+  seen.words.assign(kWords, 0);
+  h.l2.overlay(kBase + 3 * kStride, kRowBytes, seen);
+  EXPECT_EQ(seen.words, words_from(5000 + 3 * kWords, kWords));
+}
+
+TEST(L2Tile, WriteOfFullLinesAllocatesWithoutFetch) {
+  Harness h;
+  // 4 rows x 2 full lines, 1 KiB apart: allocated, acknowledged from the L2.
+  h.run_one(tile_write(0x40000, 4, 256, 1024, words_from(1, 32)));
+  EXPECT_TRUE(h.mem.log.empty());
+  EXPECT_EQ(h.stat("write_allocations"), 8u);
+  EXPECT_EQ(h.stat("misses.compute"), 8u);
+  EXPECT_LT(h.client.at.back(), Tick::ns(20));
+  for (std::uint64_t r = 0; r < 4; ++r) {
+    EXPECT_TRUE(h.l2.is_dirty(0x40000 + r * 1024));
+    EXPECT_TRUE(h.l2.is_dirty(0x40000 + r * 1024 + kLine));
+  }
+  EXPECT_EQ(h.run_one(read(0x40000 + 3 * 1024, 256, true)).data.words, words_from(25, 8));
+
+  // Rows of 256 B starting half-way into a line: 64 B, a full line, 64 B. The full
+  // line is allocated, the partial ones forwarded.
+  h.mem.log.clear();
+  h.run_one(tile_write(0x50040, 2, 256, 1024, words_from(100, 16)));
+  EXPECT_EQ(h.stat("write_allocations"), 8u + 2);
+  EXPECT_EQ(h.stat("forwarded_writes"), 4u);
+  ASSERT_EQ(h.mem.log.size(), 4u);
+  EXPECT_EQ(h.mem.count(MemOp::kRead), 0u);
+  EXPECT_EQ(h.mem.log[1].address, 0x50100u);
+  EXPECT_EQ(h.mem.log[1].data.words, (std::vector<std::uint64_t>{106, 107}));
+  EXPECT_TRUE(h.l2.is_dirty(0x50080));
+  EXPECT_TRUE(h.l2.is_dirty(0x50480));
+  EXPECT_EQ(h.run_one(tile_read(0x50040, 2, 256, 1024, true)).data.words, words_from(100, 16));
+}
+
+TEST(L2Tile, RowsSharingALineMergeIntoOneFill) {
+  Harness h;
+  // 4 rows of 64 B, 64 B apart: two per line.
+  for (std::uint64_t a : tile_granules(0x60000, 4, 64, 64)) h.mem.store[a] = a;
+  EXPECT_EQ(h.run_one(tile_read(0x60000, 4, 64, 64, true)).data.words, tile_granules(0x60000, 4, 64, 64));
+  EXPECT_EQ(h.mem.count(MemOp::kRead), 2u);
+  EXPECT_EQ(h.stat("misses.compute"), 2u);
+  EXPECT_EQ(h.stat("merges.compute"), 2u);
+  // The same tile uncached and updated: four pieces, two per line.
+  h.mem.log.clear();
+  MemRequest u = tile_write(0x60000, 4, 64, 64, words_from(1, 8));
+  u.op = MemOp::kUpdate;
+  h.run_one(std::move(u));
+  ASSERT_EQ(h.mem.log.size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(h.mem.log[i].address, 0x60000 + i * 64);
+  EXPECT_EQ(h.mem.word(0x60000 + 7 * kGranule), 0x60000u + 7 * kGranule + 8);
+}
+
+TEST(L2Tile, OrderingAgainstStalledTransactionsHoldsForTiles) {
+  L2Config c = small_config();
+  c.max_outstanding_misses = 1;
+  {
+    // A stalled tile: later requests touching its rows not yet looked up wait.
+    Harness h(c);
+    const std::uint64_t x = 0x60000 + 2 * 1024;  // its row 2
+    h.mem.store[x] = 1;
+    h.run_one(read(x, kLine, true));
+    const std::uint64_t warm = 0x90000;
+    h.run_one(read(warm, kLine));
+    const Tick t0 = h.sim.now();
+    h.issue(tile_read(0x60000, 3, kLine, 1024, true));  // row 0 takes the MSHR, stalls at row 1
+    h.issue(write(x, {2, 2, 2, 2}));
+    MemRequest u = tile_write(x - 4096, 2, 32, 4096, {5, 10});  // its row 1 is x
+    u.op = MemOp::kUpdate;
+    h.issue(std::move(u));
+    h.issue(tile_read(warm, 1, 64, 0));  // elsewhere: not held
+    EXPECT_EQ(h.stat("order_stalls"), 2u);
+    h.sim.run();
+    ASSERT_EQ(h.client.done.size(), 6u);
+    EXPECT_EQ(h.client.done[2].address, warm);  // the hit finished first
+    EXPECT_EQ(h.client.at[2] - t0, Tick::ns(10));
+    const auto big = std::find_if(h.client.done.begin(), h.client.done.end(),
+                                  [](const MemRequest& r) { return r.rows == 3; });
+    ASSERT_NE(big, h.client.done.end());
+    EXPECT_EQ(big->data.words[8], 1u);  // the tile saw x as it was
+    EXPECT_EQ(h.mem.word(x), 12u);                   // write-back (2) then update (+10)
+    EXPECT_EQ(h.mem.word(x - 4096), 5u);
+  }
+  {
+    // A stalled 1D request: a later tile with a row on its remaining lines waits.
+    Harness h(c);
+    h.mem.store[0x70100] = 1;
+    h.run_one(read(0x70100, kLine, true));
+    h.issue(read(0x70000, 3 * kLine, true));  // line 0x70000 takes the MSHR, stalls at 0x70080
+    h.issue(tile_write(0x6FF00, 2, kLine, 0x200, words_from(7, 8)));  // rows 0x6FF00 and 0x70100
+    EXPECT_EQ(h.stat("order_stalls"), 1u);
+    h.sim.run();
+    ASSERT_EQ(h.client.done.size(), 3u);
+    const auto big = std::find_if(h.client.done.begin(), h.client.done.end(),
+                                  [](const MemRequest& r) { return r.bytes == 3 * kLine; });
+    ASSERT_NE(big, h.client.done.end());
+    EXPECT_EQ(big->data.words[8], 1u);
+    EXPECT_EQ(h.run_one(read(0x70100, kLine, true)).data.words, words_from(11, 4));
+  }
+}
+
+TEST(L2Tile, DeadlockReportDescribesATile) {
+  Harness h;
+  h.mem.refuse = true;
+  h.issue(tile_read(0x40, 4, 64, 4256));
+  try {
+    h.sim.run();
+    FAIL() << "expected a deadlock";
+  } catch (const SimulationError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("compute read of 4 rows x 64 B (stride 4256 B) at 0x40"));
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Functional values
 
 TEST(L2, ValuesSurviveWriteEvictAndReadBack) {
@@ -728,7 +1040,8 @@ struct StressOutcome {
   std::string stats;
 };
 
-StressOutcome run_stress(std::uint64_t seed, L2Replacement replacement, bool jitter = false) {
+// With `tiles`, a third of the requests are 2D (2-5 rows, rows possibly sharing lines).
+StressOutcome run_stress(std::uint64_t seed, L2Replacement replacement, bool jitter = false, bool tiles = false) {
   L2Config c = small_config();
   c.size_bytes = 8 * 1024;  // 8 banks x 2 sets x 4 ways
   c.max_outstanding_misses = 6;
@@ -755,6 +1068,11 @@ StressOutcome run_stress(std::uint64_t seed, L2Replacement replacement, bool jit
       const std::uint32_t granules = 1 + static_cast<std::uint32_t>(rng() % 12);
       r.address = (rng() % (hot / kGranule)) * kGranule;
       r.bytes = granules * kGranule;
+      if (tiles && rng() % 3 == 0) {
+        r.rows = 2 + static_cast<std::uint32_t>(rng() % 4);
+        r.row_stride = r.bytes + (rng() % 8) * kGranule;
+      }
+      const auto addrs = tile_granules(r.address, r.rows, r.bytes, r.row_stride);
       const auto kind = rng() % 10;
       r.op = kind < 5 ? MemOp::kRead : kind < 9 ? MemOp::kWrite : MemOp::kUpdate;
       r.uncached = rng() % 6 == 0;
@@ -762,15 +1080,15 @@ StressOutcome run_stress(std::uint64_t seed, L2Replacement replacement, bool jit
       const bool functional = rng() % 8 != 0;
       r.tag = static_cast<std::uint64_t>(issued);
       if (functional) {
-        r.data.words.assign(granules, 0);
+        r.data.words.assign(addrs.size(), 0);
         if (r.op == MemOp::kRead) {
           auto& e = expected[r.tag];
-          for (std::uint32_t j = 0; j < granules; ++j) e.push_back(ref_word(r.address + j * kGranule));
+          for (std::uint64_t a : addrs) e.push_back(ref_word(a));
         } else {
-          for (std::uint32_t j = 0; j < granules; ++j) {
+          for (std::size_t j = 0; j < addrs.size(); ++j) {
             const std::uint64_t v = rng();
             r.data.words[j] = v;
-            const std::uint64_t a = r.address + j * kGranule;
+            const std::uint64_t a = addrs[j];
             ref[a] = r.op == MemOp::kWrite ? v : ref_word(a) + v;
           }
         }
@@ -828,6 +1146,11 @@ TEST(L2, RandomTrafficIsSequentiallyConsistentInAcceptanceOrder) {
   }
   // Memory answering out of order must not matter (only same-address order does).
   run_stress(4, L2Replacement::kLru, /*jitter=*/true);
+}
+
+TEST(L2Tile, RandomTrafficWithTilesIsSequentiallyConsistentInAcceptanceOrder) {
+  run_stress(5, L2Replacement::kLru, /*jitter=*/false, /*tiles=*/true);
+  run_stress(6, L2Replacement::kRandom, /*jitter=*/true, /*tiles=*/true);
 }
 
 TEST(L2, IdenticalInputsGiveIdenticalRuns) {

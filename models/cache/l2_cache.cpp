@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <numeric>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -210,13 +211,26 @@ std::uint32_t L2Cache::pick_victim(std::uint32_t set) {
 }
 
 L2Cache::Piece L2Cache::piece_of(const Txn& t, std::uint32_t i) const {
+  // Piece i is slot i % pieces_per_row of row i / pieces_per_row: that row's k-th line.
+  const std::uint32_t row = t.pieces_per_row == t.num_pieces ? 0 : i / t.pieces_per_row;
+  const std::uint32_t k = i - row * t.pieces_per_row;
+  const std::uint64_t row_start = t.req.address + std::uint64_t{row} * t.req.row_stride;
+  const std::uint64_t row_end = row_start + t.req.bytes;
+  const std::uint64_t row_offset = std::uint64_t{row} * t.req.bytes;
   Piece p;
-  p.line = t.first_line + i;
+  p.line = row_start / cfg_.line_bytes + k;
   const std::uint64_t line_start = p.line * cfg_.line_bytes;
-  const std::uint64_t start = std::max(line_start, t.req.address);
-  const std::uint64_t end = std::min(line_start + cfg_.line_bytes, t.req.address + t.req.bytes);
+  if (line_start >= row_end) {  // an empty slot: this row spans fewer lines
+    p.address = row_end;
+    p.bytes = 0;
+    p.offset = row_offset + t.req.bytes;
+    return p;
+  }
+  const std::uint64_t start = std::max(line_start, row_start);
+  const std::uint64_t end = std::min(line_start + cfg_.line_bytes, row_end);
   p.address = start;
   p.bytes = static_cast<std::uint32_t>(end - start);
+  p.offset = row_offset + (start - row_start);
   return p;
 }
 
@@ -249,17 +263,32 @@ void L2Cache::wait_for_space(MemClient* client) {
 
 void L2Cache::accept(MemRequest&& req) {
   T3SIM_CHECK(in_flight_ < cfg_.max_transactions, "accept() while can_accept() is false");
-  T3SIM_CHECK(req.bytes > 0, fmt::format("empty request at 0x{:x}", req.address));
+  T3SIM_CHECK(req.bytes > 0 && req.rows > 0, fmt::format("empty request at 0x{:x}", req.address));
+  T3SIM_CHECK(req.rows == 1 || req.row_stride >= req.bytes,
+              fmt::format("2D request at 0x{:x}: {} rows of {} B with a {} B stride overlap", req.address, req.rows,
+                          req.bytes, req.row_stride));
   T3SIM_CHECK(req.client != nullptr, "request without a client");
   const bool functional = !req.data.empty();
   if (functional) {
     const std::uint32_t g = cfg_.value_granule;
-    T3SIM_CHECK(req.address % g == 0 && req.bytes % g == 0 && req.data.words.size() == req.bytes / g,
-                fmt::format("functional {} of {} B at 0x{:x} with {} words: not aligned to the {} B value "
-                            "granule or wrong word count",
-                            to_string(req.op), req.bytes, req.address, req.data.words.size(), g));
+    T3SIM_CHECK(req.address % g == 0 && req.bytes % g == 0 && (req.rows == 1 || req.row_stride % g == 0) &&
+                    req.data.words.size() == req.total_bytes() / g,
+                fmt::format("functional {} of {} x {} B (stride {} B) at 0x{:x} with {} words: not aligned to the "
+                            "{} B value granule or wrong word count",
+                            to_string(req.op), req.rows, req.bytes, req.row_stride, req.address,
+                            req.data.words.size(), g));
     if (values_.empty()) values_.assign(lines_.size() * words_per_line_, 0);
   }
+  // Piece slots per row: the most lines a row can span. Rows start at offsets within a
+  // line congruent to the first row's modulo gcd(stride, line), so the largest possible
+  // offset is (address mod gcd) + line - gcd (exact for rows = 1 or line-multiple strides).
+  const std::uint64_t line_bytes = cfg_.line_bytes;
+  const std::uint64_t step = req.rows == 1 ? line_bytes : std::gcd(req.row_stride, line_bytes);
+  const std::uint64_t max_offset = req.address % step + line_bytes - step;
+  const std::uint64_t pieces_per_row = (max_offset + req.bytes - 1) / line_bytes + 1;
+  const std::uint64_t num_pieces = pieces_per_row * req.rows;
+  T3SIM_CHECK(num_pieces <= kMaxPieces, fmt::format("request at 0x{:x} spans {} line pieces; at most {} supported",
+                                                    req.address, num_pieces, kMaxPieces));
   const std::uint32_t ti = free_txns_.back();
   free_txns_.pop_back();
   ++in_flight_;
@@ -267,8 +296,10 @@ void L2Cache::accept(MemRequest&& req) {
 
   Txn& t = txns_[ti];
   t.accepted = now();
-  t.first_line = req.address / cfg_.line_bytes;
-  t.num_pieces = static_cast<std::uint32_t>((req.address + req.bytes - 1) / cfg_.line_bytes - t.first_line + 1);
+  t.first_line = req.address / line_bytes;
+  t.end_line = (req.address + std::uint64_t{req.rows - 1} * req.row_stride + req.bytes - 1) / line_bytes + 1;
+  t.pieces_per_row = static_cast<std::uint32_t>(pieces_per_row);
+  t.num_pieces = static_cast<std::uint32_t>(num_pieces);
   t.next_piece = 0;
   t.outstanding = 0;
   t.ready_cycle = Cycles(0);
@@ -282,7 +313,7 @@ void L2Cache::accept(MemRequest&& req) {
   t.completing = false;
   const int s = index(req.stream), o = index(req.op);
   ++*requests_[s][o];
-  *bytes_[s][o] += req.bytes;
+  *bytes_[s][o] += req.total_bytes();
   t.req = std::move(req);
   if (!mshr_wait_.empty() && overlaps_waiting(t)) {
     // A stalled transaction has not looked up some of these lines yet: going ahead
@@ -300,10 +331,16 @@ void L2Cache::accept(MemRequest&& req) {
 }
 
 bool L2Cache::overlaps_waiting(const Txn& t) const {
-  const std::uint64_t lo = t.first_line, hi = t.first_line + t.num_pieces;
+  const std::uint64_t lo = t.first_line, hi = t.end_line;
   for (const std::uint32_t wi : mshr_wait_) {
     const Txn& w = txns_[wi];
-    if (lo < w.first_line + w.num_pieces && w.first_line + w.next_piece < hi) return true;
+    if (w.next_piece >= w.num_pieces) continue;
+    // Pieces come in non-decreasing line order (rows do not overlap and go up), so the
+    // lines w has yet to look up lie in [line of its next piece, end_line). An empty
+    // slot ends a row whose last line the next row may share: one line lower.
+    const Piece next = piece_of(w, w.next_piece);
+    const std::uint64_t w_lo = next.bytes == 0 ? next.line - 1 : next.line;
+    if (lo < w.end_line && w_lo < hi) return true;
   }
   return false;
 }
@@ -333,6 +370,7 @@ void L2Cache::process_cached(std::uint32_t ti) {
 bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, Cycles now_c) {
   Txn& t = txns_[ti];
   const Piece p = piece_of(t, pi);
+  if (p.bytes == 0) return true;  // an empty slot: nothing to look up
   const int s = index(t.req.stream);
   const bool write = t.req.op == MemOp::kWrite;
   const bool full = p.bytes == cfg_.line_bytes;
@@ -367,7 +405,7 @@ bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, Cycles now_c) {
     ++forwarded_writes_;
     forwarded_write_bytes_ += p.bytes;
     ++t.outstanding;
-    send_piece(ti, p, /*uncached=*/false);
+    send_piece(ti, pi, p, /*uncached=*/false);
     return true;
   }
 
@@ -419,6 +457,7 @@ void L2Cache::process_bypass(std::uint32_t ti) {
   Txn& t = txns_[ti];
   for (std::uint32_t i = 0; i < t.num_pieces; ++i) {
     const Piece p = piece_of(t, i);
+    if (p.bytes == 0) continue;  // an empty slot
     ++t.outstanding;
     const std::uint32_t slot = find(p.line);
     if (slot != kNone) {
@@ -437,7 +476,7 @@ void L2Cache::process_bypass(std::uint32_t ti) {
       ++invalidations_;
     }
     *bypass_bytes_[index(t.req.stream)] += p.bytes;
-    send_piece(ti, p, /*uncached=*/true);
+    send_piece(ti, i, p, /*uncached=*/true);
   }
   t.next_piece = t.num_pieces;
   check_done(ti);
@@ -450,7 +489,7 @@ void L2Cache::apply(Txn& t, const Piece& p, std::uint32_t slot) {
     l.dirty = true;
     l.dirty_stream = t.req.stream;
     if (t.functional) {  // a timing-only write leaves the stored words as they are
-      const auto src = t.req.data.words.begin() + static_cast<std::ptrdiff_t>((p.address - t.req.address) / g);
+      const auto src = t.req.data.words.begin() + static_cast<std::ptrdiff_t>(p.offset / g);
       const auto dst = values_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * words_per_line_ +
                                                                       (p.address - l.line_addr * cfg_.line_bytes) / g);
       std::copy(src, src + p.bytes / g, dst);
@@ -460,7 +499,7 @@ void L2Cache::apply(Txn& t, const Piece& p, std::uint32_t slot) {
     T3SIM_CHECK(l.has_data, fmt::format("functional read of line 0x{:x} without values", l.line_addr * cfg_.line_bytes));
     const auto src = values_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * words_per_line_ +
                                                                     (p.address - l.line_addr * cfg_.line_bytes) / g);
-    const auto dst = t.req.data.words.begin() + static_cast<std::ptrdiff_t>((p.address - t.req.address) / g);
+    const auto dst = t.req.data.words.begin() + static_cast<std::ptrdiff_t>(p.offset / g);
     std::copy(src, src + p.bytes / g, dst);
   }
 }
@@ -525,7 +564,7 @@ void L2Cache::send_fill(std::uint32_t m) {
   send(std::move(r));
 }
 
-void L2Cache::send_piece(std::uint32_t ti, const Piece& p, bool uncached) {
+void L2Cache::send_piece(std::uint32_t ti, std::uint32_t pi, const Piece& p, bool uncached) {
   const Txn& t = txns_[ti];
   MemRequest r;
   r.op = t.req.op;
@@ -533,7 +572,7 @@ void L2Cache::send_piece(std::uint32_t ti, const Piece& p, bool uncached) {
   r.uncached = uncached;
   r.address = p.address;
   r.bytes = p.bytes;
-  r.tag = make_tag(Kind::kPiece, ti);
+  r.tag = make_tag(Kind::kPiece, ti, pi);
   r.client = this;
   r.created = now();
   if (t.functional) {
@@ -541,7 +580,7 @@ void L2Cache::send_piece(std::uint32_t ti, const Piece& p, bool uncached) {
     if (t.req.op == MemOp::kRead) {
       r.data.words.assign(p.bytes / g, 0);
     } else {
-      const auto src = t.req.data.words.begin() + static_cast<std::ptrdiff_t>((p.address - t.req.address) / g);
+      const auto src = t.req.data.words.begin() + static_cast<std::ptrdiff_t>(p.offset / g);
       r.data.words.assign(src, src + p.bytes / g);
     }
   }
@@ -600,20 +639,23 @@ void L2Cache::on_mem_response(MemRequest&& resp) {
   switch (kind) {
     case Kind::kFill: on_fill(idx, std::move(resp)); break;
     case Kind::kWriteBack: --write_backs_in_flight_; break;
-    case Kind::kPiece: on_piece_done(idx, std::move(resp)); break;
+    case Kind::kPiece:
+      on_piece_done(idx, static_cast<std::uint32_t>(resp.tag >> 32) & (kMaxPieces - 1), std::move(resp));
+      break;
   }
 }
 
-void L2Cache::on_piece_done(std::uint32_t ti, MemRequest&& resp) {
+void L2Cache::on_piece_done(std::uint32_t ti, std::uint32_t pi, MemRequest&& resp) {
   Txn& t = txns_[ti];
-  T3SIM_CHECK(t.in_use && t.outstanding > 0, "memory response for a finished transaction");
+  T3SIM_CHECK(t.in_use && t.outstanding > 0 && pi < t.num_pieces, "memory response for a finished transaction");
   if (t.functional && t.req.op == MemOp::kRead) {
     const std::uint32_t g = cfg_.value_granule;
-    T3SIM_CHECK(resp.data.words.size() == resp.bytes / g,
-                fmt::format("memory side answered a functional read of 0x{:x} with {} words", resp.address,
-                            resp.data.words.size()));
+    const Piece p = piece_of(t, pi);
+    T3SIM_CHECK(resp.address == p.address && resp.bytes == p.bytes && resp.data.words.size() == p.bytes / g,
+                fmt::format("memory side answered a functional read of {} B at 0x{:x} with {} words", resp.bytes,
+                            resp.address, resp.data.words.size()));
     std::copy(resp.data.words.begin(), resp.data.words.end(),
-              t.req.data.words.begin() + static_cast<std::ptrdiff_t>((resp.address - t.req.address) / g));
+              t.req.data.words.begin() + static_cast<std::ptrdiff_t>(p.offset / g));
   }
   t.ready_tick = std::max(t.ready_tick, now());
   --t.outstanding;
@@ -656,7 +698,7 @@ void L2Cache::on_fill(std::uint32_t m, MemRequest&& resp) {
         ++invalidations_;
       }
       *bypass_bytes_[index(t.req.stream)] += p.bytes;
-      send_piece(w.txn, p, /*uncached=*/true);
+      send_piece(w.txn, w.piece, p, /*uncached=*/true);
       continue;
     }
     if (invalidated || (!l.has_data && needs_values(t, p))) break;
@@ -760,6 +802,11 @@ void L2Cache::overlay(std::uint64_t address, std::uint32_t bytes, Payload& data)
 }
 
 std::string L2Cache::describe(const Txn& t) const {
+  if (t.req.rows > 1) {
+    return fmt::format("{}{} {} of {} rows x {} B (stride {} B) at 0x{:x}", t.bypass ? "bypassing " : "",
+                       to_string(t.req.stream), to_string(t.req.op), t.req.rows, t.req.bytes, t.req.row_stride,
+                       t.req.address);
+  }
   return fmt::format("{}{} {} of {} B at 0x{:x}", t.bypass ? "bypassing " : "", to_string(t.req.stream),
                      to_string(t.req.op), t.req.bytes, t.req.address);
 }

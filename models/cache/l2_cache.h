@@ -9,6 +9,12 @@
 // line read to the memory side; the transaction completes with one pooled event. An
 // all-hit tile load therefore costs one event.
 //
+// A 2D request (MemRequest::rows > 1: a tile of `rows` rows of `bytes` bytes,
+// `row_stride` apart) is one transaction too. Its pieces are the lines of each row,
+// in row order: every row gets the same number of piece slots (the most lines any
+// of its rows can span), so a row that spans fewer leaves its last slot empty. What
+// the L2 sends to the memory side is always 1D (rows = 1, at most one line).
+//
 // Timing of one line piece (cycles of the L2 clock):
 //   slot  = max(now, bank.next_free);  bank.next_free = slot + ceil(bytes / bank_bytes_per_cycle)
 //   hit:  ready = slot + hit_latency
@@ -90,10 +96,12 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
 
   // ---- MemTarget (requesters: CUs, DMA engines, collective engines)
   bool can_accept(const MemRequest& req) const override;
-  // Contract (besides MemTarget's): bytes > 0; a request with data is granule-aligned
-  // and carries bytes / value_granule words. A *read* with data (the words' values are
-  // ignored) is functional and gets the stored words back in place; a read without
-  // data is timing-only and completes with empty data.
+  // Contract (besides MemTarget's): bytes > 0, rows > 0, and rows > 1 only with
+  // row_stride >= bytes; a request with data is granule-aligned (address, bytes and,
+  // for rows > 1, row_stride) and carries rows * bytes / value_granule words, row-major.
+  // A *read* with data (the words' values are ignored) is functional and gets the
+  // stored words back in place; a read without data is timing-only and completes with
+  // empty data.
   void accept(MemRequest&& req) override;
   void wait_for_space(MemClient* client) override;
 
@@ -146,8 +154,10 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   struct Txn {
     MemRequest req;
     Tick accepted;
-    std::uint64_t first_line = 0;
-    std::uint32_t num_pieces = 0;
+    std::uint64_t first_line = 0;   // of the first row
+    std::uint64_t end_line = 0;     // one past the last row's last line (bounding range)
+    std::uint32_t pieces_per_row = 0;  // piece slots per row (some rows may leave one empty)
+    std::uint32_t num_pieces = 0;   // rows * pieces_per_row
     std::uint32_t next_piece = 0;   // pieces [0, next_piece) looked up
     std::uint32_t outstanding = 0;  // pieces waiting for a fill or a memory response
     Cycles ready_cycle;             // latest ready time of pieces served by the L2
@@ -161,12 +171,15 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   struct Piece {
     std::uint64_t line;     // line address (address / line_bytes)
     std::uint64_t address;  // first byte
-    std::uint32_t bytes;
+    std::uint32_t bytes;    // 0: an empty slot (its row spans fewer lines)
+    std::uint64_t offset;   // of its first byte in the request's row-major data
   };
-  // What a memory-side request was for (top bits of its tag).
+  // What a memory-side request was for (top 2 bits of its tag), the index of its MSHR
+  // or transaction (low 32 bits) and, for a transaction's piece, the piece (bits 32-61).
   enum class Kind : std::uint64_t { kFill = 0, kWriteBack = 1, kPiece = 2 };
-  static std::uint64_t make_tag(Kind k, std::uint32_t index) {
-    return (static_cast<std::uint64_t>(k) << 62) | index;
+  static constexpr std::uint32_t kMaxPieces = 1u << 30;
+  static std::uint64_t make_tag(Kind k, std::uint32_t index, std::uint32_t piece = 0) {
+    return (static_cast<std::uint64_t>(k) << 62) | (std::uint64_t{piece} << 32) | index;
   }
 
   Piece piece_of(const Txn& t, std::uint32_t i) const;
@@ -183,17 +196,18 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   // cannot have now (the transaction stalls at this piece).
   bool process_line(std::uint32_t ti, std::uint32_t piece, Cycles now_c);
   void process_bypass(std::uint32_t ti);
-  // Touches a line that a transaction in mshr_wait_ has yet to look up.
+  // Touches a line that a transaction in mshr_wait_ has yet to look up (bounding line
+  // ranges: conservative for tiles, exact for 1D requests).
   bool overlaps_waiting(const Txn& t) const;
   void apply(Txn& t, const Piece& p, std::uint32_t slot);
   void touch(Line& l) { l.last_use = ++use_clock_; }
   void evict(std::uint32_t slot);
   void write_back(std::uint32_t slot);
   void send_fill(std::uint32_t m);
-  void send_piece(std::uint32_t ti, const Piece& p, bool uncached);
+  void send_piece(std::uint32_t ti, std::uint32_t pi, const Piece& p, bool uncached);
   void send(MemRequest&& r);
   void on_fill(std::uint32_t m, MemRequest&& resp);
-  void on_piece_done(std::uint32_t ti, MemRequest&& resp);
+  void on_piece_done(std::uint32_t ti, std::uint32_t pi, MemRequest&& resp);
   void free_mshr(std::uint32_t m);
   void resume_stalled();
   void check_done(std::uint32_t ti);

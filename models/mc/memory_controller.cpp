@@ -109,6 +109,9 @@ bool MemoryController::can_accept(const MemRequest& req) const {
 
 void MemoryController::accept(MemRequest&& req) {
   T3SIM_CHECK(can_accept(req), "accept() without room (call can_accept first)");
+  // 2D tiles (MemRequest::rows > 1) are the L2's to split: it sends 1D line pieces.
+  T3SIM_CHECK(req.rows == 1, fmt::format("2D request ({} rows of {} B) at {:#x}: memory controllers take 1D requests",
+                                         req.rows, req.bytes, req.address));
   const std::uint64_t unit = map_.interleave_bytes();
   T3SIM_CHECK(req.bytes > 0 && req.address / unit == (req.address + req.bytes - 1) / unit,
               fmt::format("request [{:#x}, +{}) crosses an interleave unit of {} B", req.address, req.bytes, unit));

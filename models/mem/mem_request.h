@@ -49,16 +49,29 @@ struct MemRequest {
   // Bypass the L2 (T3 §4.3: the GEMM output is allocated uncached so its updates
   // aggregate in DRAM). Updates always bypass; the flag matters for reads and writes.
   bool uncached = false;
+  // A request is `rows` rows of `bytes` bytes each, row r at address + r * row_stride:
+  // a 2D tile (e.g. a GEMM tile load of 256 rows x 64 B with a 4256 B stride) issued
+  // as one transaction. rows = 1 (the default) is a plain contiguous request and
+  // ignores row_stride. With rows > 1 the rows must not overlap: row_stride >= bytes.
+  // Only the L2 (the requesters' side of the memory system) takes rows > 1; it splits
+  // tiles into line pieces, and everything it sends to the memory side has rows = 1.
   std::uint64_t address = 0;
-  std::uint32_t bytes = 0;
+  std::uint32_t bytes = 0;         // of ONE row
+  std::uint32_t rows = 1;
+  std::uint64_t row_stride = 0;    // bytes from one row's start to the next's (rows > 1)
   std::uint64_t tag = 0;           // the requester's, returned untouched
   MemClient* client = nullptr;     // receives on_mem_response(); must outlive the request
   Tick created;                    // when the requester issued it (end-to-end latency)
   // Functional data (SPEC "Functional check"): one 64-bit word per value granule of
-  // the memory system (see HbmConfig::value_granule). Write/update: the operand.
-  // Read completion: the stored words. Empty = timing-only traffic, which neither
-  // changes stored values nor gets them back.
+  // the memory system (see HbmConfig::value_granule), covering the rows in order,
+  // row-major: rows * bytes / value_granule words, row r's words starting at index
+  // r * bytes / value_granule (the gaps between rows carry none). Write/update: the
+  // operand. Read completion: the stored words. Empty = timing-only traffic, which
+  // neither changes stored values nor gets them back.
   Payload data;
+
+  // Bytes moved: all rows (the gaps between rows excluded).
+  std::uint64_t total_bytes() const { return std::uint64_t{bytes} * rows; }
 };
 
 class MemClient {
