@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/system/collective_system.h"
+#include "models/system/gemm_system.h"
 #include "models/system/memory_system.h"
 #include "sim/config.h"
 #include "sim/error.h"
@@ -100,6 +101,57 @@ RunOutcome run_memory(const RunContext& ctx, ConfigNode system, ConfigNode workl
   return out;
 }
 
+// kind: gemm — one GEMM kernel on one GPU (CUs + memory system).
+RunOutcome run_gemm(const RunContext& ctx, ConfigNode system, ConfigNode workload) {
+  const RunRequest& req = ctx.req;
+  const GpuConfig gpu_cfg = read_gpu_config(system.child("gpu"), system.child("memory"));
+  for (const std::string& key : system.keys()) {
+    if (key != "memory" && key != "gpu") (void)system.raw(key);  // the node around it is not simulated
+  }
+  system.finish();
+  GemmWorkload wl = read_gemm_workload(workload, gpu_cfg);
+
+  Simulator sim(ctx.seed, ctx.watchdog);
+  if (req.output_dir && req.timeline && ctx.timeline_max > 0) sim.timeline().enable(ctx.timeline_max);
+  GemmSystem model(sim, gpu_cfg, std::move(wl));
+  RunOutcome out;
+  if (req.validate_only) {
+    out.summary = fmt::format("ok: GEMM on {} CUs\n", gpu_cfg.num_cus);
+    return out;
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  const GemmResult r = model.run(ctx.max_time);
+  const double wall = seconds_since(wall_start);
+  const std::uint64_t events = sim.events().dispatched();
+  if (req.output_dir) {
+    RunMetadata meta;
+    meta.configuration = "gemm";
+    meta.seed = ctx.seed;
+    meta.resolved_config = ctx.resolved.json();
+    meta.wall_seconds = wall;
+    meta.events = events;
+    meta.simulated_time = sim.now();
+    meta.command_line = fmt::format("system={} workload={}", req.system.string(), req.workload.string());
+    write_run_outputs(*req.output_dir, meta, r.json, sim.stats(), sim.timeline(), sim.now());
+  }
+  out.summary = fmt::format("t3sim {} ({})\n", kVersion, kGitRevision) + model.summary(r) +
+                fmt::format("  simulation         {} events in {:.3f} s ({:.2f} M events/s)\n", events, wall,
+                            wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
+  if (req.output_dir) out.summary += fmt::format("  outputs            {}\n", req.output_dir->string());
+  out.metrics = {
+      {"time_ps", std::to_string(r.time.ps())},
+      {"tflops", fmt::format("{:.4f}", r.tflops)},
+      {"stages", std::to_string(r.stages)},
+      {"wgs", std::to_string(r.wgs)},
+      {"dram_read_bytes", std::to_string(r.dram_read_bytes)},
+      {"dram_write_bytes", std::to_string(r.dram_write_bytes)},
+      {"dram_update_bytes", std::to_string(r.dram_update_bytes)},
+      {"l2_hit_rate", fmt::format("{:.6f}", r.l2_hit_rate)},
+      {"events", std::to_string(events)},
+  };
+  return out;
+}
+
 }  // namespace
 
 RunOutcome run_simulation(const RunRequest& req) {
@@ -115,7 +167,7 @@ RunOutcome run_simulation(const RunRequest& req) {
   ConfigNode top(&tree.root(), "", &resolved);
   ConfigNode run = top.child("run");
   ConfigNode workload = top.child("workload");
-  const std::string kind = workload.get_enum("kind", "collective", {"collective", "memory"});
+  const std::string kind = workload.get_enum("kind", "collective", {"collective", "memory", "gemm"});
   const bool configuration_given = run.has("config");
   const std::string configuration = run.get_enum(
       "config", "sequential",  // every configuration of SPEC's table; the slice implements one
@@ -130,6 +182,12 @@ RunOutcome run_simulation(const RunRequest& req) {
   ConfigNode system = top.child("system");
   top.finish();
 
+  if (kind == "gemm") {
+    if (configuration_given) {
+      run.fail("config", "an isolated GEMM has no configurations (they apply to GEMM + collective workloads)");
+    }
+    return run_gemm(RunContext{req, resolved, seed, watchdog, max_time, timeline_max}, system, workload);
+  }
   if (kind == "memory") {
     if (configuration_given) {
       run.fail("config", "a memory workload has no configurations: its arbitration policy is "

@@ -204,3 +204,32 @@ TEST_F(Cli, MemoryWorkloadErrorsAreUserErrors) {
 
 }  // namespace
 }  // namespace t3sim
+
+namespace t3sim {
+namespace {
+
+TEST_F(Cli, GemmWorkloadPrintsTimeThroughputAndTraffic) {
+  const auto r = t3sim(fmt::format("run configs/systems/table1.yaml configs/workloads/gemm/small.yaml -o '{}'",
+                                   (dir_ / "gemm").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("TFLOP/s"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stages             1 (32 WGs"), std::string::npos) << r.out;
+  const auto results = nlohmann::json::parse(slurp(dir_ / "gemm" / "results.json"));
+  EXPECT_EQ(results["results"]["flops"].get<std::uint64_t>(), 2ull * 1024 * 1024 * 1024);
+  // One CU track per CU with a slice per WG.
+  EXPECT_NE(slurp(dir_ / "gemm" / "timeline.json").find("gemm_1024x1024x1024 WG 31"), std::string::npos);
+
+  const fs::path trace = write("bad.trace", "t3trace 1\nkernel k\nprogram p\n  lod 0 64\nend\n");
+  const fs::path wl = write("bad.yaml", fmt::format("kind: gemm\ntrace: {}\n", trace.string()));
+  const auto bad = t3sim(fmt::format("run configs/systems/table1.yaml '{}'", wl.string()));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("bad.trace:4:"), std::string::npos) << bad.err;
+
+  const fs::path typo = write("typo.yaml", "kind: gemm\npreset: tnlg.fc2.tp9\n");
+  const auto p = t3sim(fmt::format("run configs/systems/table1.yaml '{}'", typo.string()));
+  EXPECT_EQ(p.exit_code, 2);
+  EXPECT_NE(p.err.find("typo.yaml:2: workload.preset: unknown GEMM preset 'tnlg.fc2.tp9'"), std::string::npos) << p.err;
+}
+
+}  // namespace
+}  // namespace t3sim

@@ -295,6 +295,18 @@ TEST(AddressMap, DecodeEncodeRoundTripAndInterleaving) {
     EXPECT_EQ(map.decode(channels * 256).bank.bank_group, 1u);
     EXPECT_EQ(map.decode(255).bank.column, 7u);  // 8 accesses of 32 B per unit
   }
+  // XOR hashing spreads a stride of channels x interleave (every row of a GEMM tile
+  // with an 8 KiB row pitch) over all channels instead of one.
+  HbmConfig h;
+  const AddressMap hashed(AddressMapConfig{"ro-co-ba-bg-ch", 256, true}, h);
+  const AddressMap plain(AddressMapConfig{"ro-co-ba-bg-ch", 256, false}, h);
+  std::vector<int> hashed_hits(32, 0), plain_hits(32, 0);
+  for (std::uint64_t r = 0; r < 64; ++r) {
+    ++hashed_hits[hashed.channel(r * 8192)];
+    ++plain_hits[plain.channel(r * 8192)];
+  }
+  EXPECT_EQ(std::count(plain_hits.begin(), plain_hits.end(), 64), 1);     // all on one channel
+  EXPECT_EQ(std::count(hashed_hits.begin(), hashed_hits.end(), 2), 32);   // two on each
   HbmConfig six;
   six.channels = 192;
   EXPECT_THROW(AddressMap(AddressMapConfig{"ro-co-ch-ba-bg", 256}, six), std::invalid_argument);

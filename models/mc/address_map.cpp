@@ -1,5 +1,6 @@
 #include "models/mc/address_map.h"
 
+#include <algorithm>
 #include <bit>
 #include <stdexcept>
 #include <string_view>
@@ -70,6 +71,15 @@ AddressMap::AddressMap(const AddressMapConfig& cfg, const HbmConfig& hbm) : cfg_
   }
 }
 
+std::uint32_t AddressMap::channel_hash(std::uint64_t above) const {
+  if (!cfg_.channel_xor) return 0;
+  // Fold the bits above the channel field into channel-sized chunks.
+  const std::uint32_t bits = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::bit_width(channels_ - 1)));
+  std::uint64_t h = 0;
+  for (std::uint64_t x = above; x != 0; x >>= bits) h ^= x & ((std::uint64_t{1} << bits) - 1);
+  return static_cast<std::uint32_t>(h % channels_);
+}
+
 DecodedAddress AddressMap::decode(std::uint64_t address) const {
   const std::uint64_t unit = address >> (offset_bits_ + low_column_bits_);
   const std::uint64_t fields = modulo_channels_ ? unit / channels_ : address;
@@ -78,7 +88,7 @@ DecodedAddress AddressMap::decode(std::uint64_t address) const {
     return static_cast<std::uint32_t>((fields >> s.shift) & ((std::uint64_t{1} << s.bits) - 1));
   };
   DecodedAddress d;
-  d.channel = modulo_channels_ ? static_cast<std::uint32_t>(unit % channels_) : field(kChannel);
+  d.channel = channel(address);
   d.bank.bank_group = field(kBankGroup);
   d.bank.bank = field(kBank);
   d.bank.row = field(kRow);  // addresses beyond the capacity wrap around
@@ -89,10 +99,13 @@ DecodedAddress AddressMap::decode(std::uint64_t address) const {
 }
 
 std::uint32_t AddressMap::channel(std::uint64_t address) const {
-  if (modulo_channels_)
-    return static_cast<std::uint32_t>((address >> (offset_bits_ + low_column_bits_)) % channels_);
+  if (modulo_channels_) {
+    const std::uint64_t unit = address >> (offset_bits_ + low_column_bits_);
+    return static_cast<std::uint32_t>((unit % channels_ + channel_hash(unit / channels_)) % channels_);
+  }
   const Slice s = slice_[kChannel];
-  return static_cast<std::uint32_t>((address >> s.shift) & ((std::uint64_t{1} << s.bits) - 1));
+  const auto raw = static_cast<std::uint32_t>((address >> s.shift) & ((std::uint64_t{1} << s.bits) - 1));
+  return raw ^ channel_hash(address >> (s.shift + s.bits));
 }
 
 std::uint64_t AddressMap::encode(const DecodedAddress& d) const {
@@ -101,16 +114,20 @@ std::uint64_t AddressMap::encode(const DecodedAddress& d) const {
   const std::uint64_t others = put(kBankGroup, d.bank.bank_group) | put(kBank, d.bank.bank) | put(kRow, d.bank.row) |
                                put(kColumn, d.bank.column >> low_column_bits_);
   if (modulo_channels_) {
-    const std::uint64_t unit = others * channels_ + d.channel;
+    const std::uint32_t raw = (d.channel + channels_ - channel_hash(others)) % channels_;
+    const std::uint64_t unit = others * channels_ + raw;
     return (unit << (offset_bits_ + low_column_bits_)) | (low << offset_bits_);
   }
-  return put(kChannel, d.channel) | others | (low << offset_bits_);
+  const Slice c = slice_[kChannel];
+  const std::uint64_t above = (others | (low << offset_bits_)) >> (c.shift + c.bits);
+  return put(kChannel, d.channel ^ channel_hash(above)) | others | (low << offset_bits_);
 }
 
 AddressMapConfig read_address_map_config(ConfigNode node, const HbmConfig& hbm) {
   AddressMapConfig cfg;
   cfg.order = node.get_string("order", cfg.order);
   cfg.interleave_bytes = node.get_bytes("interleave", cfg.interleave_bytes);
+  cfg.channel_xor = node.get_enum("channel_hash", "xor", {"xor", "none"}) == "xor";
   try {
     AddressMap probe(cfg, hbm);
   } catch (const std::invalid_argument& e) {

@@ -25,6 +25,10 @@ struct AddressMapConfig {
   // Fields from most to least significant, '-'-separated: ro, ba, bg, co, ch, each once.
   std::string order = "ro-ba-co-bg-ch";
   std::uint64_t interleave_bytes = 256;  // bytes kept together in one channel and row
+  // XOR the channel with the address bits above it, as GPUs do, so a power-of-two
+  // stride (a matrix column, a tile's rows) spreads over channels instead of
+  // hammering one ("partition camping").
+  bool channel_xor = true;
 };
 
 AddressMapConfig read_address_map_config(ConfigNode node, const HbmConfig& hbm);
@@ -55,6 +59,7 @@ class AddressMap {
   std::uint32_t offset_bits_ = 0;      // byte within an access
   std::uint32_t low_column_bits_ = 0;  // column bits inside an interleave unit
   std::array<Slice, kNumFields> slice_{};
+  std::uint32_t channel_hash(std::uint64_t quotient) const;  // fold of the bits above the channel
   std::uint32_t channels_ = 1;
   bool modulo_channels_ = false;  // channel count not a power of two: unit % channels
 };

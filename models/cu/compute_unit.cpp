@@ -1,0 +1,278 @@
+#include "models/cu/compute_unit.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+#include "sim/error.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+
+CuConfig read_cu_config(ConfigNode node) {
+  CuConfig cfg;
+  cfg.clock_hz = node.get_frequency_hz("clock", cfg.clock_hz);
+  cfg.max_threads = static_cast<std::uint32_t>(node.get_uint("max_threads", cfg.max_threads, 1, 1u << 20));
+  cfg.registers = static_cast<std::uint32_t>(node.get_uint("registers", cfg.registers, 1, 1u << 30));
+  cfg.lds_bytes = node.get_bytes("lds_size", cfg.lds_bytes, 0, 1ULL << 32);
+  cfg.max_wgs = static_cast<std::uint32_t>(node.get_uint("max_wgs", cfg.max_wgs, 1, 1024));
+  cfg.max_outstanding_per_wf =
+      static_cast<std::uint32_t>(node.get_uint("max_outstanding_per_wf", cfg.max_outstanding_per_wf, 1, 1u << 16));
+  cfg.flops_per_cycle = static_cast<std::uint32_t>(node.get_uint("flops_per_cycle", cfg.flops_per_cycle, 1, 1u << 24));
+  node.finish();
+  return cfg;
+}
+
+// ---------------------------------------------------------------------------
+// FlagTable
+
+std::uint64_t FlagTable::get(std::uint64_t flag) const {
+  for (const auto& [f, v] : values_) {
+    if (f == flag) return v;
+  }
+  return 0;
+}
+
+void FlagTable::set(std::uint64_t flag, std::uint64_t value) {
+  auto it = std::find_if(values_.begin(), values_.end(), [&](const auto& e) { return e.first == flag; });
+  if (it == values_.end()) {
+    values_.emplace_back(flag, value);
+  } else {
+    it->second = std::max(it->second, value);
+  }
+  const std::uint64_t now_value = get(flag);
+  std::vector<std::function<void()>> woken;
+  for (auto w = waiters_.begin(); w != waiters_.end();) {
+    if (w->flag == flag && now_value >= w->value) {
+      woken.push_back(std::move(w->wake));
+      w = waiters_.erase(w);
+    } else {
+      ++w;
+    }
+  }
+  for (auto& wake : woken) wake();
+}
+
+void FlagTable::wait(std::uint64_t flag, std::uint64_t value, std::function<void()> wake) {
+  if (get(flag) >= value) {
+    wake();
+    return;
+  }
+  waiters_.push_back(Waiter{flag, value, std::move(wake)});
+}
+
+// ---------------------------------------------------------------------------
+// ComputeUnit
+
+namespace {
+// Memory request tags: slot, whether a load, and the load group.
+constexpr std::uint64_t kLoadBit = std::uint64_t{1} << 39;
+std::uint64_t make_tag(std::uint32_t slot, bool load, std::uint64_t group) {
+  return (std::uint64_t{slot} << 40) | (load ? kLoadBit : 0) | (group & ((std::uint64_t{1} << 39) - 1));
+}
+}  // namespace
+
+ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfig& cfg, MemTarget& memory,
+                         FlagTable& flags)
+    : Component(parent, name),
+      cfg_(cfg),
+      memory_(memory),
+      flags_(flags),
+      clock_(cfg.clock_hz),
+      slots_(cfg.max_wgs),
+      wgs_done_(counter("wgs_completed", "WGs", "workgroups that ran to completion")),
+      load_bytes_(counter("load_bytes", "bytes", "bytes requested by loads")),
+      store_bytes_(counter("store_bytes", "bytes", "bytes requested by stores (writes and updates)")),
+      matrix_busy_(counter("matrix_busy_cycles", "cycles", "CU cycles the matrix core was reserved")),
+      memory_refusals_(counter("memory_refusals", "requests", "memory requests refused (back-pressure)")) {}
+
+std::uint32_t ComputeUnit::capacity_for(const TraceResources& r) const {
+  std::uint64_t n = cfg_.max_wgs;
+  n = std::min<std::uint64_t>(n, cfg_.max_threads / std::max<std::uint32_t>(r.threads_per_wg, 1));
+  const std::uint64_t regs = std::uint64_t{r.threads_per_wg} * r.regs_per_thread;
+  if (regs > 0) n = std::min<std::uint64_t>(n, cfg_.registers / regs);
+  if (r.lds_bytes > 0) n = std::min<std::uint64_t>(n, cfg_.lds_bytes / r.lds_bytes);
+  return static_cast<std::uint32_t>(n);
+}
+
+bool ComputeUnit::can_host(const TraceResources& r) const {
+  const std::uint64_t regs = std::uint64_t{r.threads_per_wg} * r.regs_per_thread;
+  return running_ < cfg_.max_wgs && threads_used_ + r.threads_per_wg <= cfg_.max_threads &&
+         registers_used_ + regs <= cfg_.registers && lds_used_ + r.lds_bytes <= cfg_.lds_bytes;
+}
+
+void ComputeUnit::launch(const WgLaunch& wg) {
+  const TraceResources& r = wg.trace->resources;
+  T3SIM_CHECK(can_host(r), "launch() without room (call can_host first)");
+  std::uint32_t s = 0;
+  while (slots_[s].busy) ++s;
+  Slot& w = slots_[s];
+  w = Slot{};
+  w.busy = true;
+  w.launch = wg;
+  w.ops.reset(*wg.trace, wg.wg);
+  w.budget = std::max<std::uint32_t>(r.wfs_per_wg, 1) * cfg_.max_outstanding_per_wf;
+  w.started = now();
+  ++running_;
+  threads_used_ += r.threads_per_wg;
+  registers_used_ += static_cast<std::uint32_t>(std::uint64_t{r.threads_per_wg} * r.regs_per_thread);
+  lds_used_ += r.lds_bytes;
+  advance(s);
+}
+
+// The WG's front end: process ops in order until one has to wait.
+void ComputeUnit::advance(std::uint32_t s) {
+  Slot& w = slots_[s];
+  while (w.busy && !w.waiting_flag) {
+    if (!w.has_op) {
+      if (!w.ops.next(w.op)) break;
+      w.has_op = true;
+    }
+    const WgOp& op = w.op;
+    switch (op.kind) {
+      case TraceOpKind::kLoad:
+        // Two tile buffers: group g reuses group g-2's, free once compute g-2 is done.
+        if (w.group >= 2 && w.computes_done + 1 < w.group) return;
+        if (w.outstanding >= w.budget) return;
+        if (!issue_memory(s, MemOp::kRead)) return;
+        ++w.group_loads[w.group % 3];
+        break;
+      case TraceOpKind::kCompute:
+        if (w.compute_waiting || w.compute_running) return;  // one compute at a time per WG
+        w.compute_cycles = op.cycles();
+        w.compute_waiting = true;
+        ++w.group;  // later loads feed the next compute
+        try_compute_start(s);
+        break;
+      case TraceOpKind::kStore:
+        if (w.compute_waiting || w.compute_running) return;  // the data are not produced yet
+        if (w.outstanding >= w.budget) return;
+        if (!issue_memory(s, op.update() ? MemOp::kUpdate : MemOp::kWrite)) return;
+        break;
+      case TraceOpKind::kSet:
+        // Release: the flag says "done" only after the WG's earlier computes finished
+        // and its earlier stores were acknowledged.
+        if (w.compute_waiting || w.compute_running || w.outstanding > 0) return;
+        T3SIM_CHECK(!op.remote(), "a remote flag set needs the multi-GPU system");
+        flags_.set(op.flag(), op.value());
+        break;
+      case TraceOpKind::kWait:
+        if (flags_.get(op.flag()) < op.value()) {
+          w.waiting_flag = true;
+          w.has_op = false;  // the wait is satisfied when woken
+          flags_.wait(op.flag(), op.value(), [this, s] {
+            slots_[s].waiting_flag = false;
+            advance(s);
+          });
+          return;
+        }
+        break;
+      case TraceOpKind::kLoop:
+      case TraceOpKind::kEnd:
+        break;  // never yielded by the expander
+    }
+    w.has_op = false;
+  }
+  finish_if_done(s);
+}
+
+bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
+  Slot& w = slots_[s];
+  const WgOp& op = w.op;
+  T3SIM_CHECK(!op.remote(), "a remote store needs the multi-GPU system");
+  MemRequest r;
+  r.op = mem_op;
+  r.stream = w.launch.stream;
+  r.uncached = op.uncached();
+  r.address = op.addr();
+  r.bytes = static_cast<std::uint32_t>(op.row_bytes());
+  r.rows = static_cast<std::uint32_t>(op.rows());
+  r.row_stride = op.stride();
+  r.tag = make_tag(s, mem_op == MemOp::kRead, mem_op == MemOp::kRead ? w.group : 0);
+  r.client = this;
+  r.created = now();
+  if (!memory_.can_accept(r)) {
+    if (std::find(blocked_on_memory_.begin(), blocked_on_memory_.end(), s) == blocked_on_memory_.end())
+      blocked_on_memory_.push_back(s);
+    ++memory_refusals_;
+    memory_.wait_for_space(this);
+    return false;
+  }
+  (mem_op == MemOp::kRead ? load_bytes_ : store_bytes_) += r.total_bytes();
+  memory_.accept(std::move(r));
+  ++w.outstanding;
+  return true;
+}
+
+bool ComputeUnit::try_compute_start(std::uint32_t s) {
+  Slot& w = slots_[s];
+  if (!w.compute_waiting || w.compute_running) return false;
+  if (w.group_loads[(w.group - 1) % 3] > 0) return false;  // its loads are still in flight
+  const Tick start = std::max(now(), matrix_free_);
+  const Tick end = start + clock_.duration(Cycles(w.compute_cycles));
+  matrix_free_ = end;
+  matrix_busy_ += w.compute_cycles;
+  w.compute_waiting = false;
+  w.compute_running = true;
+  sim().events().schedule_callback(end, [this, s] { on_compute_done(s); });
+  return true;
+}
+
+void ComputeUnit::on_compute_done(std::uint32_t s) {
+  Slot& w = slots_[s];
+  w.compute_running = false;
+  ++w.computes_done;
+  sim().note_progress();
+  advance(s);
+}
+
+void ComputeUnit::on_mem_response(MemRequest&& req) {
+  const auto s = static_cast<std::uint32_t>(req.tag >> 40);
+  Slot& w = slots_[s];
+  T3SIM_CHECK(w.busy && w.outstanding > 0, "response for an idle slot");
+  --w.outstanding;
+  sim().note_progress();
+  if (req.tag & kLoadBit) {
+    const std::uint64_t group = req.tag & (kLoadBit - 1);
+    --w.group_loads[group % 3];
+    try_compute_start(s);
+  }
+  advance(s);
+}
+
+void ComputeUnit::on_mem_retry() {
+  std::vector<std::uint32_t> retry;
+  retry.swap(blocked_on_memory_);
+  for (std::uint32_t s : retry) advance(s);
+}
+
+void ComputeUnit::finish_if_done(std::uint32_t s) {
+  Slot& w = slots_[s];
+  if (!w.busy || w.has_op || !w.ops.done() || w.compute_waiting || w.compute_running || w.outstanding > 0 ||
+      w.waiting_flag)
+    return;
+  const WgLaunch done = w.launch;
+  const TraceResources& r = done.trace->resources;
+  w.busy = false;
+  --running_;
+  threads_used_ -= r.threads_per_wg;
+  registers_used_ -= static_cast<std::uint32_t>(std::uint64_t{r.threads_per_wg} * r.regs_per_thread);
+  lds_used_ -= r.lds_bytes;
+  ++wgs_done_;
+  if (on_wg_done_) on_wg_done_(done);
+}
+
+void ComputeUnit::report_in_flight(std::vector<std::string>& out) const {
+  for (std::size_t s = 0; s < slots_.size(); ++s) {
+    const Slot& w = slots_[s];
+    if (!w.busy) continue;
+    out.push_back(fmt::format("{}: WG {} of kernel {}: {} requests in flight, group {}, {} computes done{}{}{}",
+                              name(), w.launch.wg, w.launch.kernel, w.outstanding, w.group, w.computes_done,
+                              w.compute_running ? ", computing" : "", w.compute_waiting ? ", compute waits" : "",
+                              w.waiting_flag ? ", waiting on a flag" : ""));
+  }
+}
+
+}  // namespace t3sim

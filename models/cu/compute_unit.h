@@ -1,0 +1,144 @@
+#pragma once
+// A compute unit replaying workgroup traces (SPEC "CU + dispatcher").
+//
+// A CU hosts WGs up to its occupancy limits (threads, registers, LDS, WG slots). Each
+// WG steps through its trace ops in order:
+//  - load: one memory transaction per op (a 2D tile is one request); it joins the
+//    current *load group*, the loads a compute op waits for;
+//  - compute: waits for its load group and for the WG's previous compute, then
+//    reserves the CU's matrix core for its cycles (WGs on a CU share it);
+//  - double buffering (T3 §2.5 GEMM K loop): the loads of group g may issue once
+//    compute g-2 is done (two tile buffers), so loads of step k+1 overlap compute k;
+//  - store: waits until every earlier compute is done (its data exist), then issues;
+//  - set: waits until earlier computes finished and earlier requests were answered
+//    (release), then sets a GPU flag; wait: blocks until the flag reaches a value;
+//  - a WG keeps at most wfs x max_outstanding_per_wf memory requests in flight.
+// A WG ends when its ops are done, its computes finished and its requests answered.
+//
+// Events: one per compute completion and one per memory response; nothing while the
+// CU waits.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/mem/mem_request.h"
+#include "sim/clock.h"
+#include "sim/component.h"
+#include "sim/event_queue.h"
+#include "sim/stats.h"
+#include "trace/trace.h"
+
+namespace t3sim {
+
+class ConfigNode;
+
+struct CuConfig {
+  std::uint64_t clock_hz = 1'400'000'000;    // T3 Table 1: 1.4 GHz
+  std::uint32_t max_threads = 2048;          // T3 Table 1: 2K threads per CU
+  std::uint32_t registers = 65536;           // 256 KB register file / 4 B
+  std::uint64_t lds_bytes = 64 * 1024;       // LDS part of the 128 KB unified LDS + L1
+  std::uint32_t max_wgs = 16;                // WG slots
+  std::uint32_t max_outstanding_per_wf = 16;  // memory requests in flight per WF
+  // Matrix-core throughput (FP16 FLOPs per CU cycle): what trace generators turn
+  // FLOPs into compute cycles with. T3 Table 1 CU: ~1024 (115 TFLOP/s at 80 CUs).
+  std::uint32_t flops_per_cycle = 1024;
+};
+
+CuConfig read_cu_config(ConfigNode node);
+
+// GPU-wide flags for `set` / `wait` ops (counters a WG waits on until >= value).
+class FlagTable {
+ public:
+  std::uint64_t get(std::uint64_t flag) const;
+  // Sets the flag to max(current, value) and wakes waiters whose value is reached.
+  void set(std::uint64_t flag, std::uint64_t value);
+  // Calls `wake` once when flag >= value (at once if it already is).
+  void wait(std::uint64_t flag, std::uint64_t value, std::function<void()> wake);
+  std::size_t waiters() const { return waiters_.size(); }
+
+ private:
+  struct Waiter {
+    std::uint64_t flag, value;
+    std::function<void()> wake;
+  };
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> values_;  // small: linear search
+  std::vector<Waiter> waiters_;
+};
+
+// Which kernel a WG belongs to, as the CU reports back to the dispatcher.
+struct WgLaunch {
+  const KernelTrace* trace = nullptr;
+  std::uint32_t wg = 0;
+  Stream stream = Stream::kCompute;
+  std::uint32_t kernel = 0;  // dispatcher's id
+};
+
+class ComputeUnit final : public Component, public MemClient {
+ public:
+  ComputeUnit(Component& parent, std::string_view name, const CuConfig& cfg, MemTarget& memory, FlagTable& flags);
+
+  // Occupancy: WGs of this shape an empty CU holds (0: it never fits).
+  std::uint32_t capacity_for(const TraceResources& r) const;
+  // Contract: true iff launch(r...) is possible now.
+  bool can_host(const TraceResources& r) const;
+  // Contract: precondition can_host. on_wg_done(launch) is called when the WG ends.
+  void launch(const WgLaunch& wg);
+  void set_on_wg_done(std::function<void(const WgLaunch&)> fn) { on_wg_done_ = std::move(fn); }
+
+  std::uint32_t wgs_running() const { return running_; }
+
+  // MemClient
+  void on_mem_response(MemRequest&& req) override;
+  void on_mem_retry() override;
+
+  void report_in_flight(std::vector<std::string>& out) const override;
+
+ private:
+  struct Slot {
+    bool busy = false;
+    WgLaunch launch;
+    WgExpander ops;
+    WgOp op;                        // the op being processed
+    bool has_op = false;
+    bool waiting_flag = false;
+    std::uint32_t outstanding = 0;  // memory requests in flight
+    std::uint32_t budget = 0;       // wfs x max_outstanding_per_wf
+    std::uint64_t group = 0;        // load group being formed (= computes queued so far)
+    std::uint64_t computes_done = 0;
+    std::uint64_t group_loads[3] = {0, 0, 0};  // loads in flight per group (mod 3)
+    bool compute_running = false;
+    bool compute_waiting = false;   // queued compute waits for its loads
+    Tick compute_ready_since;
+    std::uint64_t compute_cycles = 0;
+    Tick started;
+  };
+
+  void advance(std::uint32_t s);
+  bool try_compute_start(std::uint32_t s);
+  void on_compute_done(std::uint32_t s);
+  void finish_if_done(std::uint32_t s);
+  bool issue_memory(std::uint32_t s, MemOp op);
+
+  CuConfig cfg_;
+  MemTarget& memory_;
+  FlagTable& flags_;
+  ClockDomain clock_;
+  std::vector<Slot> slots_;
+  std::uint32_t running_ = 0;
+  std::uint32_t threads_used_ = 0, registers_used_ = 0;
+  std::uint64_t lds_used_ = 0;
+  Tick matrix_free_;  // the CU's matrix core is reserved until then
+  std::vector<std::uint32_t> blocked_on_memory_;  // slots refused by the memory
+  bool waiting_for_memory_ = false;
+  std::function<void(const WgLaunch&)> on_wg_done_;
+
+  Counter& wgs_done_;
+  Counter& load_bytes_;
+  Counter& store_bytes_;
+  Counter& matrix_busy_;
+  Counter& memory_refusals_;
+};
+
+}  // namespace t3sim

@@ -1,0 +1,125 @@
+#include "models/gpu/gpu.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+#include "sim/error.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+
+GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
+  GpuConfig cfg;
+  cfg.num_cus = static_cast<std::uint32_t>(gpu.get_uint("num_cus", cfg.num_cus, 1, 4096));
+  cfg.cu = read_cu_config(gpu.child("cu"));
+  gpu.finish();
+  cfg.memory = read_gpu_memory_config(memory);
+  return cfg;
+}
+
+Gpu::Gpu(Component& parent, std::string_view name, const GpuConfig& cfg) : Component(parent, name), cfg_(cfg) {
+  build();
+}
+
+Gpu::Gpu(Simulator& sim, std::string_view name, const GpuConfig& cfg) : Component(sim, std::string(name)), cfg_(cfg) {
+  build();
+}
+
+void Gpu::build() {
+  memory_ = std::make_unique<GpuMemory>(*this, "mem", cfg_.memory);
+  for (std::uint32_t i = 0; i < cfg_.num_cus; ++i) {
+    cus_.push_back(std::make_unique<ComputeUnit>(*this, fmt::format("cu{}", i), cfg_.cu, *memory_, flags_));
+    cus_.back()->set_on_wg_done([this, i](const WgLaunch& wg) { on_wg_done(i, wg); });
+  }
+}
+
+Gpu::~Gpu() = default;
+
+std::uint32_t Gpu::launch(KernelLaunch kernel) {
+  const KernelTrace& trace = *kernel.trace;
+  if (kernel.cus.empty()) {
+    for (std::uint32_t i = 0; i < num_cus(); ++i) kernel.cus.push_back(i);
+  }
+  Kernel k;
+  k.stats.launched = now();
+  k.stats.wgs = trace.num_wgs();
+  for (std::uint32_t c : kernel.cus) {
+    T3SIM_CHECK(c < num_cus(), fmt::format("CU {} of {}", c, num_cus()));
+    k.stats.concurrent_slots += cus_[c]->capacity_for(trace.resources);
+  }
+  T3SIM_CHECK(k.stats.concurrent_slots > 0 || k.stats.wgs == 0,
+              fmt::format("kernel {}: a WG needs more than a CU has", trace.name));
+  k.wg_start.assign(trace.num_wgs(), Tick());
+  k.launch = std::move(kernel);
+  kernels_.push_back(std::move(k));
+  const auto id = static_cast<std::uint32_t>(kernels_.size() - 1);
+  if (kernels_[id].stats.wgs == 0) {
+    kernels_[id].stats.done = now();
+    if (kernels_[id].launch.on_done) kernels_[id].launch.on_done();
+    return id;
+  }
+  dispatch();
+  return id;
+}
+
+// Place waiting WGs, highest priority first, each on the next CU (round-robin) of
+// its mask that has room.
+void Gpu::dispatch() {
+  if (dispatching_) return;  // a WG ending inside launch() re-enters: the loop below covers it
+  dispatching_ = true;
+  std::vector<std::uint32_t> order(kernels_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return kernels_[a].launch.priority > kernels_[b].launch.priority;
+  });
+  for (std::uint32_t id : order) {
+    Kernel& k = kernels_[id];
+    const TraceResources& r = k.launch.trace->resources;
+    while (k.next_wg < k.stats.wgs) {
+      const auto& allowed = k.launch.cus;
+      std::optional<std::uint32_t> target;
+      for (std::size_t n = 0; n < num_cus() && !target; ++n) {
+        const std::uint32_t c = (next_cu_ + static_cast<std::uint32_t>(n)) % num_cus();
+        if (std::find(allowed.begin(), allowed.end(), c) != allowed.end() && cus_[c]->can_host(r)) target = c;
+      }
+      if (!target) break;
+      next_cu_ = (*target + 1) % num_cus();
+      if (k.next_wg == 0) k.stats.first_dispatch = now();
+      k.wg_start[k.next_wg] = now();
+      cus_[*target]->launch(WgLaunch{k.launch.trace, k.next_wg++, k.launch.stream, id});
+    }
+  }
+  dispatching_ = false;
+}
+
+void Gpu::on_wg_done(std::uint32_t cu, const WgLaunch& wg) {
+  Kernel& k = kernels_[wg.kernel];
+  ++k.done;
+  Timeline& tl = sim().timeline();
+  if (tl.enabled()) {
+    if (cu_tracks_.empty()) {
+      for (std::uint32_t i = 0; i < num_cus(); ++i) cu_tracks_.push_back(tl.track(cus_[i]->name()));
+    }
+    tl.slice(cu_tracks_[cu], fmt::format("{} WG {}", k.launch.trace->name, wg.wg), k.wg_start[wg.wg], now());
+  }
+  if (k.done == k.stats.wgs) {
+    k.stats.done = now();
+    if (k.launch.on_done) k.launch.on_done();
+  }
+  // Free slots go to waiting WGs; deferred to an event so a CU is not re-entered
+  // from inside its own completion.
+  sim().events().schedule_callback(now(), [this] { dispatch(); });
+}
+
+void Gpu::report_in_flight(std::vector<std::string>& out) const {
+  for (std::size_t i = 0; i < kernels_.size(); ++i) {
+    const Kernel& k = kernels_[i];
+    if (k.done == k.stats.wgs) continue;
+    out.push_back(fmt::format("{}: kernel {} ({}): {} of {} WGs dispatched, {} done", name(), i,
+                              k.launch.trace->name, k.next_wg, k.stats.wgs, k.done));
+  }
+}
+
+}  // namespace t3sim

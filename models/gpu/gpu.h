@@ -1,0 +1,89 @@
+#pragma once
+// One GPU: CUs, the WG dispatcher and the memory system (L2 + MCs + HBM), wired
+// through MemTarget ports (SPEC "CU + dispatcher"; "How a byte flows").
+//
+// The dispatcher places a kernel's WGs in order (WG id = dispatch order) on the CUs
+// of its mask with room for them, round-robin across CUs, up to each CU's occupancy
+// limit, so a GEMM larger than the GPU runs in stages (waves). Two kernels may run at
+// once; when WG slots free, the higher-priority kernel's WGs go first.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "models/cu/compute_unit.h"
+#include "models/memsys/gpu_memory.h"
+#include "sim/component.h"
+#include "sim/timeline.h"
+
+namespace t3sim {
+
+class ConfigNode;
+
+struct GpuConfig {
+  std::uint32_t num_cus = 80;  // T3 Table 1
+  CuConfig cu;
+  GpuMemoryConfig memory;
+};
+
+// Reads `gpu:` (num_cus, cu) and `memory:` of a system file.
+GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory);
+
+struct KernelLaunch {
+  const KernelTrace* trace = nullptr;   // must outlive the kernel
+  std::vector<std::uint32_t> cus;       // CUs it may use (empty: all)
+  int priority = 0;                     // higher dispatches first
+  Stream stream = Stream::kCompute;     // its memory requests' stream
+  std::function<void()> on_done;        // called once when its last WG ends
+};
+
+struct KernelStats {
+  Tick launched, first_dispatch, done;
+  std::uint32_t wgs = 0;
+  std::uint32_t concurrent_slots = 0;  // WGs of it the allowed CUs hold at once
+  std::uint32_t stages() const { return concurrent_slots ? (wgs + concurrent_slots - 1) / concurrent_slots : 0; }
+};
+
+class Gpu final : public Component {
+ public:
+  Gpu(Component& parent, std::string_view name, const GpuConfig& cfg);
+  Gpu(Simulator& sim, std::string_view name, const GpuConfig& cfg);  // a top-level GPU ("gpu0")
+  ~Gpu() override;
+
+  // Returns the kernel id. Contract: its trace fits a CU (capacity_for > 0).
+  std::uint32_t launch(KernelLaunch kernel);
+  const KernelStats& kernel_stats(std::uint32_t id) const { return kernels_[id].stats; }
+  bool kernel_done(std::uint32_t id) const { return kernels_[id].done == kernels_[id].stats.wgs; }
+
+  GpuMemory& memory() { return *memory_; }
+  ComputeUnit& cu(std::uint32_t i) { return *cus_[i]; }
+  std::uint32_t num_cus() const { return static_cast<std::uint32_t>(cus_.size()); }
+  FlagTable& flags() { return flags_; }
+  const GpuConfig& config() const { return cfg_; }
+
+  void report_in_flight(std::vector<std::string>& out) const override;
+
+ private:
+  struct Kernel {
+    KernelLaunch launch;
+    KernelStats stats;
+    std::uint32_t next_wg = 0, done = 0;
+    std::vector<Tick> wg_start;  // per WG, for timeline slices
+  };
+  void build();
+  void dispatch();
+  void on_wg_done(std::uint32_t cu, const WgLaunch& wg);
+
+  GpuConfig cfg_;
+  std::unique_ptr<GpuMemory> memory_;
+  FlagTable flags_;
+  std::vector<std::unique_ptr<ComputeUnit>> cus_;
+  std::vector<Kernel> kernels_;
+  std::uint32_t next_cu_ = 0;  // round-robin start
+  bool dispatching_ = false;
+  std::vector<Timeline::TrackId> cu_tracks_;
+};
+
+}  // namespace t3sim

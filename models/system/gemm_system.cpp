@@ -1,0 +1,147 @@
+#include "models/system/gemm_system.h"
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
+  GemmWorkload wl;
+  wl.cus = static_cast<std::uint32_t>(workload.get_uint("cus", 0, 0, gpu.num_cus));
+  if (workload.has("trace")) {
+    const std::string path = workload.get_string("trace", "");
+    try {
+      wl.trace = read_trace(path);
+    } catch (const TraceError&) {
+      throw;
+    } catch (const UserError& e) {
+      workload.fail("trace", e.what());
+    }
+    wl.description = path;
+    workload.finish();
+    return wl;
+  }
+  GemmParams p;
+  if (workload.has("preset")) {
+    const std::string name = workload.get_string("preset", "");
+    try {
+      p = gemm_preset_params(name);
+    } catch (const UserError& e) {
+      workload.fail("preset", e.what());
+    }
+  } else {
+    p.m = workload.get_uint("m", 1, 1ULL << 32, Required{});
+    p.n = workload.get_uint("n", 1, 1ULL << 32, Required{});
+    p.k = workload.get_uint("k", 1, 1ULL << 32, Required{});
+  }
+  p.tile_m = static_cast<std::uint32_t>(workload.get_uint("tile_m", p.tile_m, 1, 4096));
+  p.tile_n = static_cast<std::uint32_t>(workload.get_uint("tile_n", p.tile_n, 1, 4096));
+  p.k_step = static_cast<std::uint32_t>(workload.get_uint("k_step", p.k_step, 1, 4096));
+  p.wfs_per_wg = static_cast<std::uint32_t>(workload.get_uint("wfs_per_wg", p.wfs_per_wg, 1, 64));
+  const std::string order = workload.get_enum("order", "row-major", {"row-major", "column-major", "grouped"});
+  p.order = order == "row-major" ? TileOrder::kRowMajor
+            : order == "column-major" ? TileOrder::kColumnMajor
+                                      : TileOrder::kGrouped;
+  p.group_size = static_cast<std::uint32_t>(workload.get_uint("group_size", p.group_size, 1, 1u << 20));
+  const std::string store = workload.get_enum("store", "cached", {"cached", "uncached", "uncached-update"});
+  p.store_uncached = store != "cached";
+  p.store_update = store == "uncached-update";
+  p.flops_per_cycle = gpu.cu.flops_per_cycle;
+  workload.finish();
+  try {
+    wl.trace = make_gemm_trace(p);
+  } catch (const UserError& e) {
+    workload.fail("m", e.what());
+  }
+  wl.description = fmt::format("{}: {} x {} x {}, tile {}x{}x{}", wl.trace.name, p.m, p.n, p.k, p.tile_m, p.tile_n,
+                               p.k_step);
+  return wl;
+}
+
+GemmSystem::GemmSystem(Simulator& sim, const GpuConfig& gpu, GemmWorkload workload)
+    : sim_(sim), workload_(std::move(workload)), gpu_(std::make_unique<Gpu>(sim, "gpu0", gpu)) {}
+
+namespace {
+double stat_value(Simulator& sim, const std::string& name) {
+  const Stat* s = sim.stats().find(name);
+  return s == nullptr ? 0.0 : s->flat(sim.now()).front().second;
+}
+}  // namespace
+
+GemmResult GemmSystem::run(Tick max_time) {
+  KernelLaunch k;
+  k.trace = &workload_.trace;
+  for (std::uint32_t i = 0; i < workload_.cus; ++i) k.cus.push_back(i);
+  bool done = false;
+  k.on_done = [&done] { done = true; };
+  const std::uint32_t id = gpu_->launch(std::move(k));
+  if (sim_.run(max_time) == Simulator::StopReason::kTimeLimit && !done) {
+    throw SimulationError(fmt::format("run.max_time ({}) reached before the GEMM finished", to_string(max_time)));
+  }
+  if (!done) throw SimulationError("the GEMM kernel did not finish although nothing was left to simulate");
+
+  const KernelStats& ks = gpu_->kernel_stats(id);
+  const TraceTotals totals = trace_totals(workload_.trace);
+  GemmResult r;
+  r.time = ks.done - ks.launched;
+  r.flops = totals.flops;
+  r.tflops = r.time.ps() ? static_cast<double>(r.flops) / (static_cast<double>(r.time.ps()) * 1e-12) / 1e12 : 0;
+  r.wgs = ks.wgs;
+  r.concurrent_wgs = ks.concurrent_slots;
+  r.stages = ks.stages();
+  GpuMemory& mem = gpu_->memory();
+  for (std::uint32_t c = 0; c < mem.channels(); ++c) {
+    for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
+      const McStreamStats st = mem.mc(c).stream_stats(s);
+      r.dram_read_bytes += st.bytes[index(MemOp::kRead)];
+      r.dram_write_bytes += st.bytes[index(MemOp::kWrite)];
+      r.dram_update_bytes += st.bytes[index(MemOp::kUpdate)];
+    }
+  }
+  const std::string l2 = mem.l2().name();
+  const double hits = stat_value(sim_, l2 + ".hits.compute") + stat_value(sim_, l2 + ".hits.communication");
+  const double misses = stat_value(sim_, l2 + ".misses.compute") + stat_value(sim_, l2 + ".misses.communication");
+  r.l2_hit_rate = hits + misses > 0 ? hits / (hits + misses) : 0;
+  const GpuConfig& g = gpu_->config();
+  r.peak_tflops = static_cast<double>(g.num_cus) * g.cu.flops_per_cycle * static_cast<double>(g.cu.clock_hz) / 1e12;
+  r.peak_dram_GBps = static_cast<double>(g.memory.hbm.peak_bandwidth().bytes_per_second()) / 1e9;
+
+  r.json = {{"workload", "gemm"},
+            {"gemm", workload_.description},
+            {"time_ps", r.time.ps()},
+            {"flops", r.flops},
+            {"tflops", r.tflops},
+            {"peak_tflops", r.peak_tflops},
+            {"wgs", r.wgs},
+            {"concurrent_wgs", r.concurrent_wgs},
+            {"stages", r.stages},
+            {"dram_read_bytes", r.dram_read_bytes},
+            {"dram_write_bytes", r.dram_write_bytes},
+            {"dram_update_bytes", r.dram_update_bytes},
+            {"l2_hit_rate", r.l2_hit_rate},
+            {"load_bytes", totals.load_bytes},
+            {"store_bytes", totals.store_bytes}};
+  return r;
+}
+
+std::string GemmSystem::summary(const GemmResult& r) const {
+  const double seconds = static_cast<double>(r.time.ps()) * 1e-12;
+  return fmt::format(
+      "GEMM {} on {} CUs\n"
+      "  time               {}\n"
+      "  throughput         {:.1f} TFLOP/s ({:.1f}% of {:.1f} peak)\n"
+      "  stages             {} ({} WGs, {} at once)\n"
+      "  DRAM               {:.1f} MB read, {:.1f} MB written, {:.1f} MB updated ({:.1f} GB/s of {:.0f})\n"
+      "  L2 hit rate        {:.1f}%\n",
+      workload_.description, workload_.cus ? workload_.cus : gpu_->num_cus(), to_string(r.time), r.tflops,
+      100.0 * r.tflops / r.peak_tflops, r.peak_tflops, r.stages, r.wgs, r.concurrent_wgs,
+      static_cast<double>(r.dram_read_bytes) / 1e6, static_cast<double>(r.dram_write_bytes) / 1e6,
+      static_cast<double>(r.dram_update_bytes) / 1e6,
+      seconds > 0 ? static_cast<double>(r.dram_read_bytes + r.dram_write_bytes + r.dram_update_bytes) / seconds / 1e9
+                  : 0.0,
+      r.peak_dram_GBps, 100.0 * r.l2_hit_rate);
+}
+
+}  // namespace t3sim
