@@ -31,6 +31,21 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// results.json, stats.csv, timeline.json and run_info.json, if an output directory was given.
+void write_outputs(const RunContext& ctx, const std::string& configuration, const nlohmann::json& results,
+                   Simulator& sim, double wall) {
+  if (!ctx.req.output_dir) return;
+  RunMetadata meta;
+  meta.configuration = configuration;
+  meta.seed = ctx.seed;
+  meta.resolved_config = ctx.resolved.json();
+  meta.wall_seconds = wall;
+  meta.events = sim.events().dispatched();
+  meta.simulated_time = sim.now();
+  meta.command_line = fmt::format("system={} workload={}", ctx.req.system.string(), ctx.req.workload.string());
+  write_run_outputs(*ctx.req.output_dir, meta, results, sim.stats(), sim.timeline(), sim.now());
+}
+
 // kind: memory — traffic generators against one GPU's memory system.
 RunOutcome run_memory(const RunContext& ctx, ConfigNode system, ConfigNode workload) {
   const RunRequest& req = ctx.req;
@@ -62,17 +77,7 @@ RunOutcome run_memory(const RunContext& ctx, ConfigNode system, ConfigNode workl
                                       r.values.mismatches, r.values.checked,
                                       r.values.messages.empty() ? "" : r.values.messages.front()));
   }
-  if (req.output_dir) {
-    RunMetadata meta;
-    meta.configuration = "memory";
-    meta.seed = ctx.seed;
-    meta.resolved_config = ctx.resolved.json();
-    meta.wall_seconds = wall;
-    meta.events = events;
-    meta.simulated_time = sim.now();
-    meta.command_line = fmt::format("system={} workload={}", req.system.string(), req.workload.string());
-    write_run_outputs(*req.output_dir, meta, r.json, sim.stats(), sim.timeline(), sim.now());
-  }
+  write_outputs(ctx, "memory", r.json, sim, wall);
   out.summary = fmt::format("t3sim {} ({})\n", kVersion, kGitRevision) + model.summary(r) +
                 fmt::format("simulation: {} events in {:.3f} s ({:.2f} M events/s)\n", events, wall,
                             wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
@@ -123,17 +128,7 @@ RunOutcome run_gemm(const RunContext& ctx, ConfigNode system, ConfigNode workloa
   const GemmResult r = model.run(ctx.max_time);
   const double wall = seconds_since(wall_start);
   const std::uint64_t events = sim.events().dispatched();
-  if (req.output_dir) {
-    RunMetadata meta;
-    meta.configuration = "gemm";
-    meta.seed = ctx.seed;
-    meta.resolved_config = ctx.resolved.json();
-    meta.wall_seconds = wall;
-    meta.events = events;
-    meta.simulated_time = sim.now();
-    meta.command_line = fmt::format("system={} workload={}", req.system.string(), req.workload.string());
-    write_run_outputs(*req.output_dir, meta, r.json, sim.stats(), sim.timeline(), sim.now());
-  }
+  write_outputs(ctx, "gemm", r.json, sim, wall);
   out.summary = fmt::format("t3sim {} ({})\n", kVersion, kGitRevision) + model.summary(r) +
                 fmt::format("  simulation         {} events in {:.3f} s ({:.2f} M events/s)\n", events, wall,
                             wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
