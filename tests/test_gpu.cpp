@@ -9,6 +9,13 @@
 namespace t3sim {
 namespace {
 
+GpuConfig system_gpu(const std::string& file) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/" + file);
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  return read_gpu_config(root.child("gpu"), root.child("memory"));
+}
+
 GpuConfig table1_gpu() {
   ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
   ResolvedConfig resolved;
@@ -155,6 +162,18 @@ TEST(Gpu, FlagsOrderWgs) {
   // 1000 cycles of WG 0, then WG 1's 10 (each rounded down to whole ps at 1.4 GHz).
   EXPECT_EQ(done.ps(), 714'285 + 7'142);
   EXPECT_EQ(gpu.flags().get(7), 1u);
+}
+
+TEST(Gpu, EverySystemRunsAGemmBelowItsPeaks) {
+  for (const char* file : {"table1.yaml", "table1_2xcu.yaml", "mi300x.yaml", "h200.yaml"}) {
+    const GpuConfig gpu = system_gpu(file);
+    const GemmResult r = run(gpu, gemm(2048, 2048, 1024, gpu));
+    EXPECT_GT(r.tflops, 0.2 * r.peak_tflops) << file;
+    EXPECT_LE(r.tflops, r.peak_tflops) << file;
+    EXPECT_EQ(r.flops, 2ull * 2048 * 2048 * 1024) << file;
+  }
+  EXPECT_EQ(system_gpu("table1_2xcu.yaml").num_cus, 160u);
+  EXPECT_EQ(system_gpu("mi300x.yaml").memory.hbm.peak_bandwidth().bytes_per_second(), 5'324'800'000'000ULL);
 }
 
 }  // namespace

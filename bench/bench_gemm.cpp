@@ -1,0 +1,34 @@
+// GPU speed: wall time and events/s of the T-NLG FC-2 TP=8 GEMM (8192 x 4256 x 2128,
+// T3 Table 2) on the T3 Table 1 GPU (issue 4 goal: under 10 s on the 2-core machine).
+#include <benchmark/benchmark.h>
+
+#include "models/system/gemm_system.h"
+#include "sim/config.h"
+
+namespace t3sim {
+namespace {
+
+void BM_TnlgFc2Tp8(benchmark::State& state) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  const GpuConfig gpu = read_gpu_config(root.child("gpu"), root.child("memory"));
+  GemmParams p = gemm_preset_params("tnlg.fc2.tp8");
+  p.flops_per_cycle = gpu.cu.flops_per_cycle;
+  std::uint64_t events = 0;
+  double tflops = 0;
+  for (auto _ : state) {
+    GemmWorkload wl;
+    wl.trace = make_gemm_trace(p);
+    Simulator sim(1);
+    GemmSystem sys(sim, gpu, std::move(wl));
+    tflops = sys.run().tflops;
+    events += sim.events().dispatched();
+  }
+  state.counters["events_per_second"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["simulated_TFLOPs"] = tflops;
+}
+BENCHMARK(BM_TnlgFc2Tp8)->Unit(benchmark::kSecond)->Iterations(1);
+
+}  // namespace
+}  // namespace t3sim
