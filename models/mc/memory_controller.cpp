@@ -281,6 +281,10 @@ void MemoryController::set_occupancy_stats() {
     last_timeline_sample_ = now();
     tl.counter(timeline_track_, "compute queue", now(), in_dram_queue_[index(Stream::kCompute)]);
     tl.counter(timeline_track_, "communication queue", now(), in_dram_queue_[index(Stream::kCommunication)]);
+    // Reads vs writes + updates waiting: a GEMM stage's read phase, then its bursty
+    // write phase (T3 Figure 17a).
+    tl.counter(timeline_track_, "read queue", now(), static_cast<double>(read_q_.size()));
+    tl.counter(timeline_track_, "write queue", now(), static_cast<double>(write_q_.size()));
   }
 }
 
