@@ -22,8 +22,12 @@ Examples:
   t3sim run configs/systems/ring8.yaml configs/workloads/ring_rs.yaml -o out/rs8
   t3sim run configs/systems/ring8.yaml configs/workloads/ring_rs.yaml \
       --set system.num_gpus=16 --set workload.size=192MiB
+  t3sim run configs/systems/table1.yaml configs/workloads/gemm/tnlg_fc2_tp8.yaml -o out/fc2
+  t3sim run configs/systems/table1.yaml configs/workloads/memory/contention.yaml \
+      --set system.memory.mc.arbiter.type=mca -o out/mca
   t3sim validate configs/systems/ring8.yaml configs/workloads/ring_rs.yaml
   t3sim sweep configs/sweeps/ring_scaling.yaml -o sweep.csv -j 2
+  t3sim sweep configs/sweeps/table2_gemms.yaml -o table2.csv -j 2
   t3sim sweep configs/sweeps/ring_scaling.yaml -o shard0.csv --shard 0/4
   t3sim merge -o all.csv shard0.csv shard1.csv shard2.csv shard3.csv
 )";
