@@ -389,17 +389,11 @@ std::vector<std::string> gemm_preset_names() {
 }
 
 const GemmPreset& find_gemm_preset(std::string_view name) {
-  const GemmPreset* best = nullptr;
-  std::size_t best_d = SIZE_MAX;
   for (const GemmPreset& g : gemm_presets()) {
     if (g.name == name) return g;
-    const std::size_t d = edit_distance(name, g.name);
-    if (d < best_d) {
-      best_d = d;
-      best = &g;
-    }
   }
-  std::string hint = best != nullptr && best_d <= 4 ? fmt::format(" (did you mean '{}'?)", best->name) : "";
+  const std::string best = closest_match(name, gemm_preset_names());
+  const std::string hint = best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
   throw UserError(fmt::format("unknown GEMM preset '{}'{}; presets are MODEL.LAYER.tpN with MODEL one of megagpt2, "
                               "tnlg, gpt3, palm, mtnlg and LAYER one of op, fc2, fc1, ip (list them with "
                               "t3sim-tracegen --list-presets)",

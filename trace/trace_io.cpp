@@ -32,17 +32,9 @@ bool is_reserved(std::string_view s) {
 }
 
 std::string suggest(std::string_view word, std::initializer_list<std::span<const std::string_view>> lists) {
-  std::string best;
-  std::size_t best_d = 3;
-  for (auto list : lists) {
-    for (std::string_view w : list) {
-      const std::size_t d = edit_distance(word, w);
-      if (d < best_d) {
-        best_d = d;
-        best = std::string(w);
-      }
-    }
-  }
+  std::vector<std::string> candidates;
+  for (auto list : lists) candidates.insert(candidates.end(), list.begin(), list.end());
+  const std::string best = closest_match(word, candidates);  // the config reader's did-you-mean
   return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 

@@ -9,6 +9,7 @@
 
 #include "sim/config.h"
 #include "sim/error.h"
+#include "sim/hash.h"
 
 namespace t3sim {
 
@@ -39,12 +40,6 @@ std::pair<std::string, std::string> geometry_error(const L2Config& cfg) {
   if (cfg.max_transactions == 0) return {"max_transactions", "must be at least 1"};
   if (cfg.max_outstanding_misses == 0) return {"max_outstanding_misses", "must be at least 1"};
   return {};
-}
-
-std::uint64_t fnv1a(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return h;
 }
 
 std::uint64_t bucket_width_for(std::uint64_t limit) { return std::max<std::uint64_t>(1, (limit + 63) / 64); }
@@ -197,11 +192,8 @@ std::uint32_t L2Cache::pick_victim(std::uint32_t set) {
   if (candidates == 0 || cfg_.replacement == L2Replacement::kLru) return lru;
   // Random among the replaceable ways (splitmix64, seeded from the run seed and the
   // component name: deterministic).
+  const std::uint64_t z = splitmix64(rng_state_);
   rng_state_ += 0x9E3779B97F4A7C15ULL;
-  std::uint64_t z = rng_state_;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
   std::uint32_t pick = static_cast<std::uint32_t>(z % candidates);
   for (std::uint32_t slot = base; slot < end; ++slot) {
     if (lines_[slot].mshr != kNone) continue;

@@ -118,6 +118,11 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   bool contains(std::uint64_t address) const;
   bool is_dirty(std::uint64_t address) const;
   std::size_t transactions_in_flight() const { return in_flight_; }
+  // Line hits / (hits + misses) so far, all streams (0 before any look-up).
+  double hit_rate() const {
+    const std::uint64_t n = total_hits_ + total_misses_;
+    return n == 0 ? 0.0 : static_cast<double>(total_hits_) / static_cast<double>(n);
+  }
   std::size_t outstanding_misses() const { return mshrs_.size() - free_mshrs_.size(); }
   // Overwrite the words of `data` (the values of [address, address + bytes) as the
   // memory side holds them; granule-aligned) with those of lines the L2 holds with

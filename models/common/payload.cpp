@@ -1,18 +1,9 @@
 #include "models/common/payload.h"
 
+#include "sim/hash.h"
 #include "sim/time.h"
 
 namespace t3sim {
-
-namespace {
-// splitmix64: a fixed, well-mixed function of (seed, gpu), identical on every platform.
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-}  // namespace
 
 InputPattern::InputPattern(std::uint64_t seed, std::uint32_t gpu)
     : a_(splitmix64(seed * 0x100000001b3ULL + 2 * gpu) | 1),

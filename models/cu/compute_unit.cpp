@@ -114,7 +114,6 @@ void ComputeUnit::launch(const WgLaunch& wg) {
   w.launch = wg;
   w.ops.reset(*wg.trace, wg.wg);
   w.budget = std::max<std::uint32_t>(r.wfs_per_wg, 1) * cfg_.max_outstanding_per_wf;
-  w.started = now();
   ++running_;
   threads_used_ += r.threads_per_wg;
   registers_used_ += static_cast<std::uint32_t>(std::uint64_t{r.threads_per_wg} * r.regs_per_thread);

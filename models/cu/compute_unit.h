@@ -110,9 +110,7 @@ class ComputeUnit final : public Component, public MemClient {
     std::uint64_t group_loads[3] = {0, 0, 0};  // loads in flight per group (mod 3)
     bool compute_running = false;
     bool compute_waiting = false;   // queued compute waits for its loads
-    Tick compute_ready_since;
     std::uint64_t compute_cycles = 0;
-    Tick started;
   };
 
   void advance(std::uint32_t s);

@@ -52,6 +52,8 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
   T3SIM_CHECK(k.stats.concurrent_slots > 0 || k.stats.wgs == 0,
               fmt::format("kernel {}: a WG needs more than a CU has", trace.name));
   k.wg_start.assign(trace.num_wgs(), Tick());
+  k.allowed.assign(num_cus(), false);
+  for (std::uint32_t c : kernel.cus) k.allowed[c] = true;
   k.launch = std::move(kernel);
   kernels_.push_back(std::move(k));
   const auto id = static_cast<std::uint32_t>(kernels_.size() - 1);
@@ -78,11 +80,10 @@ void Gpu::dispatch() {
     Kernel& k = kernels_[id];
     const TraceResources& r = k.launch.trace->resources;
     while (k.next_wg < k.stats.wgs) {
-      const auto& allowed = k.launch.cus;
       std::optional<std::uint32_t> target;
       for (std::size_t n = 0; n < num_cus() && !target; ++n) {
         const std::uint32_t c = (next_cu_ + static_cast<std::uint32_t>(n)) % num_cus();
-        if (std::find(allowed.begin(), allowed.end(), c) != allowed.end() && cus_[c]->can_host(r)) target = c;
+        if (k.allowed[c] && cus_[c]->can_host(r)) target = c;
       }
       if (!target) break;
       next_cu_ = (*target + 1) % num_cus();

@@ -69,6 +69,7 @@ class Gpu final : public Component {
   struct Kernel {
     KernelLaunch launch;
     KernelStats stats;
+    std::vector<bool> allowed;  // per CU: in the kernel's mask
     std::uint32_t next_wg = 0, done = 0;
     std::vector<Tick> wg_start;  // per WG, for timeline slices
   };

@@ -78,6 +78,21 @@ GpuMemory::GpuMemory(Component& parent, std::string_view name, const GpuMemoryCo
 
 GpuMemory::~GpuMemory() = default;
 
+McStreamStats GpuMemory::stream_totals(Stream s) const {
+  McStreamStats total;
+  for (const auto& mc : mcs_) {
+    const McStreamStats m = mc->stream_stats(s);
+    for (int o = 0; o < kNumMemOps; ++o) {
+      total.requests[o] += m.requests[o];
+      total.bytes[o] += m.bytes[o];
+    }
+    total.row_hits += m.row_hits;
+    total.row_misses += m.row_misses;
+    total.row_conflicts += m.row_conflicts;
+  }
+  return total;
+}
+
 void GpuMemory::kernel_begin() {
   for (auto& mc : mcs_) mc->kernel_begin();
 }

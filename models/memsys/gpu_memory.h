@@ -54,6 +54,9 @@ class GpuMemory final : public Component, public MemTarget {
   MemoryController& mc(std::uint32_t i) { return *mcs_[i]; }
   HbmChannel& hbm(std::uint32_t i) { return *hbm_[i]; }
   const AddressMap& address_map() const { return map_; }
+  // One stream's request and row-buffer counts summed over every controller (the
+  // per-controller histograms are left out: latency and occupancy stay null).
+  McStreamStats stream_totals(Stream s) const;
 
   // Functional state outside simulated time: what the GPU would read at [address,
   // address + bytes) (DRAM contents overlaid with dirty L2 lines), and initial data.

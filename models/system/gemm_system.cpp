@@ -63,12 +63,6 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
 GemmSystem::GemmSystem(Simulator& sim, const GpuConfig& gpu, GemmWorkload workload)
     : sim_(sim), workload_(std::move(workload)), gpu_(std::make_unique<Gpu>(sim, "gpu0", gpu)) {}
 
-namespace {
-double stat_value(Simulator& sim, const std::string& name) {
-  const Stat* s = sim.stats().find(name);
-  return s == nullptr ? 0.0 : s->flat(sim.now()).front().second;
-}
-}  // namespace
 
 GemmResult GemmSystem::run(Tick max_time) {
   KernelLaunch k;
@@ -92,18 +86,13 @@ GemmResult GemmSystem::run(Tick max_time) {
   r.concurrent_wgs = ks.concurrent_slots;
   r.stages = ks.stages();
   GpuMemory& mem = gpu_->memory();
-  for (std::uint32_t c = 0; c < mem.channels(); ++c) {
-    for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
-      const McStreamStats st = mem.mc(c).stream_stats(s);
-      r.dram_read_bytes += st.bytes[index(MemOp::kRead)];
-      r.dram_write_bytes += st.bytes[index(MemOp::kWrite)];
-      r.dram_update_bytes += st.bytes[index(MemOp::kUpdate)];
-    }
+  for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
+    const McStreamStats st = mem.stream_totals(s);
+    r.dram_read_bytes += st.bytes[index(MemOp::kRead)];
+    r.dram_write_bytes += st.bytes[index(MemOp::kWrite)];
+    r.dram_update_bytes += st.bytes[index(MemOp::kUpdate)];
   }
-  const std::string l2 = mem.l2().name();
-  const double hits = stat_value(sim_, l2 + ".hits.compute") + stat_value(sim_, l2 + ".hits.communication");
-  const double misses = stat_value(sim_, l2 + ".misses.compute") + stat_value(sim_, l2 + ".misses.communication");
-  r.l2_hit_rate = hits + misses > 0 ? hits / (hits + misses) : 0;
+  r.l2_hit_rate = mem.l2().hit_rate();
   const GpuConfig& g = gpu_->config();
   r.peak_tflops = static_cast<double>(g.num_cus) * g.cu.flops_per_cycle * static_cast<double>(g.cu.clock_hz) / 1e12;
   r.peak_dram_GBps = static_cast<double>(g.memory.hbm.peak_bandwidth().bytes_per_second()) / 1e9;

@@ -90,19 +90,20 @@ MemoryResult MemorySystem::run(Tick max_time) {
   for (int s = 0; s < kNumStreams; ++s) {
     const Stream stream = static_cast<Stream>(s);
     StreamMemoryStats& st = r.streams[s];
+    const McStreamStats total = memory_->stream_totals(stream);
+    for (int o = 0; o < kNumMemOps; ++o) {
+      st.requests[o] = total.requests[o];
+      st.bytes[o] = total.bytes[o];
+    }
+    st.row_hits = total.row_hits;
+    st.row_misses = total.row_misses;
+    st.row_conflicts = total.row_conflicts;
+    // Latency and occupancy are per controller: merged here.
     std::vector<const Histogram*> latencies;
     double latency_sum = 0;
     std::uint64_t latency_count = 0;
     for (std::uint32_t c = 0; c < memory_->channels(); ++c) {
-      const MemoryController& mc = memory_->mc(c);
-      const McStreamStats m = mc.stream_stats(stream);
-      for (int o = 0; o < kNumMemOps; ++o) {
-        st.requests[o] += m.requests[o];
-        st.bytes[o] += m.bytes[o];
-      }
-      st.row_hits += m.row_hits;
-      st.row_misses += m.row_misses;
-      st.row_conflicts += m.row_conflicts;
+      const McStreamStats m = memory_->mc(c).stream_stats(stream);
       latencies.push_back(m.latency);
       latency_sum += m.latency->mean() * static_cast<double>(m.latency->count());
       latency_count += m.latency->count();

@@ -9,32 +9,15 @@
 
 #include "sim/config.h"
 #include "sim/error.h"
+#include "sim/hash.h"
 
 namespace t3sim {
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 // Order-sensitive combination of two words into a well-mixed one.
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   return splitmix64(a ^ splitmix64(b + 0x632BE59BD9B4E019ULL));
-}
-
-// FNV-1a: a name hash that is the same on every platform and run (std::hash is not
-// guaranteed to be).
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xCBF29CE484222325ULL;
-  for (const char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001B3ULL;
-  }
-  return h;
 }
 
 bool valid_name(std::string_view name) {
