@@ -136,6 +136,22 @@ TEST(MemoryController, WritesWaitForTheHighWatermarkWhileReadsArePending) {
   EXPECT_TRUE(run(4));   // at the watermark: writes drain ahead of the pending reads
 }
 
+TEST(MemoryController, OpensTheOtherQueuesRowWhileTheActiveQueueWaits) {
+  Rig rig;
+  // A read to a closed bank (ACT, then tRCD before its RD) and, below the write
+  // watermark, a write to another bank group's closed row.
+  rig.send(1, MemOp::kRead, rig.addr(0, 1, 2));
+  rig.send(100, MemOp::kWrite, rig.addr(1, 0, 1));
+  // Before the read's column command (cycle tRCD = 12), the idle command slots open
+  // the write's row too: ACT/PRE need no bus turnaround.
+  rig.sim.run(Tick::ns(rig.hbm_cfg.timing.tRCD - 1));
+  const Stat* activates = rig.sim.stats().find("gpu0.hbm0.activates");
+  ASSERT_NE(activates, nullptr);
+  EXPECT_EQ(activates->flat(rig.sim.now()).front().second, 2);
+  rig.sim.run();
+  EXPECT_EQ(rig.client.order.size(), 2u);
+}
+
 TEST(MemoryController, AWriteWaitingPastTheDrainTimeoutIsServed) {
   McConfig mc;
   mc.write_drain_timeout = 100;

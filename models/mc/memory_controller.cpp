@@ -412,6 +412,8 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
       if (t == now_c) {
         other_ready = i;
         row_queue = &other;
+      } else {
+        next = std::min(next, t);  // wake for it too, or the slot is only used by chance
       }
     }
   }
