@@ -7,6 +7,8 @@
 #include <map>
 
 #include "models/dma/dma_engine.h"
+#include "sim/config.h"
+#include "sim/error.h"
 #include "sim/simulator.h"
 
 namespace t3sim {
@@ -152,6 +154,31 @@ TEST(Dma, CommandsCompleteInOrderAndTriggersStartPrequeuedOnes) {
   rig.dma.trigger(a);
   rig.sim.run();
   EXPECT_EQ(order, (std::vector<int>{2, 1}));
+}
+
+TEST(DmaConfigTest, ReadsUnitsAndRejectsBadInput) {
+  auto read = [](const std::string& yaml) {
+    ConfigTree tree = ConfigTree::parse(yaml, "sys.yaml");
+    ResolvedConfig resolved;
+    ConfigNode root(&tree.root(), "", &resolved);
+    return read_dma_config(root.child("dma"));
+  };
+  const DmaConfig c = read("dma: {bandwidth: 50GB/s, chunk_size: 8KiB, launch_latency: 10us}\n");
+  EXPECT_EQ(c.bandwidth.bytes_per_second(), 50'000'000'000ULL);
+  EXPECT_EQ(c.chunk_bytes, 8192u);
+  EXPECT_EQ(c.launch_latency, Tick::us(10));
+  try {
+    read("dma:\n  chunk_size: 0\n");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("sys.yaml:2: dma.chunk_size:"));
+  }
+  try {
+    read("dma:\n  bandwith: 1GB/s\n");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("sys.yaml:2: dma.bandwith: unknown key (did you mean 'bandwidth'?)"));
+  }
 }
 
 }  // namespace

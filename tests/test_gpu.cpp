@@ -176,5 +176,50 @@ TEST(Gpu, EverySystemRunsAGemmBelowItsPeaks) {
   EXPECT_EQ(system_gpu("mi300x.yaml").memory.hbm.peak_bandwidth().bytes_per_second(), 5'324'800'000'000ULL);
 }
 
+// ---------------------------------------------------------------------------
+// Bad input: file, line, key, what was expected.
+
+std::string gpu_error(const std::string& yaml) {
+  try {
+    ConfigTree tree = ConfigTree::parse(yaml, "sys.yaml");
+    ResolvedConfig resolved;
+    ConfigNode root(&tree.root(), "", &resolved);
+    read_gpu_config(root.child("gpu"), root.child("memory"));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(GpuConfigErrors, NameFileLineAndKey) {
+  EXPECT_THAT(gpu_error("gpu:\n  num_cus: 0\n"), ::testing::HasSubstr("sys.yaml:2: gpu.num_cus:"));
+  EXPECT_THAT(gpu_error("gpu:\n  cu:\n    max_wg: 4\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.cu.max_wg: unknown key (did you mean 'max_wgs'?)"));
+  EXPECT_THAT(gpu_error("gpu:\n  cu:\n    clock: fast\n"), ::testing::HasSubstr("sys.yaml:3: gpu.cu.clock:"));
+  EXPECT_THAT(gpu_error("memory:\n  address_map:\n    channel_hash: xxor\n"),
+              ::testing::HasSubstr("sys.yaml:3: memory.address_map.channel_hash: expected one of xor, none"));
+}
+
+std::string gemm_error(const std::string& yaml) {
+  try {
+    ConfigTree tree = ConfigTree::parse(yaml, "wl.yaml");
+    ResolvedConfig resolved;
+    ConfigNode root(&tree.root(), "", &resolved);
+    read_gemm_workload(root.child("workload"), table1_gpu());
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(GemmWorkloadErrors, NameFileLineAndKey) {
+  EXPECT_THAT(gemm_error("workload:\n  m: 512\n  n: 512\n"), ::testing::HasSubstr("wl.yaml:1: workload.k:"));
+  EXPECT_THAT(gemm_error("workload:\n  preset: tnlg.fc2.tp8\n  store: uncahced\n"),
+              ::testing::HasSubstr("wl.yaml:3: workload.store: expected one of cached, uncached, uncached-update"));
+  EXPECT_THAT(gemm_error("workload:\n  preset: tnlg.fc2.tp8\n  cus: 81\n"), ::testing::HasSubstr("wl.yaml:3: workload.cus:"));
+  EXPECT_THAT(gemm_error("workload:\n  preset: tnlg.fc2.tp8\n  tile: 256\n"),
+              ::testing::HasSubstr("wl.yaml:3: workload.tile: unknown key"));
+}
+
 }  // namespace
 }  // namespace t3sim
