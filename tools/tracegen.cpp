@@ -1,17 +1,24 @@
 // t3sim-tracegen: writes a workgroup trace (traces/FORMAT.md) of a tiled GEMM, from
-// explicit sizes or a T3 Table 2 preset. The same generator is a library call
-// (trace/gemm.h), so simulations and sweeps need no trace files.
+// explicit sizes or a T3 Table 2 preset, or of one GPU's CU-based collective kernel
+// (--collective: ring/direct reduce-scatter, all-gather, ring all-reduce,
+// all-to-all). The same generators are library calls (trace/gemm.h,
+// trace/collective.h), so simulations and sweeps need no trace files.
 //
 // Exit codes: 0 success, 2 bad command line or parameters.
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "sim/config.h"
+#include "trace/collective.h"
 #include "trace/gemm.h"
 #include "trace/trace.h"
 
@@ -23,6 +30,9 @@ Examples:
   t3sim-tracegen --preset tnlg.fc2.tp8 --store uncached,update -o fc2.trace
   t3sim-tracegen --m 1000 --n 600 --k 300 --tile 128x128 --k-step 64 --order grouped --group 4
   t3sim-tracegen --list-presets
+  t3sim-tracegen --collective ring-rs --gpus 8 --gpu 0 --array-bytes 192MiB -o rs.gpu0.trace
+  t3sim-tracegen --collective ring-ar --gpus 4 --gpu 1 --array-bytes 6MiB -o ar.gpu1.trace
+                 (writes ar.gpu1.rs.trace and ar.gpu1.ag.trace; or --part rs|ag for one)
 )";
 
 // "256x128" -> (256, 128)
@@ -43,10 +53,36 @@ std::pair<std::uint32_t, std::uint32_t> parse_tile(const std::string& s) {
   }
 }
 
+std::uint64_t parse_size(const std::string& option, const std::string& text) {
+  try {
+    return t3sim::parse_bytes(text);
+  } catch (const std::invalid_argument& e) {
+    throw t3sim::UserError(fmt::format("{}: {}", option, e.what()));
+  }
+}
+
+void write_one(const t3sim::KernelTrace& trace, const std::string& output) {
+  if (output == "-") {
+    t3sim::write_trace(trace, std::cout);
+    std::cout.flush();
+  } else {
+    t3sim::write_trace_file(trace, output);
+  }
+}
+
+// "ar.trace" + "rs" -> "ar.rs.trace"
+std::string with_part(const std::string& output, const char* part) {
+  const std::filesystem::path path(output);
+  std::filesystem::path name = path.stem();
+  name += std::string(".") + part;
+  name += path.extension();
+  return (path.parent_path() / name).string();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"t3sim-tracegen: write a tiled-GEMM workgroup trace (format: traces/FORMAT.md)"};
+  CLI::App app{"t3sim-tracegen: write a tiled-GEMM or CU-collective workgroup trace (format: traces/FORMAT.md)"};
   app.footer(kExamples);
 
   t3sim::GemmParams p;
@@ -91,6 +127,39 @@ int main(int argc, char** argv) {
   app.add_option("--name", p.name, "kernel name (default: the preset or gemm_MxNxK)");
   app.add_option("-o,--output", output, "output file ('-': stdout)")->capture_default_str();
 
+  // Collective kernels (trace/collective.h). --wfs, --wave-size, --regs-per-thread
+  // and --name apply to them too.
+  t3sim::CollectiveTraceParams cp;
+  std::string collective, part, array_bytes, slice_bytes = "16KiB";
+  std::optional<std::uint64_t> recv_base, out_base;
+  std::vector<CLI::Option*> collective_only;
+  auto collective_option = [&](CLI::Option* o) {
+    collective_only.push_back(o->group("Collective"));
+    return o;
+  };
+  CLI::Option* collective_opt =
+      app.add_option("--collective", collective,
+                     "write one GPU's CU collective kernel instead of a GEMM: ring-rs, ring-ag, ring-ar, direct-rs, "
+                     "direct-ag, all-to-all")
+          ->group("Collective");
+  collective_option(app.add_option("--gpus", cp.num_gpus, "GPUs in the collective (N)")->capture_default_str());
+  collective_option(app.add_option("--gpu", cp.gpu, "the GPU this trace runs on (0..N-1)")->capture_default_str());
+  collective_option(app.add_option("--array-bytes", array_bytes, "array size per GPU, e.g. 192MiB (granule multiple)"));
+  collective_option(app.add_option("--channels", cp.channels, "channels (WGs)")->capture_default_str());
+  collective_option(app.add_option("--slice-bytes", slice_bytes, "bytes per WG per iteration (a granule multiple)")
+                        ->capture_default_str());
+  collective_option(
+      app.add_option("--element-bytes", cp.element_bytes, "bytes per element (FP16 = 2)")->capture_default_str());
+  collective_option(app.add_option("--granule", cp.granule, "chunk/share alignment in bytes")->capture_default_str());
+  collective_option(
+      app.add_option("--adds-per-cycle", cp.adds_per_cycle, "element adds per CU cycle")->capture_default_str());
+  collective_option(app.add_option("--data-base", cp.data_base, "address of the array (default 0)"));
+  collective_option(app.add_option("--recv-base", recv_base, "receive buffer (default: after the array, 2 MiB up)"));
+  collective_option(app.add_option("--out-base", out_base, "all-to-all output (default: after the receive buffer)"));
+  collective_option(app.add_option("--flag-base", cp.flag_base, "first flag id the kernel uses (default 0)"));
+  collective_option(app.add_flag("--data-uncached", cp.data_uncached, "loads/stores of the array bypass the L2"));
+  collective_option(app.add_option("--part", part, "ring-ar: write only its rs or ag kernel"));
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -99,6 +168,62 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (*collective_opt) {
+      // GEMM-only options would be silently ignored: refuse them.
+      for (const char* name : {"--preset", "--m", "--n", "--k", "--dtype-bytes", "--tile", "--k-step", "--wf-grid",
+                               "--order", "--group", "--stagger", "--a-layout", "--b-layout", "--c-layout",
+                               "--a-base", "--b-base", "--c-base", "--store", "--peer", "--flops-per-cycle",
+                               "--lds-bytes", "--list-presets"}) {
+        if (app.count(name) > 0) {
+          throw t3sim::UserError(fmt::format("{} applies to GEMM traces, not --collective", name));
+        }
+      }
+      cp.kind = t3sim::parse_collective_kind(collective);
+      if (array_bytes.empty()) throw t3sim::UserError("--collective needs --array-bytes (the array size per GPU)");
+      cp.array_bytes = parse_size("--array-bytes", array_bytes);
+      cp.slice_bytes = parse_size("--slice-bytes", slice_bytes);
+      if (recv_base) {
+        cp.recv_base = *recv_base;
+        cp.recv_base_set = true;
+      }
+      if (out_base) {
+        cp.out_base = *out_base;
+        cp.out_base_set = true;
+      }
+      // Shared with the GEMM options (their GEMM defaults do not apply).
+      if (app.count("--wfs") > 0) cp.wfs_per_wg = p.wfs_per_wg;
+      if (app.count("--wave-size") > 0) cp.wave_size = p.wave_size;
+      if (app.count("--regs-per-thread") > 0) cp.regs_per_thread = p.regs_per_thread;
+      std::vector<t3sim::KernelTrace> traces = t3sim::make_collective_traces(cp);
+      if (!p.name.empty()) {
+        if (traces.size() == 1) {
+          traces[0].name = p.name;
+        } else {
+          traces[0].name = p.name + ".rs";
+          traces[1].name = p.name + ".ag";
+        }
+      }
+      if (traces.size() == 1) {
+        if (!part.empty()) throw t3sim::UserError("--part applies to ring-ar (the only two-kernel collective)");
+        write_one(traces[0], output);
+      } else if (part == "rs" || part == "ag") {
+        write_one(traces[part == "rs" ? 0 : 1], output);
+      } else if (!part.empty()) {
+        throw t3sim::UserError(fmt::format("--part: unknown part '{}' (expected rs or ag)", part));
+      } else if (output == "-") {
+        throw t3sim::UserError(
+            "ring-ar makes two kernels (RS then AG): give -o FILE (writes FILE's stem .rs and .ag) or --part rs|ag");
+      } else {
+        write_one(traces[0], with_part(output, "rs"));
+        write_one(traces[1], with_part(output, "ag"));
+      }
+      return 0;
+    }
+    for (const CLI::Option* o : collective_only) {
+      if (o->count() > 0) {
+        throw t3sim::UserError(fmt::format("{} applies to --collective traces", o->get_name()));
+      }
+    }
     if (list_presets) {
       for (const t3sim::GemmPreset& g : t3sim::gemm_presets()) {
         std::cout << fmt::format("{:<20} M={:<6} N={:<6} K={:<6} {} TP={} {}\n", g.name, g.m, g.n, g.k, g.model,
@@ -146,13 +271,7 @@ int main(int argc, char** argv) {
       }
       start = comma + 1;
     }
-    const t3sim::KernelTrace trace = t3sim::make_gemm_trace(p);
-    if (output == "-") {
-      t3sim::write_trace(trace, std::cout);
-      std::cout.flush();
-    } else {
-      t3sim::write_trace_file(trace, output);
-    }
+    write_one(t3sim::make_gemm_trace(p), output);
   } catch (const t3sim::UserError& e) {
     std::fprintf(stderr, "t3sim-tracegen: error: %s\n", e.what());
     return 2;

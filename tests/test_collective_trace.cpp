@@ -1,0 +1,730 @@
+// CU collective traces (trace/collective.h): structure, byte and op accounting, and a
+// functional interpreter that runs the N GPUs' traces together and checks the
+// collective's result.
+
+#include "trace/collective.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "trace/trace.h"
+
+namespace t3sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr CollectiveKind kAllKinds[] = {
+    CollectiveKind::kRingReduceScatter,   CollectiveKind::kRingAllGather,   CollectiveKind::kRingAllReduce,
+    CollectiveKind::kDirectReduceScatter, CollectiveKind::kDirectAllGather, CollectiveKind::kAllToAll,
+};
+
+CollectiveTraceParams params(CollectiveKind kind, std::uint32_t n, std::uint64_t array, std::uint32_t channels,
+                             std::uint64_t slice) {
+  CollectiveTraceParams p;
+  p.kind = kind;
+  p.num_gpus = n;
+  p.array_bytes = array;
+  p.channels = channels;
+  p.slice_bytes = slice;
+  return p;
+}
+
+CollectiveTraceParams on_gpu(CollectiveTraceParams p, std::uint32_t g) {
+  p.gpu = g;
+  return p;
+}
+
+std::uint32_t wrap(std::int64_t a, std::uint32_t n) {
+  const std::int64_t m = a % n;
+  return static_cast<std::uint32_t>(m < 0 ? m + n : m);
+}
+
+// ---------------------------------------------------------------------------
+// Functional interpreter: every GPU's kernels, WGs stepped by WgExpander, memory as
+// one 64-bit value per granule. A load reads its granules (an unwritten granule is
+// an error: someone read before the data arrived), a compute closes the load group
+// (its value is the element-wise sum of the group's loads), a store writes the last
+// compute's value locally or on the peer, set/wait use per-GPU flag tables. A GPU
+// starts its next kernel when all WGs of the current one ended (stream order).
+
+struct Schedule {
+  std::uint32_t burst = 1;  // ops per WG per turn (large: run until blocked)
+  bool reverse = false;     // visit GPUs and WGs in descending order
+};
+
+class Interpreter {
+ public:
+  Interpreter(std::uint32_t n, std::uint64_t granule) : granule_(granule), mem_(n), flags_(n), gpus_(n) {}
+
+  std::map<std::uint64_t, std::uint64_t>& memory(std::uint32_t g) { return mem_[g]; }
+  void add_kernels(std::uint32_t g, std::vector<KernelTrace> kernels) { gpus_[g].kernels = std::move(kernels); }
+
+  // Runs to completion; "" on success, else what went wrong (deadlock, bad op).
+  std::string run(const Schedule& s) {
+    const auto n = static_cast<std::uint32_t>(gpus_.size());
+    for (std::uint32_t g = 0; g < n; ++g) start_next(g);
+    for (;;) {
+      bool progress = false, all_done = true;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint32_t g = s.reverse ? n - 1 - i : i;
+        Gpu& gpu = gpus_[g];
+        if (gpu.kernel >= gpu.kernels.size()) continue;
+        all_done = false;
+        bool kernel_done = true;
+        const auto wgs = static_cast<std::uint32_t>(gpu.wgs.size());
+        for (std::uint32_t j = 0; j < wgs; ++j) {
+          const std::uint32_t w = s.reverse ? wgs - 1 - j : j;
+          for (std::uint32_t k = 0; k < s.burst && !gpu.wgs[w].done; ++k) {
+            if (!step(g, w)) break;
+            progress = true;
+          }
+          if (!error_.empty()) return error_;
+          kernel_done = kernel_done && gpu.wgs[w].done;
+        }
+        if (kernel_done) {
+          ++gpu.kernel;
+          start_next(g);
+          progress = true;
+        }
+      }
+      if (all_done) return "";
+      if (!progress) return deadlock_report();
+    }
+  }
+
+ private:
+  struct Wg {
+    WgExpander x;
+    WgOp op;
+    bool has_op = false;
+    bool done = false;
+    std::vector<std::uint64_t> group;  // sum of the loads since the last compute
+    bool group_open = false;
+    std::vector<std::uint64_t> value;  // the last compute's value
+    bool has_value = false;
+  };
+  struct Gpu {
+    std::vector<KernelTrace> kernels;
+    std::size_t kernel = 0;
+    std::vector<Wg> wgs;
+  };
+
+  void start_next(std::uint32_t g) {
+    Gpu& gpu = gpus_[g];
+    gpu.wgs.clear();
+    if (gpu.kernel >= gpu.kernels.size()) return;
+    const KernelTrace& t = gpu.kernels[gpu.kernel];
+    gpu.wgs.resize(t.num_wgs());
+    for (std::uint32_t w = 0; w < t.num_wgs(); ++w) gpu.wgs[w].x.reset(t, w);
+  }
+
+  void fail(std::uint32_t g, std::uint32_t w, const std::string& what) {
+    if (error_.empty()) {
+      error_ = fmt::format("GPU {} kernel {} WG {} op {} ({}): {}", g, gpus_[g].kernels[gpus_[g].kernel].name, w,
+                           gpus_[g].wgs[w].op.op_index, to_string(gpus_[g].wgs[w].op.kind), what);
+    }
+  }
+
+  // Executes the WG's next op; false if it is blocked, done or failed.
+  bool step(std::uint32_t g, std::uint32_t w) {
+    Wg& wg = gpus_[g].wgs[w];
+    if (!wg.has_op) {
+      if (!wg.x.next(wg.op)) {
+        wg.done = true;
+        return true;
+      }
+      wg.has_op = true;
+    }
+    const WgOp& op = wg.op;
+    switch (op.kind) {
+      case TraceOpKind::kLoad: {
+        if (op.addr() % granule_ != 0 || op.bytes() % granule_ != 0 || op.rows() != 1 || op.bytes() == 0) {
+          fail(g, w, "load not a whole number of granules in one row");
+          return false;
+        }
+        std::vector<std::uint64_t> words;
+        for (std::uint64_t a = op.addr(); a < op.addr() + op.bytes(); a += granule_) {
+          const auto it = mem_[g].find(a / granule_);
+          if (it == mem_[g].end()) {
+            fail(g, w, fmt::format("reads unwritten address {:#x}", a));
+            return false;
+          }
+          words.push_back(it->second);
+        }
+        if (!wg.group_open) {
+          wg.group = words;
+          wg.group_open = true;
+        } else if (wg.group.size() != words.size()) {
+          fail(g, w, "loads of one group differ in size");
+          return false;
+        } else {
+          for (std::size_t i = 0; i < words.size(); ++i) wg.group[i] += words[i];
+        }
+        break;
+      }
+      case TraceOpKind::kCompute:
+        if (!wg.group_open) {
+          fail(g, w, "a compute without loads");
+          return false;
+        }
+        wg.value = std::move(wg.group);
+        wg.group.clear();
+        wg.group_open = false;
+        wg.has_value = true;
+        break;
+      case TraceOpKind::kStore: {
+        if (wg.group_open || !wg.has_value) {
+          fail(g, w, "a store not directly after its compute (loads pending or no compute)");
+          return false;
+        }
+        if (op.addr() % granule_ != 0 || op.rows() != 1 || op.bytes() != wg.value.size() * granule_) {
+          fail(g, w, "store size differs from its compute's loads");
+          return false;
+        }
+        if (op.remote() && (op.peer < 0 || static_cast<std::size_t>(op.peer) >= mem_.size() ||
+                            static_cast<std::uint32_t>(op.peer) == g)) {
+          fail(g, w, "bad peer");
+          return false;
+        }
+        auto& target = mem_[op.remote() ? static_cast<std::uint32_t>(op.peer) : g];
+        for (std::size_t i = 0; i < wg.value.size(); ++i) target[op.addr() / granule_ + i] = wg.value[i];
+        break;
+      }
+      case TraceOpKind::kSet: {
+        if (!op.remote()) {
+          fail(g, w, "collective sets are remote");
+          return false;
+        }
+        std::uint64_t& f = flags_[static_cast<std::uint32_t>(op.peer)][op.flag()];
+        f = std::max(f, op.value());
+        break;
+      }
+      case TraceOpKind::kWait: {
+        const auto it = flags_[g].find(op.flag());
+        if ((it == flags_[g].end() ? 0 : it->second) < op.value()) return false;
+        break;
+      }
+      default: break;
+    }
+    wg.has_op = false;
+    return true;
+  }
+
+  std::string deadlock_report() const {
+    std::string r = "deadlock:";
+    for (std::size_t g = 0; g < gpus_.size(); ++g) {
+      for (std::size_t w = 0; w < gpus_[g].wgs.size(); ++w) {
+        const Wg& wg = gpus_[g].wgs[w];
+        if (!wg.done && wg.has_op && wg.op.kind == TraceOpKind::kWait) {
+          r += fmt::format(" [GPU {} WG {} waits flag {} >= {}]", g, w, wg.op.flag(), wg.op.value());
+        }
+      }
+    }
+    return r;
+  }
+
+  std::uint64_t granule_;
+  std::vector<std::map<std::uint64_t, std::uint64_t>> mem_;    // granule index -> value
+  std::vector<std::map<std::uint64_t, std::uint64_t>> flags_;  // flag id -> value
+  std::vector<Gpu> gpus_;
+  std::string error_;
+};
+
+std::uint64_t initial(std::uint32_t g, std::uint64_t granule_index) {
+  return (g + 1) * 0x9E3779B97F4A7C15ull ^ (granule_index * 0xBF58476D1CE4E5B9ull + 12345);
+}
+
+// Runs the collective on all GPUs with `traces_of(g)`, then checks the result the
+// header documents. Returns "" or what went wrong.
+std::string run_and_check(const CollectiveTraceParams& p, const Schedule& s,
+                          const std::function<std::vector<KernelTrace>(std::uint32_t)>& traces_of) {
+  const std::uint32_t n = p.num_gpus;
+  const std::uint64_t gr = p.granule;
+  Interpreter m(n, gr);
+  const std::uint64_t first = p.data_base / gr, count = p.array_bytes / gr;
+  for (std::uint32_t g = 0; g < n; ++g) {
+    for (std::uint64_t k = 0; k < count; ++k) m.memory(g)[first + k] = initial(g, k);
+    m.add_kernels(g, traces_of(g));
+  }
+  const std::string error = m.run(s);
+  if (!error.empty()) return error;
+
+  auto sum = [&](std::uint64_t k) {
+    std::uint64_t v = 0;
+    for (std::uint32_t g = 0; g < n; ++g) v += initial(g, k);
+    return v;
+  };
+  auto chunk_of = [&](std::uint64_t k) {
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const ByteRange r = collective_chunk(p, c);
+      if (k * gr >= r.first && k * gr < r.first + r.bytes) return c;
+    }
+    return n;
+  };
+  const std::uint64_t out = collective_out_base(p) / gr;
+  for (std::uint32_t g = 0; g < n; ++g) {
+    auto& mem = m.memory(g);
+    auto word = [&](std::uint64_t index) -> std::optional<std::uint64_t> {
+      const auto it = mem.find(index);
+      if (it == mem.end()) return std::nullopt;
+      return it->second;
+    };
+    for (std::uint64_t k = 0; k < count; ++k) {
+      const std::uint32_t c = chunk_of(k);
+      std::uint64_t want = initial(g, k);  // unchanged unless below
+      switch (p.kind) {
+        case CollectiveKind::kRingReduceScatter:
+        case CollectiveKind::kDirectReduceScatter:
+          if (c == g) want = sum(k);
+          break;
+        case CollectiveKind::kRingAllGather:
+        case CollectiveKind::kDirectAllGather: want = initial(c, k); break;
+        case CollectiveKind::kRingAllReduce: want = sum(k); break;
+        case CollectiveKind::kAllToAll: break;
+      }
+      if (word(first + k) != want) return fmt::format("GPU {} data granule {} (chunk {}) wrong", g, k, c);
+    }
+    if (p.kind == CollectiveKind::kAllToAll) {
+      // out block c (chunk g's size) holds GPU c's chunk g.
+      const ByteRange mine = collective_chunk(p, g);
+      for (std::uint32_t c = 0; c < n; ++c) {
+        const ByteRange block = collective_a2a_block(p, g, c);
+        for (std::uint64_t i = 0; i < block.bytes / gr; ++i) {
+          if (word(out + block.first / gr + i) != initial(c, mine.first / gr + i)) {
+            return fmt::format("GPU {} out block {} granule {} wrong", g, c, i);
+          }
+        }
+      }
+    }
+  }
+  return "";
+}
+
+std::vector<KernelTrace> traces_for(const CollectiveTraceParams& p, std::uint32_t g) {
+  return make_collective_traces(on_gpu(p, g));
+}
+
+// ---------------------------------------------------------------------------
+// Expected totals, from the chunk/share helpers.
+
+std::uint64_t slices(const CollectiveTraceParams& p, std::uint32_t chunk) {
+  std::uint64_t n = 0;
+  for (std::uint32_t k = 0; k < p.channels; ++k) n += collective_slices(p, chunk, k);
+  return n;
+}
+
+// Compute cycles of reducing `operands` copies of chunk `chunk`, slice by slice.
+std::uint64_t add_cycles(const CollectiveTraceParams& p, std::uint32_t chunk, std::uint32_t operands) {
+  std::uint64_t cycles = 0;
+  for (std::uint32_t k = 0; k < p.channels; ++k) {
+    for (std::uint64_t left = collective_share(p, chunk, k).bytes; left > 0;) {
+      const std::uint64_t bytes = std::min(left, p.slice_bytes);
+      const std::uint64_t adds = (operands - 1) * (bytes / p.element_bytes);
+      cycles += (adds + p.adds_per_cycle - 1) / p.adds_per_cycle;
+      left -= bytes;
+    }
+  }
+  return cycles;
+}
+
+struct Expected {
+  std::uint64_t loads = 0, remote_bytes = 0, local_store_bytes = 0, cycles = 0;
+};
+
+Expected expected_totals(const CollectiveTraceParams& p, CollectiveKind kind) {
+  const std::uint32_t n = p.num_gpus, g = p.gpu;
+  auto chunk = [&](std::int64_t offset) { return wrap(static_cast<std::int64_t>(g) + offset, n); };
+  auto bytes = [&](std::uint32_t c) { return collective_chunk(p, c).bytes; };
+  Expected e;
+  switch (kind) {
+    case CollectiveKind::kRingReduceScatter:
+      e.loads = slices(p, chunk(-1));
+      for (std::uint32_t s = 1; s < n; ++s) {
+        e.loads += 2 * slices(p, chunk(-static_cast<std::int64_t>(s) - 1));
+        e.cycles += add_cycles(p, chunk(-static_cast<std::int64_t>(s) - 1), 2);
+      }
+      e.remote_bytes = p.array_bytes - bytes(g);
+      e.local_store_bytes = bytes(g);
+      break;
+    case CollectiveKind::kRingAllGather:
+      for (std::uint32_t s = 0; s + 1 < n; ++s) e.loads += slices(p, chunk(-static_cast<std::int64_t>(s)));
+      e.remote_bytes = p.array_bytes - bytes(chunk(1));
+      break;
+    case CollectiveKind::kRingAllReduce: {
+      const Expected rs = expected_totals(p, CollectiveKind::kRingReduceScatter);
+      const Expected ag = expected_totals(p, CollectiveKind::kRingAllGather);
+      e = {rs.loads + ag.loads, rs.remote_bytes + ag.remote_bytes, rs.local_store_bytes, rs.cycles};
+      break;
+    }
+    case CollectiveKind::kDirectReduceScatter:
+      for (std::uint32_t d = 0; d < n; ++d) e.loads += d == g ? n * slices(p, d) : slices(p, d);
+      e.cycles = add_cycles(p, g, n);
+      e.remote_bytes = p.array_bytes - bytes(g);
+      e.local_store_bytes = bytes(g);
+      break;
+    case CollectiveKind::kDirectAllGather:
+      e.loads = slices(p, g);
+      e.remote_bytes = (n - 1) * bytes(g);
+      break;
+    case CollectiveKind::kAllToAll:
+      for (std::uint32_t d = 0; d < n; ++d) e.loads += slices(p, d);
+      e.remote_bytes = p.array_bytes - bytes(g);
+      e.local_store_bytes = bytes(g);
+      break;
+  }
+  return e;
+}
+
+TraceTotals totals_of(const std::vector<KernelTrace>& kernels) {
+  TraceTotals t;
+  for (const KernelTrace& k : kernels) t += trace_totals(k);
+  return t;
+}
+
+// ---------------------------------------------------------------------------
+
+TEST(CollectiveTrace, KindNames) {
+  for (const CollectiveKind k : kAllKinds) EXPECT_EQ(parse_collective_kind(to_string(k)), k);
+  EXPECT_EQ(parse_collective_kind("reduce_scatter"), CollectiveKind::kRingReduceScatter);
+  EXPECT_EQ(parse_collective_kind("all_gather"), CollectiveKind::kRingAllGather);
+  EXPECT_EQ(parse_collective_kind("all_reduce"), CollectiveKind::kRingAllReduce);
+  try {
+    parse_collective_kind("ring-rss");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("did you mean 'ring-rs'"));
+  }
+}
+
+TEST(CollectiveTrace, ChunksAndSharesTileTheArray) {
+  for (const std::uint32_t n : {2u, 3u, 8u, 16u}) {
+    for (const std::uint64_t granules : {1ull, 5ull, 17ull, 1000ull}) {
+      CollectiveTraceParams p = params(CollectiveKind::kRingReduceScatter, n, granules * 32, 3, 64);
+      std::uint64_t next = 0, largest = 0;
+      for (std::uint32_t c = 0; c < n; ++c) {
+        const ByteRange r = collective_chunk(p, c);
+        EXPECT_EQ(r.first, next);
+        EXPECT_EQ(r.bytes % 32, 0u);
+        if (c > 0) {
+          EXPECT_LE(r.bytes, collective_chunk(p, c - 1).bytes);  // earlier chunks are the larger ones
+        }
+        EXPECT_LE(collective_chunk(p, 0).bytes - r.bytes, 32u);
+        largest = std::max(largest, r.bytes);
+        std::uint64_t share_next = r.first;
+        for (std::uint32_t k = 0; k < p.channels; ++k) {
+          const ByteRange s = collective_share(p, c, k);
+          EXPECT_EQ(s.first, share_next);
+          EXPECT_EQ(s.bytes % 32, 0u);
+          share_next += s.bytes;
+          EXPECT_EQ(collective_slices(p, c, k), (s.bytes + 63) / 64);
+        }
+        EXPECT_EQ(share_next, r.first + r.bytes);
+        next += r.bytes;
+      }
+      EXPECT_EQ(next, p.array_bytes);
+      EXPECT_EQ(collective_recv_slot_bytes(p), largest);
+    }
+  }
+}
+
+TEST(CollectiveTrace, DefaultBuffersFollowTheDataTwoMiBAligned) {
+  CollectiveTraceParams p = params(CollectiveKind::kAllToAll, 4, 3 << 20, 2, 1024);
+  p.data_base = 1 << 20;
+  EXPECT_EQ(collective_recv_base(p), 4u << 20);                // 1 MiB + 3 MiB, already aligned
+  EXPECT_EQ(collective_out_base(p), (4u << 20) + (4u << 20));  // 3 slots of 768 KiB, rounded up
+  p.recv_base_set = true;
+  p.recv_base = 64u << 20;
+  EXPECT_EQ(collective_out_base(p), (64u << 20) + (4u << 20));
+  p.out_base_set = true;
+  p.out_base = 128u << 20;
+  EXPECT_EQ(collective_out_base(p), 128u << 20);
+}
+
+// Every kind, a range of N, sizes and channel counts: the traces validate, run to
+// completion on the interpreter under two schedules, and produce the collective's
+// result; totals match the formulas.
+TEST(CollectiveTrace, FunctionalAllKinds) {
+  struct Shape {
+    const char* what;
+    std::uint64_t granules_per_gpu;  // array = this x N + extra granules
+    std::uint64_t extra;
+    std::uint32_t channels;
+    std::uint64_t slice_granules;
+  };
+  const Shape shapes[] = {
+      {"tiny: empty shares", 1, 1, 3, 1},
+      {"uneven chunks, partial slices", 13, 5, 4, 3},
+      {"even, several slices", 24, 0, 2, 4},
+  };
+  for (const CollectiveKind kind : kAllKinds) {
+    for (const std::uint32_t n : {2u, 3u, 4u, 8u, 16u}) {
+      for (const Shape& shape : shapes) {
+        CollectiveTraceParams p =
+            params(kind, n, (shape.granules_per_gpu * n + shape.extra) * 32, shape.channels, shape.slice_granules * 32);
+        p.data_uncached = n % 2 == 1;
+        p.flag_base = 1000;
+        SCOPED_TRACE(fmt::format("{} N={} {}", to_string(kind), n, shape.what));
+        std::vector<std::vector<KernelTrace>> all(n);
+        for (std::uint32_t g = 0; g < n; ++g) {
+          all[g] = traces_for(p, g);
+          ASSERT_EQ(all[g].size(), kind == CollectiveKind::kRingAllReduce ? 2u : 1u);
+          for (const KernelTrace& t : all[g]) {
+            ASSERT_NO_THROW(validate_trace(t));
+            EXPECT_EQ(t.num_wgs(), p.channels);
+          }
+          const TraceTotals tot = totals_of(all[g]);
+          const Expected e = expected_totals(on_gpu(p, g), kind);
+          EXPECT_EQ(tot.loads, e.loads);
+          EXPECT_EQ(tot.store_bytes_remote, e.remote_bytes);
+          EXPECT_EQ(tot.store_bytes - tot.store_bytes_remote, e.local_store_bytes);
+          EXPECT_EQ(tot.compute_cycles, e.cycles);
+        }
+        for (const Schedule& s : {Schedule{1, false}, Schedule{1u << 30, true}, Schedule{3, true}}) {
+          EXPECT_EQ(run_and_check(p, s, [&](std::uint32_t g) { return all[g]; }), "")
+              << "burst " << s.burst << (s.reverse ? " reversed" : "");
+        }
+      }
+    }
+  }
+}
+
+TEST(CollectiveTrace, RemoteBytesAreNMinusOneOverNOfTheArray) {
+  const std::uint32_t n = 8;
+  for (const CollectiveKind kind : kAllKinds) {
+    const CollectiveTraceParams p = params(kind, n, n * 4096, 4, 256);
+    for (std::uint32_t g = 0; g < n; ++g) {
+      const TraceTotals t = totals_of(traces_for(p, g));
+      const std::uint64_t one = (n - 1) * p.array_bytes / n;
+      EXPECT_EQ(t.store_bytes_remote, kind == CollectiveKind::kRingAllReduce ? 2 * one : one) << to_string(kind);
+    }
+  }
+}
+
+TEST(CollectiveTrace, RingReduceScatterOpsPerSlice) {
+  // N=4, 2 channels, chunk = 512 B, share = 256 B = 2 slices of 128 B: every step a
+  // loop of 2; compute = 64 elements / 128 adds per cycle = 1 cycle.
+  const CollectiveTraceParams p = params(CollectiveKind::kRingReduceScatter, 4, 2048, 2, 128);
+  const KernelTrace t = traces_for(p, 1).at(0);
+  std::vector<WgOp> ops;
+  WgExpander x(t, 0);
+  for (WgOp op; x.next(op);) ops.push_back(op);
+  // Step 0: 2 x (load, compute 0, store remote, set); steps 1-2: 2 x (load, wait, load,
+  // compute, store, set); step 3: 2 x (load, wait, load, compute, store local).
+  ASSERT_EQ(ops.size(), 2u * 4 + 2 * 2 * 6 + 2 * 5);
+  EXPECT_EQ(ops[0].kind, TraceOpKind::kLoad);
+  EXPECT_EQ(ops[0].addr(), 0u);  // chunk g-1 = 0, channel 0's share starts it
+  EXPECT_EQ(ops[1].kind, TraceOpKind::kCompute);
+  EXPECT_EQ(ops[1].cycles(), 0u);
+  EXPECT_EQ(ops[2].kind, TraceOpKind::kStore);
+  EXPECT_TRUE(ops[2].remote());
+  EXPECT_TRUE(ops[2].uncached());
+  EXPECT_EQ(ops[2].peer, 2);
+  EXPECT_EQ(ops[2].addr(), collective_recv_base(p));
+  EXPECT_EQ(ops[3].kind, TraceOpKind::kSet);
+  EXPECT_EQ(ops[3].peer, 2);
+  EXPECT_EQ(ops[3].flag(), collective_flag(p, 0, 0));
+  EXPECT_EQ(ops[3].value(), 1u);
+  EXPECT_EQ(ops[7].value(), 2u);
+  // Step 1, second slice: the local load, then the wait for slice 1 of prev's step 0.
+  const WgOp* s1 = &ops[8 + 6];
+  EXPECT_EQ(s1[0].kind, TraceOpKind::kLoad);
+  EXPECT_FALSE(s1[0].uncached());
+  EXPECT_EQ(s1[1].kind, TraceOpKind::kWait);
+  EXPECT_EQ(s1[1].flag(), collective_flag(p, 0, 0));
+  EXPECT_EQ(s1[1].value(), 2u);
+  EXPECT_EQ(s1[2].kind, TraceOpKind::kLoad);
+  EXPECT_TRUE(s1[2].uncached());
+  EXPECT_EQ(s1[2].addr(), collective_recv_base(p) + 128);
+  EXPECT_EQ(s1[3].cycles(), 1u);
+  EXPECT_EQ(s1[3].flops(), 64u);
+  // The last op: the local store of the reduced chunk 1.
+  EXPECT_EQ(ops.back().kind, TraceOpKind::kStore);
+  EXPECT_FALSE(ops.back().remote());
+  EXPECT_EQ(ops.back().addr(), collective_chunk(p, 1).first + 128);
+
+  EXPECT_EQ(*t.attr("kind"), "ring-rs");
+  EXPECT_EQ(*t.attr("num_gpus"), "4");
+  EXPECT_EQ(*t.attr("gpu"), "1");
+  EXPECT_EQ(*t.attr("array_bytes"), "2048");
+  EXPECT_EQ(*t.attr("channels"), "2");
+  EXPECT_EQ(*t.attr("slice_bytes"), "128");
+  EXPECT_EQ(t.resources, (TraceResources{4, 256, 32, 0}));
+}
+
+TEST(CollectiveTrace, CachingFlags) {
+  for (const bool uncached : {false, true}) {
+    for (const CollectiveKind kind : kAllKinds) {
+      CollectiveTraceParams p = params(kind, 4, 4096, 2, 256);
+      p.data_uncached = uncached;
+      const std::uint64_t recv = collective_recv_base(p);
+      const ByteRange own = collective_chunk(p, 0);
+      for (const KernelTrace& t : traces_for(p, 0)) {
+        const bool ring_ag =
+            kind == CollectiveKind::kRingAllGather || (t.attr("part") != nullptr && *t.attr("part") == "all-gather");
+        for (std::uint32_t w = 0; w < t.num_wgs(); ++w) {
+          WgExpander x(t, w);
+          for (WgOp op; x.next(op);) {
+            if (op.kind != TraceOpKind::kLoad && op.kind != TraceOpKind::kStore) continue;
+            SCOPED_TRACE(fmt::format("{} uncached={} {} {:#x}", t.name, uncached, to_string(op.kind), op.addr()));
+            const bool forwarded = ring_ag && op.kind == TraceOpKind::kLoad &&
+                                   !(op.addr() >= own.first && op.addr() < own.first + own.bytes);
+            if (op.addr() >= recv || forwarded) {
+              EXPECT_TRUE(op.uncached());  // recv and out; ring AG forwards what a peer wrote
+            } else {
+              EXPECT_EQ(op.uncached(), uncached);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CollectiveTrace, FlagsStayInTheirRange) {
+  for (const CollectiveKind kind : kAllKinds) {
+    CollectiveTraceParams p = params(kind, 8, 8 * 2048, 3, 256);
+    p.flag_base = 5000;
+    const std::uint64_t used = collective_flags_used(p);
+    EXPECT_EQ(used, (kind == CollectiveKind::kRingAllReduce ? 2u : 1u) * 3 * 8);
+    const auto kernels = traces_for(p, 3);
+    for (std::size_t k = 0; k < kernels.size(); ++k) {
+      const KernelTrace& t = kernels[k];
+      // An all-reduce's AG kernel uses the second half.
+      const std::uint64_t lo = p.flag_base + k * 24, hi = lo + 24;
+      for (std::uint32_t w = 0; w < t.num_wgs(); ++w) {
+        WgExpander x(t, w);
+        for (WgOp op; x.next(op);) {
+          if (op.kind != TraceOpKind::kSet && op.kind != TraceOpKind::kWait) continue;
+          EXPECT_GE(op.flag(), lo);
+          EXPECT_LT(op.flag(), hi);
+          EXPECT_EQ((op.flag() - lo) / 8, w) << "channel w's flags";
+        }
+      }
+    }
+  }
+}
+
+TEST(CollectiveTrace, TextRoundTrip) {
+  for (const CollectiveKind kind : kAllKinds) {
+    CollectiveTraceParams p = params(kind, 5, 5 * 1000 * 32 + 64, 3, 512);
+    p.data_base = 4096;
+    for (const KernelTrace& t : traces_for(p, 2)) {
+      const KernelTrace back = parse_trace(trace_to_string(t), "round.trace");
+      EXPECT_TRUE(back == t) << t.name;
+    }
+  }
+  // 32 GPUs: one loop per step stays within a program's 32 loop variables.
+  for (const CollectiveKind kind : kAllKinds) {
+    const CollectiveTraceParams p = params(kind, 32, 32 * 64 * 32, 2, 64);
+    for (const KernelTrace& t : traces_for(p, 31)) EXPECT_NO_THROW(parse_trace(trace_to_string(t), "n32.trace"));
+  }
+}
+
+// T3's largest RS (Figure 14: 192 MB, 8 GPUs): generated in milliseconds, a few
+// thousand ops, not one op per slice.
+TEST(CollectiveTrace, LargeArrayStaysSmall) {
+  const auto start = std::chrono::steady_clock::now();
+  CollectiveTraceParams p = params(CollectiveKind::kRingAllReduce, 8, 192ull << 20, 16, 16 * 1024);
+  const auto traces = traces_for(p, 5);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(ms, 200.0);
+  std::size_t ops = 0;
+  for (const KernelTrace& t : traces) {
+    for (const TraceProgram& prog : t.programs) ops += prog.ops.size();
+  }
+  EXPECT_LT(ops, 3000u);
+  const TraceTotals rs = trace_totals(traces[0]);
+  EXPECT_EQ(rs.store_bytes_remote, 7 * (p.array_bytes / 8));
+  EXPECT_EQ(rs.loads, (1 + 2 * 7) * (24ull << 20) / (16 * 1024));
+  EXPECT_EQ(rs.compute_cycles, 7 * (24ull << 20) / 2 / 128);
+}
+
+// The interpreter catches what it is there to catch.
+TEST(CollectiveTrace, InterpreterDetectsMissingWaitsAndDeadlocks) {
+  const CollectiveTraceParams p = params(CollectiveKind::kRingReduceScatter, 4, 4 * 1024, 2, 128);
+  // GPU 1 ignores its flags (waits for >= 0): run first, it reads recv slots no one wrote yet.
+  auto no_waits = [&](std::uint32_t g) {
+    auto traces = traces_for(p, g);
+    if (g == 1) {
+      for (TraceProgram& prog : traces[0].programs) {
+        for (TraceOp& op : prog.ops) {
+          if (op.kind == TraceOpKind::kWait) op.arg[1] = TraceExpr{};
+        }
+      }
+    }
+    return traces;
+  };
+  EXPECT_THAT(run_and_check(p, Schedule{1u << 30, true}, no_waits), HasSubstr("reads unwritten"));
+  // GPU 0 never sets its flags: its neighbour waits forever.
+  auto no_sets = [&](std::uint32_t g) {
+    auto traces = traces_for(p, g);
+    if (g == 0) {
+      for (TraceProgram& prog : traces[0].programs) {
+        for (TraceOp& op : prog.ops) {
+          if (op.kind == TraceOpKind::kSet) op.arg[1] = TraceExpr{};
+        }
+      }
+    }
+    return traces;
+  };
+  EXPECT_THAT(run_and_check(p, Schedule{1, false}, no_sets), HasSubstr("deadlock"));
+}
+
+TEST(CollectiveTrace, BadParamsNameTheField) {
+  struct Case {
+    const char* field;
+    std::function<void(CollectiveTraceParams&)> change;
+  };
+  const std::vector<Case> cases = {
+      {"num_gpus", [](CollectiveTraceParams& p) { p.num_gpus = 1; }},
+      {"num_gpus", [](CollectiveTraceParams& p) { p.num_gpus = 33; }},
+      {"gpu", [](CollectiveTraceParams& p) { p.gpu = 8; }},
+      {"element_bytes", [](CollectiveTraceParams& p) { p.element_bytes = 0; }},
+      {"granule", [](CollectiveTraceParams& p) { p.granule = 33; }},
+      {"array_bytes", [](CollectiveTraceParams& p) { p.array_bytes = 0; }},
+      {"array_bytes", [](CollectiveTraceParams& p) { p.array_bytes = 1000; }},
+      {"channels", [](CollectiveTraceParams& p) { p.channels = 0; }},
+      {"slice_bytes", [](CollectiveTraceParams& p) { p.slice_bytes = 100; }},
+      {"slice_bytes", [](CollectiveTraceParams& p) { p.slice_bytes = 0; }},
+      {"wfs_per_wg", [](CollectiveTraceParams& p) { p.wfs_per_wg = 0; }},
+      {"wave_size", [](CollectiveTraceParams& p) { p.wave_size = 0; }},
+      {"adds_per_cycle", [](CollectiveTraceParams& p) { p.adds_per_cycle = 0; }},
+      {"data_base", [](CollectiveTraceParams& p) { p.data_base = 3; }},
+      {"recv_base",
+       [](CollectiveTraceParams& p) {
+         p.recv_base_set = true;
+         p.recv_base = 1024;  // inside the data
+       }},
+      {"out_base",
+       [](CollectiveTraceParams& p) {
+         p.kind = CollectiveKind::kAllToAll;
+         p.out_base_set = true;
+         p.out_base = 0;
+       }},
+  };
+  for (const Case& c : cases) {
+    CollectiveTraceParams p = params(CollectiveKind::kRingReduceScatter, 8, 8 * 4096, 4, 1024);
+    c.change(p);
+    try {
+      make_collective_traces(p);
+      ADD_FAILURE() << "expected a UserError for " << c.field;
+    } catch (const UserError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("collective: ") + c.field + ":"));
+      EXPECT_THAT(e.what(), HasSubstr("expected"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace t3sim

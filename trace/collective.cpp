@@ -1,0 +1,509 @@
+#include "trace/collective.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+
+namespace t3sim {
+
+namespace {
+
+struct KindName {
+  CollectiveKind kind;
+  const char* name;
+};
+constexpr KindName kKindNames[] = {
+    {CollectiveKind::kRingReduceScatter, "ring-rs"}, {CollectiveKind::kRingAllGather, "ring-ag"},
+    {CollectiveKind::kRingAllReduce, "ring-ar"},     {CollectiveKind::kDirectReduceScatter, "direct-rs"},
+    {CollectiveKind::kDirectAllGather, "direct-ag"}, {CollectiveKind::kAllToAll, "all-to-all"},
+};
+
+}  // namespace
+
+std::string_view to_string(CollectiveKind kind) {
+  for (const KindName& k : kKindNames) {
+    if (k.kind == kind) return k.name;
+  }
+  return "?";
+}
+
+CollectiveKind parse_collective_kind(std::string_view text) {
+  for (const KindName& k : kKindNames) {
+    if (text == k.name) return k.kind;
+  }
+  if (text == "reduce_scatter" || text == "reduce-scatter") return CollectiveKind::kRingReduceScatter;
+  if (text == "all_gather" || text == "all-gather") return CollectiveKind::kRingAllGather;
+  if (text == "all_reduce" || text == "all-reduce") return CollectiveKind::kRingAllReduce;
+  if (text == "a2a" || text == "all_to_all") return CollectiveKind::kAllToAll;
+  std::vector<std::string> names;
+  for (const KindName& k : kKindNames) names.emplace_back(k.name);
+  const std::string best = closest_match(text, names);
+  throw UserError(
+      fmt::format("unknown collective '{}'{} (expected one of ring-rs, ring-ag, ring-ar, direct-rs, "
+                  "direct-ag, all-to-all)",
+                  text, best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best)));
+}
+
+namespace {
+
+constexpr std::uint64_t kBaseAlign = 2ull << 20;
+constexpr std::uint64_t kMaxBytes = 1ull << 50;  // array, slice
+constexpr std::uint64_t kMaxBase = 1ull << 56;   // base addresses: room for the buffers after them
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint64_t align_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
+
+// (a mod n) for a possibly negative a.
+std::uint32_t wrap(std::int64_t a, std::uint32_t n) {
+  const std::int64_t m = a % static_cast<std::int64_t>(n);
+  return static_cast<std::uint32_t>(m < 0 ? m + n : m);
+}
+
+// Part `i` of `total` units cut into `parts` as equal as possible, the first
+// total % parts parts one unit larger: {first unit, units}.
+std::pair<std::uint64_t, std::uint64_t> split(std::uint64_t total, std::uint64_t parts, std::uint64_t i) {
+  const std::uint64_t base = total / parts, extra = total % parts;
+  return {i * base + std::min(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+[[noreturn]] void bad(std::string_view field, const std::string& message) {
+  throw UserError(fmt::format("collective: {}: {}", field, message));
+}
+
+bool uses_recv(CollectiveKind k) {
+  return k == CollectiveKind::kRingReduceScatter || k == CollectiveKind::kRingAllReduce ||
+         k == CollectiveKind::kDirectReduceScatter;
+}
+
+}  // namespace
+
+ByteRange collective_chunk(const CollectiveTraceParams& p, std::uint32_t chunk) {
+  const auto [first, granules] = split(p.array_bytes / p.granule, p.num_gpus, chunk);
+  return {first * p.granule, granules * p.granule};
+}
+
+ByteRange collective_share(const CollectiveTraceParams& p, std::uint32_t chunk, std::uint32_t channel) {
+  const ByteRange c = collective_chunk(p, chunk);
+  const auto [first, granules] = split(c.bytes / p.granule, p.channels, channel);
+  return {c.first + first * p.granule, granules * p.granule};
+}
+
+std::uint64_t collective_slices(const CollectiveTraceParams& p, std::uint32_t chunk, std::uint32_t channel) {
+  return ceil_div(collective_share(p, chunk, channel).bytes, p.slice_bytes);
+}
+
+ByteRange collective_a2a_block(const CollectiveTraceParams& p, std::uint32_t receiver, std::uint32_t sender) {
+  const std::uint64_t bytes = collective_chunk(p, receiver).bytes;
+  return {sender * bytes, bytes};
+}
+
+std::uint64_t collective_recv_slot_bytes(const CollectiveTraceParams& p) {
+  return ceil_div(p.array_bytes / p.granule, p.num_gpus) * p.granule;
+}
+
+std::uint64_t collective_recv_base(const CollectiveTraceParams& p) {
+  return p.recv_base_set ? p.recv_base : align_up(p.data_base + p.array_bytes, kBaseAlign);
+}
+
+std::uint64_t collective_out_base(const CollectiveTraceParams& p) {
+  if (p.out_base_set) return p.out_base;
+  return align_up(collective_recv_base(p) + (p.num_gpus - 1) * collective_recv_slot_bytes(p), kBaseAlign);
+}
+
+std::uint64_t collective_flags_used(const CollectiveTraceParams& p) {
+  const std::uint64_t one = std::uint64_t{p.channels} * p.num_gpus;
+  return p.kind == CollectiveKind::kRingAllReduce ? 2 * one : one;
+}
+
+std::uint64_t collective_flag(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t index) {
+  return p.flag_base + std::uint64_t{channel} * p.num_gpus + index;
+}
+
+std::string describe(const CollectiveTraceParams& p) {
+  return fmt::format(
+      "kind={} num_gpus={} gpu={} array_bytes={} element_bytes={} granule={} channels={} slice_bytes={} "
+      "adds_per_cycle={} data_base={:#x} recv_base={:#x} out_base={:#x} flag_base={} flags={} data={}",
+      to_string(p.kind), p.num_gpus, p.gpu, p.array_bytes, p.element_bytes, p.granule, p.channels, p.slice_bytes,
+      p.adds_per_cycle, p.data_base, collective_recv_base(p), collective_out_base(p), p.flag_base,
+      collective_flags_used(p), p.data_uncached ? "uncached" : "cached");
+}
+
+void validate_collective(const CollectiveTraceParams& p) {
+  if (p.num_gpus < 2 || p.num_gpus > kCollectiveMaxGpus) {
+    bad("num_gpus", fmt::format("{} out of range (expected 2..{})", p.num_gpus, kCollectiveMaxGpus));
+  }
+  if (p.gpu >= p.num_gpus) bad("gpu", fmt::format("{} out of range (expected 0..{})", p.gpu, p.num_gpus - 1));
+  if (p.element_bytes == 0 || p.element_bytes > 16) {
+    bad("element_bytes", fmt::format("{} out of range (expected 1..16)", p.element_bytes));
+  }
+  if (p.granule == 0 || p.granule % p.element_bytes != 0) {
+    bad("granule", fmt::format("{} is not a whole number of {}-byte elements (expected a positive multiple of "
+                               "element_bytes)",
+                               p.granule, p.element_bytes));
+  }
+  if (p.array_bytes == 0 || p.array_bytes % p.granule != 0 || p.array_bytes > kMaxBytes) {
+    bad("array_bytes", fmt::format("{} is not a whole number of {}-byte granules (expected a positive multiple of "
+                                   "the granule, at most 2^50)",
+                                   p.array_bytes, p.granule));
+  }
+  if (p.channels == 0 || p.channels > 4096)
+    bad("channels", fmt::format("{} out of range (expected 1..4096)", p.channels));
+  if (p.slice_bytes == 0 || p.slice_bytes % p.granule != 0 || p.slice_bytes > kMaxBytes) {
+    bad("slice_bytes", fmt::format("{} is not a multiple of the {}-byte granule (expected a positive multiple)",
+                                   p.slice_bytes, p.granule));
+  }
+  if (p.slice_bytes > UINT32_MAX) bad("slice_bytes", fmt::format("{} too large (expected below 4 GiB)", p.slice_bytes));
+  if (p.wfs_per_wg == 0 || p.wfs_per_wg > 1024) {
+    bad("wfs_per_wg", fmt::format("{} out of range (expected 1..1024)", p.wfs_per_wg));
+  }
+  if (p.wave_size == 0 || p.wave_size > 1024)
+    bad("wave_size", fmt::format("{} out of range (expected 1..1024)", p.wave_size));
+  if (p.adds_per_cycle == 0) bad("adds_per_cycle", "0 (expected at least 1)");
+  struct Base {
+    const char* field;
+    std::uint64_t value;
+  };
+  for (const Base& b : {Base{"data_base", p.data_base}, Base{"recv_base", collective_recv_base(p)},
+                        Base{"out_base", collective_out_base(p)}}) {
+    if (b.value % p.granule != 0 || b.value > kMaxBase) {
+      bad(b.field,
+          fmt::format("{:#x} is not granule-aligned below 2^56 (expected a multiple of {})", b.value, p.granule));
+    }
+  }
+  // The buffers a kind uses must not overlap: a remote store into recv/out would
+  // clobber the peer's input.
+  const std::uint64_t slot = collective_recv_slot_bytes(p);
+  const std::uint64_t data_end = p.data_base + p.array_bytes;
+  const std::uint64_t recv = collective_recv_base(p), recv_end = recv + (p.num_gpus - 1) * slot;
+  const std::uint64_t out = collective_out_base(p), out_end = out + p.num_gpus * slot;
+  auto overlap = [](std::uint64_t a, std::uint64_t a_end, std::uint64_t b, std::uint64_t b_end) {
+    return a < b_end && b < a_end;
+  };
+  if (uses_recv(p.kind) && overlap(recv, recv_end, p.data_base, data_end)) {
+    bad("recv_base", fmt::format("receive buffer [{:#x}, {:#x}) overlaps the data [{:#x}, {:#x}) (expected disjoint)",
+                                 recv, recv_end, p.data_base, data_end));
+  }
+  if (p.kind == CollectiveKind::kAllToAll && overlap(out, out_end, p.data_base, data_end)) {
+    bad("out_base", fmt::format("output [{:#x}, {:#x}) overlaps the data [{:#x}, {:#x}) (expected disjoint)", out,
+                                out_end, p.data_base, data_end));
+  }
+  if (p.flag_base > (1ull << 62)) bad("flag_base", fmt::format("{} too large (expected below 2^62)", p.flag_base));
+}
+
+namespace {
+
+// One channel's program, built op by op. No WG parameters: loop variables take
+// slots 0, 1, ... (one per loop; loops are never nested).
+class ChannelProgram {
+ public:
+  ChannelProgram(const CollectiveTraceParams& p, std::uint32_t channel) : p_(p), channel_(channel) {
+    prog_.name = fmt::format("channel_{}", channel);
+  }
+
+  // One block of slices of a share: `count` slices of `bytes` each starting at
+  // slice index `first`, walked by loop variable `var` (or a single slice when
+  // var is unset).
+  struct Slices {
+    std::optional<std::uint32_t> var;
+    std::int64_t first = 0;
+    std::int64_t bytes = 0;
+  };
+
+  // Calls body(slices, share offset) for the full slices of channel's share of
+  // `chunk` (a loop named `loop` when more than one) and then for the last partial
+  // one. Nothing for an empty share.
+  template <class Body>
+  void for_slices(std::uint32_t chunk, const std::string& loop, Body body) {
+    const ByteRange share = collective_share(p_, chunk, channel_);
+    const std::uint64_t full = share.bytes / p_.slice_bytes, tail = share.bytes % p_.slice_bytes;
+    const auto off = static_cast<std::int64_t>(share.first);
+    const auto slice = static_cast<std::int64_t>(p_.slice_bytes);
+    if (full == 1) {
+      body(Slices{std::nullopt, 0, slice}, off);
+    } else if (full > 1) {
+      const auto var = static_cast<std::uint32_t>(prog_.loop_vars.size());
+      prog_.loop_vars.push_back(loop);
+      const auto loop_pc = static_cast<std::uint32_t>(prog_.ops.size());
+      TraceOp op;
+      op.kind = TraceOpKind::kLoop;
+      op.loop_var = static_cast<std::uint8_t>(var);
+      op.arg[0] = prog_.expr(static_cast<std::int64_t>(full));
+      prog_.ops.push_back(op);
+      body(Slices{var, 0, slice}, off);
+      TraceOp end;
+      end.kind = TraceOpKind::kEnd;
+      end.jump = loop_pc;
+      prog_.ops[loop_pc].jump = static_cast<std::uint32_t>(prog_.ops.size());
+      prog_.ops.push_back(end);
+    }
+    if (tail > 0) body(Slices{std::nullopt, static_cast<std::int64_t>(full), static_cast<std::int64_t>(tail)}, off);
+  }
+
+  // base + offset + slice index x slice_bytes
+  TraceExpr at(const Slices& s, std::uint64_t base, std::int64_t offset) {
+    const auto slice = static_cast<std::int64_t>(p_.slice_bytes);
+    const std::int64_t c = static_cast<std::int64_t>(base) + offset + s.first * slice;
+    return s.var ? prog_.expr(c, {{slice, *s.var}}) : prog_.expr(c);
+  }
+  // The flag value after this slice: slice index + 1.
+  TraceExpr done(const Slices& s) { return s.var ? prog_.expr(s.first + 1, {{1, *s.var}}) : prog_.expr(s.first + 1); }
+
+  void load(TraceExpr addr, std::int64_t bytes, bool uncached) {
+    TraceOp op = range(TraceOpKind::kLoad, addr, bytes);
+    if (uncached) op.flags |= kTraceUncached;
+    prog_.ops.push_back(op);
+  }
+  void store(TraceExpr addr, std::int64_t bytes, bool uncached, std::optional<std::uint32_t> peer) {
+    TraceOp op = range(TraceOpKind::kStore, addr, bytes);
+    if (uncached) op.flags |= kTraceUncached;
+    if (peer) {
+      op.flags |= kTraceRemote;
+      op.arg[4] = prog_.expr(*peer);
+    }
+    prog_.ops.push_back(op);
+  }
+  // The compute over `operands` loaded operands of `bytes` each (see the header:
+  // adds for a reduction, 0 cycles for a copy).
+  void compute(std::int64_t bytes, std::uint32_t operands) {
+    const std::uint64_t adds = std::uint64_t{operands - 1} * (static_cast<std::uint64_t>(bytes) / p_.element_bytes);
+    TraceOp op;
+    op.kind = TraceOpKind::kCompute;
+    op.arg[0] = prog_.expr(static_cast<std::int64_t>(ceil_div(adds, p_.adds_per_cycle)));
+    op.arg[1] = prog_.expr(static_cast<std::int64_t>(adds));
+    prog_.ops.push_back(op);
+  }
+  void wait(std::uint32_t index, TraceExpr value) {
+    TraceOp op;
+    op.kind = TraceOpKind::kWait;
+    op.arg[0] = prog_.expr(static_cast<std::int64_t>(collective_flag(p_, channel_, index)));
+    op.arg[1] = value;
+    prog_.ops.push_back(op);
+  }
+  void set(std::uint32_t peer, std::uint32_t index, TraceExpr value) {
+    TraceOp op;
+    op.kind = TraceOpKind::kSet;
+    op.flags = kTraceRemote;
+    op.arg[0] = prog_.expr(static_cast<std::int64_t>(collective_flag(p_, channel_, index)));
+    op.arg[1] = value;
+    op.arg[4] = prog_.expr(peer);
+    prog_.ops.push_back(op);
+  }
+
+  TraceExpr constant(std::uint64_t v) { return prog_.expr(static_cast<std::int64_t>(v)); }
+  TraceProgram take() { return std::move(prog_); }
+
+ private:
+  TraceOp range(TraceOpKind kind, TraceExpr addr, std::int64_t bytes) {
+    TraceOp op;
+    op.kind = kind;
+    op.arg[0] = addr;
+    op.arg[1] = prog_.expr(bytes);
+    op.arg[2] = prog_.expr(1);
+    op.arg[3] = prog_.expr(bytes);
+    return op;
+  }
+
+  const CollectiveTraceParams& p_;
+  std::uint32_t channel_;
+  TraceProgram prog_;
+};
+
+using Slices = ChannelProgram::Slices;
+
+// What each kind does on one channel (the header describes the algorithms).
+struct Builder {
+  const CollectiveTraceParams& p;
+  std::uint32_t N, g;
+  std::uint64_t data, recv, out, slot;
+  bool unc;  // data_uncached
+
+  explicit Builder(const CollectiveTraceParams& params)
+      : p(params),
+        N(params.num_gpus),
+        g(params.gpu),
+        data(params.data_base),
+        recv(collective_recv_base(params)),
+        out(collective_out_base(params)),
+        slot(collective_recv_slot_bytes(params)),
+        unc(params.data_uncached) {}
+
+  std::uint32_t gpu_at(std::int64_t offset) const { return wrap(static_cast<std::int64_t>(g) + offset, N); }
+  std::uint64_t slot_base(std::uint32_t s) const { return recv + s * slot; }
+  std::int64_t chunk_first(std::uint32_t c) const { return static_cast<std::int64_t>(collective_chunk(p, c).first); }
+  // Direct kernels: the distances 1..N-1, starting at channel mod (N-1) + 1 so the
+  // channels' first sends go to different peers (all links busy from the start).
+  std::vector<std::uint32_t> distances(std::uint32_t channel) const {
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t k = 0; k + 1 < N; ++k) order.push_back(1 + (channel + k) % (N - 1));
+    return order;
+  }
+
+  void ring_reduce_scatter(ChannelProgram& b) const {
+    const std::uint32_t next = gpu_at(1);
+    for (std::uint32_t s = 0; s < N; ++s) {
+      const std::uint32_t c = gpu_at(-static_cast<std::int64_t>(s) - 1);  // step N-1: chunk g
+      const bool first = s == 0, last = s == N - 1;
+      b.for_slices(c, fmt::format("s{}", s), [&](const Slices& x, std::int64_t off) {
+        const std::int64_t in_chunk = off - chunk_first(c);  // offset inside the chunk = inside the slot
+        b.load(b.at(x, data, off), x.bytes, unc);
+        if (!first) {
+          b.wait(s - 1, b.done(x));
+          b.load(b.at(x, slot_base(s - 1), in_chunk), x.bytes, true);
+        }
+        b.compute(x.bytes, first ? 1 : 2);
+        if (last) {
+          b.store(b.at(x, data, off), x.bytes, unc, std::nullopt);
+        } else {
+          b.store(b.at(x, slot_base(s), in_chunk), x.bytes, true, next);
+          b.set(next, s, b.done(x));
+        }
+      });
+    }
+  }
+
+  void ring_all_gather(ChannelProgram& b, std::uint32_t channel) const {
+    const std::uint32_t next = gpu_at(1);
+    for (std::uint32_t s = 0; s + 1 < N; ++s) {
+      const std::uint32_t c = gpu_at(-static_cast<std::int64_t>(s));
+      b.for_slices(c, fmt::format("s{}", s), [&](const Slices& x, std::int64_t off) {
+        if (s > 0) b.wait(s - 1, b.done(x));
+        b.load(b.at(x, data, off), x.bytes, unc || s > 0);  // s > 0: a peer wrote it, past our L2
+        b.compute(x.bytes, 1);
+        b.store(b.at(x, data, off), x.bytes, unc, next);
+        b.set(next, s, b.done(x));
+      });
+    }
+    // The last chunk to arrive (g+1, sent at prev's step N-2) has no step of ours
+    // to wait for it: wait for all of it before the kernel ends.
+    const std::uint64_t last = collective_slices(p, gpu_at(1), channel);
+    if (last > 0) b.wait(N - 2, b.constant(last));
+  }
+
+  void direct_reduce_scatter(ChannelProgram& b, std::uint32_t channel) const {
+    for (const std::uint32_t j : distances(channel)) {
+      const std::uint32_t d = gpu_at(j);
+      b.for_slices(d, fmt::format("p{}", j), [&](const Slices& x, std::int64_t off) {
+        b.load(b.at(x, data, off), x.bytes, unc);
+        b.compute(x.bytes, 1);
+        b.store(b.at(x, slot_base(j - 1), off - chunk_first(d)), x.bytes, true, d);
+        b.set(d, j, b.done(x));
+      });
+    }
+    b.for_slices(g, "r", [&](const Slices& x, std::int64_t off) {
+      b.load(b.at(x, data, off), x.bytes, unc);
+      for (std::uint32_t j = 1; j < N; ++j) b.wait(j, b.done(x));
+      for (std::uint32_t j = 1; j < N; ++j) b.load(b.at(x, slot_base(j - 1), off - chunk_first(g)), x.bytes, true);
+      b.compute(x.bytes, N);
+      b.store(b.at(x, data, off), x.bytes, unc, std::nullopt);
+    });
+  }
+
+  void direct_all_gather(ChannelProgram& b, std::uint32_t channel) const {
+    const std::vector<std::uint32_t> order = distances(channel);
+    b.for_slices(g, "p", [&](const Slices& x, std::int64_t off) {
+      b.load(b.at(x, data, off), x.bytes, unc);  // once: every peer gets the same slice
+      b.compute(x.bytes, 1);
+      for (const std::uint32_t j : order) b.store(b.at(x, data, off), x.bytes, unc, gpu_at(j));
+      // All stores before the sets: a set waits for every earlier store's ack.
+      for (const std::uint32_t j : order) b.set(gpu_at(j), j, b.done(x));
+    });
+    wait_for_senders(b, channel, [&](std::uint32_t j) { return gpu_at(-static_cast<std::int64_t>(j)); });
+  }
+
+  void all_to_all(ChannelProgram& b, std::uint32_t channel) const {
+    for (const std::uint32_t j : distances(channel)) {
+      const std::uint32_t d = gpu_at(j);
+      const ByteRange block = collective_a2a_block(p, d, g);
+      b.for_slices(d, fmt::format("p{}", j), [&](const Slices& x, std::int64_t off) {
+        b.load(b.at(x, data, off), x.bytes, unc);
+        b.compute(x.bytes, 1);
+        b.store(b.at(x, out + block.first, off - chunk_first(d)), x.bytes, true, d);
+        b.set(d, j, b.done(x));
+      });
+    }
+    const ByteRange own = collective_a2a_block(p, g, g);
+    b.for_slices(g, "own", [&](const Slices& x, std::int64_t off) {
+      b.load(b.at(x, data, off), x.bytes, unc);
+      b.compute(x.bytes, 1);
+      b.store(b.at(x, out + own.first, off - chunk_first(g)), x.bytes, true, std::nullopt);
+    });
+    // Every sender sends us its chunk g.
+    wait_for_senders(b, channel, [&](std::uint32_t) { return g; });
+  }
+
+  // Direct kernels end once the N-1 senders' slices of this channel arrived;
+  // chunk_of(j) = the chunk the sender at distance j sends us.
+  template <class ChunkOf>
+  void wait_for_senders(ChannelProgram& b, std::uint32_t channel, ChunkOf chunk_of) const {
+    for (std::uint32_t j = 1; j < N; ++j) {
+      const std::uint64_t n = collective_slices(p, chunk_of(j), channel);
+      if (n > 0) b.wait(j, b.constant(n));
+    }
+  }
+};
+
+KernelTrace make_kernel(const CollectiveTraceParams& p, std::string name, const char* part) {
+  KernelTrace t;
+  t.name = std::move(name);
+  t.attrs.emplace_back("generator", "t3sim CU collective");
+  t.attrs.emplace_back("kind", std::string(to_string(p.kind)));
+  if (part != nullptr) t.attrs.emplace_back("part", part);
+  t.attrs.emplace_back("num_gpus", fmt::format("{}", p.num_gpus));
+  t.attrs.emplace_back("gpu", fmt::format("{}", p.gpu));
+  t.attrs.emplace_back("array_bytes", fmt::format("{}", p.array_bytes));
+  t.attrs.emplace_back("channels", fmt::format("{}", p.channels));
+  t.attrs.emplace_back("slice_bytes", fmt::format("{}", p.slice_bytes));
+  t.attrs.emplace_back("flag_base", fmt::format("{}", p.flag_base));
+  t.attrs.emplace_back("collective", describe(p));
+  t.resources.wfs_per_wg = p.wfs_per_wg;
+  t.resources.threads_per_wg = p.wfs_per_wg * p.wave_size;
+  t.resources.regs_per_thread = p.regs_per_thread;
+  t.resources.lds_bytes = 0;
+
+  const Builder b(p);
+  for (std::uint32_t ch = 0; ch < p.channels; ++ch) {
+    ChannelProgram prog(p, ch);
+    switch (p.kind) {
+      case CollectiveKind::kRingReduceScatter: b.ring_reduce_scatter(prog); break;
+      case CollectiveKind::kRingAllGather: b.ring_all_gather(prog, ch); break;
+      case CollectiveKind::kDirectReduceScatter: b.direct_reduce_scatter(prog, ch); break;
+      case CollectiveKind::kDirectAllGather: b.direct_all_gather(prog, ch); break;
+      case CollectiveKind::kAllToAll: b.all_to_all(prog, ch); break;
+      case CollectiveKind::kRingAllReduce: break;  // split by the caller
+    }
+    t.programs.push_back(prog.take());
+    t.add_wg(static_cast<std::uint16_t>(ch), {});
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<KernelTrace> make_collective_traces(const CollectiveTraceParams& p) {
+  validate_collective(p);
+  std::vector<KernelTrace> out;
+  if (p.kind == CollectiveKind::kRingAllReduce) {
+    // T3 §2.3: ring-AR = ring-RS then ring-AG, on separate flag ranges.
+    CollectiveTraceParams rs = p;
+    rs.kind = CollectiveKind::kRingReduceScatter;
+    CollectiveTraceParams ag = p;
+    ag.kind = CollectiveKind::kRingAllGather;
+    ag.flag_base = p.flag_base + collective_flags_used(rs);
+    out.push_back(make_kernel(rs, fmt::format("ring-ar.rs.gpu{}", p.gpu), "reduce-scatter"));
+    out.push_back(make_kernel(ag, fmt::format("ring-ar.ag.gpu{}", p.gpu), "all-gather"));
+    // The attrs name the all-reduce, each kernel its part.
+    for (KernelTrace& t : out) {
+      for (auto& [k, v] : t.attrs) {
+        if (k == "kind") v = to_string(p.kind);
+      }
+    }
+  } else {
+    out.push_back(make_kernel(p, fmt::format("{}.gpu{}", to_string(p.kind), p.gpu), nullptr));
+  }
+  return out;
+}
+
+}  // namespace t3sim
