@@ -1,0 +1,117 @@
+#pragma once
+// The inter-GPU network of a node (SPEC "Interconnect"): GPUs joined by links of a
+// given bandwidth per direction, latency and packet size, in one of three
+// topologies:
+//   ring             GPU g has a link to g+1 and one to g-1 (bidirectional ring);
+//                    packets to a non-neighbour hop along the shorter direction.
+//   fully-connected  one link each way per pair of GPUs.
+//   switch           GPU g has an uplink to a switch and a downlink from it; the
+//                    switch forwards after `switch_latency` (NVSwitch-style).
+//
+// What crosses it: remote stores and remote updates from a GPU's CUs or DMA engines
+// (a MemRequest handed to peer_memory(peer), cut into packets of at most
+// packet_size), and remote flag sets (a small message). At the destination a packet
+// becomes a request to that GPU's memory in the communication stream, bypassing its
+// L2 (T3 §4.3: remote traffic is written at the memory controller). When every
+// packet of a request has been applied there, an acknowledgment travels back (after
+// the path's latency; acknowledgments are assumed small and take no link bandwidth)
+// and the requester gets its one on_mem_response().
+//
+// Back-pressure everywhere: a sender's peer_memory() refuses when its injection
+// queue is full; a link transmits only with a credit at the receiver; a node that
+// cannot deliver a packet to its memory (or forward it) leaves it in the link's
+// receive buffer, which stops the upstream link.
+//
+// Modes (T3 §5.1.1): kFull simulates every GPU. kHomogeneous simulates GPU 0 only
+// and mirrors its peers: a packet GPU 0 sends to peer d crosses GPU 0's own
+// outgoing link(s) and is then delivered to GPU 0 itself as the packet GPU (-d mod
+// N) would have sent it (same address, same data). On symmetric workloads this is
+// exactly the traffic GPU 0 would receive.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/common/payload.h"
+#include "models/mem/mem_request.h"
+#include "models/net/ring.h"  // NetConfig, read_net_config
+#include "sim/component.h"
+#include "sim/link.h"
+
+namespace t3sim {
+
+enum class NetMode { kFull, kHomogeneous };
+
+// One message on a link.
+struct NetPacket {
+  enum class Kind : std::uint8_t { kWrite, kUpdate, kFlag };
+  Kind kind = Kind::kWrite;
+  std::uint32_t src = 0;         // sending GPU (as the receiver sees it)
+  std::uint32_t dst = 0;         // destination GPU
+  std::uint64_t address = 0;     // kWrite/kUpdate: destination address
+  std::uint32_t bytes = 0;       // kWrite/kUpdate: payload bytes
+  Payload data;                  // functional words (empty: timing only)
+  std::uint64_t flag = 0;        // kFlag
+  std::uint64_t value = 0;       // kFlag
+  std::uint64_t request = 0;     // the sender's pending-request id (for the ack)
+  std::uint32_t wire_bytes = 0;  // what the link serializes (payload, or flag_bytes)
+  std::uint64_t size_bytes() const { return wire_bytes; }
+};
+
+// What a GPU's CUs and DMA engines see of the network.
+class RemoteAccess {
+ public:
+  virtual ~RemoteAccess() = default;
+  // Contract: a MemTarget carrying kWrite / kUpdate requests (any rows, with or
+  // without data) from this GPU into `peer`'s memory. Reads are an internal error.
+  // The client gets exactly one on_mem_response() (with the request, data emptied)
+  // once all of it has been applied at the peer; refusals follow the MemTarget
+  // retry protocol. peer != this GPU, peer < num_gpus.
+  virtual MemTarget& peer_memory(std::uint32_t peer) = 0;
+  // Contract: sets `flag` on `peer` to max(current, value) when the message
+  // arrives; it travels behind every packet this GPU sent to `peer` before (same
+  // path, FIFO), but does not wait for their acknowledgments (a release needs the
+  // sender to wait for those first). Never refused (flags are tiny; they queue).
+  virtual void set_peer_flag(std::uint32_t peer, std::uint64_t flag, std::uint64_t value) = 0;
+};
+
+class Network final : public Component {
+ public:
+  // Contract: num_gpus >= 2. Link names: "net.gpu0_gpu1" (ring, fully-connected),
+  // "net.gpu0_sw" / "net.sw_gpu0" (switch).
+  Network(Simulator& sim, std::string_view name, std::uint32_t num_gpus, const NetConfig& cfg, NetMode mode);
+  ~Network() override;
+
+  // Contract: called once per simulated GPU before the run (kFull: all GPUs;
+  // kHomogeneous: GPU 0 only). `memory` takes the arriving requests (it must
+  // outlive the network); `set_flag` applies an arriving flag set.
+  void attach(std::uint32_t gpu, MemTarget& memory,
+              std::function<void(std::uint64_t flag, std::uint64_t value)> set_flag);
+  RemoteAccess& access(std::uint32_t gpu);
+
+  std::uint32_t num_gpus() const;
+  NetMode mode() const;
+  const NetConfig& config() const;
+  // Every simulated link (kHomogeneous: only GPU 0's).
+  std::vector<Link<NetPacket>*> links() const;
+  // Per link: {"name", "from", "to", "bytes_sent", "bytes_received", "messages",
+  // "busy_ps", "utilization" (busy / elapsed)}, plus totals.
+  nlohmann::json link_results(Tick elapsed) const;
+  // No packet queued, on a wire, in a receive buffer or awaiting an ack.
+  bool idle() const;
+  // Payload bytes of writes and updates delivered into `gpu`'s memory from `src`, as
+  // `gpu` sees the sender (kHomogeneous: the mirrored peer -d mod N). A traffic matrix.
+  std::uint64_t bytes_delivered(std::uint32_t gpu, std::uint32_t src) const;
+
+  void report_in_flight(std::vector<std::string>& out) const override;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace t3sim
