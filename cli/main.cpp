@@ -50,11 +50,13 @@ int main(int argc, char** argv) {
   t3sim::RunRequest req;
   std::string output_dir = "t3sim-out";
   bool no_timeline = false;
+  std::string mode;
   auto add_run_options = [&](CLI::App* cmd, bool with_output) {
     cmd->add_option("system", req.system, "system YAML (configs/systems/)")->required()->check(CLI::ExistingFile);
     cmd->add_option("workload", req.workload, "workload YAML (configs/workloads/)")->required()->check(CLI::ExistingFile);
     cmd->add_option("-c,--config", req.configuration,
                     "configuration: sequential, t3, t3-mca, ideal-overlap, ideal-rs-nmc, fused, c3, conccl");
+    cmd->add_option("--mode", mode, "simulation mode: full (every GPU) or homogeneous (GPU 0, peers mirrored)");
     cmd->add_option("--set", req.overrides, "override a key: system.net.bandwidth=100GB/s (repeatable)");
     cmd->add_option("--seed", req.seed, "seed of input data and any randomness")->capture_default_str();
     if (with_output) {
@@ -88,6 +90,7 @@ int main(int argc, char** argv) {
     if (run->parsed() || validate->parsed()) {
       if (run->parsed()) req.output_dir = output_dir;
       req.timeline = !no_timeline;
+      if (!mode.empty()) req.overrides.insert(req.overrides.begin(), "run.mode=" + mode);
       req.validate_only = validate->parsed();
       const t3sim::RunOutcome out = t3sim::run_simulation(req);
       std::cout << out.summary << std::flush;

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "models/collectives/node_collective.h"
 #include "models/system/collective_system.h"
+#include "models/system/sublayer_system.h"
 #include "models/system/gemm_system.h"
 #include "models/system/memory_system.h"
 #include "sim/config.h"
@@ -25,6 +27,7 @@ struct RunContext {
   WatchdogConfig watchdog;
   Tick max_time;
   std::uint64_t timeline_max;
+  NetMode mode = NetMode::kFull;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -114,6 +117,7 @@ RunOutcome run_gemm(const RunContext& ctx, ConfigNode system, ConfigNode workloa
     if (key != "memory" && key != "gpu") (void)system.raw(key);  // the node around it is not simulated
   }
   system.finish();
+  (void)read_sublayer_options(workload.child("collective"));  // checked; used with --config
   GemmWorkload wl = read_gemm_workload(workload, gpu_cfg);
 
   Simulator sim(ctx.seed, ctx.watchdog);
@@ -147,6 +151,205 @@ RunOutcome run_gemm(const RunContext& ctx, ConfigNode system, ConfigNode workloa
   return out;
 }
 
+
+std::string simulation_line(std::uint64_t events, double wall) {
+  return fmt::format("  simulation         {} events in {:.3f} s ({:.2f} M events/s)\n", events, wall,
+                     wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
+}
+
+// kind: gemm with --config: the GEMM and its collective on a node (SublayerSystem).
+RunOutcome run_sublayer(const RunContext& ctx, ConfigNode system, ConfigNode workload,
+                        const std::string& configuration) {
+  const RunRequest& req = ctx.req;
+  NodeConfig node = read_node_config(system, ctx.mode);
+  const SublayerOptions opt = read_sublayer_options(workload.child("collective"));
+  const bool from_trace = workload.has("trace");
+  GemmWorkload wl = read_gemm_workload(workload, node.gpu);
+  if (from_trace)
+    workload.fail("trace", "a GEMM + collective sub-layer needs a generated GEMM (preset or m/n/k): the "
+                           "collective's array is the GEMM's output");
+  // The tensor-parallel group is the node: a Table 2 preset's TP degree sets the GPU count.
+  if (wl.tp > 0) node.num_gpus = wl.tp;
+
+  Simulator sim(ctx.seed, ctx.watchdog);
+  if (req.output_dir && req.timeline && ctx.timeline_max > 0) sim.timeline().enable(ctx.timeline_max);
+  SublayerSystem model(sim, node, std::move(wl), opt, configuration, ctx.seed);
+  RunOutcome out;
+  if (req.validate_only) {
+    out.summary = fmt::format("ok: sub-layer on {} GPUs ({} mode), configuration {}\n", node.num_gpus,
+                              to_string(node.mode), configuration);
+    return out;
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
+  const SublayerResult r = model.run(ctx.max_time);
+  const double wall = seconds_since(wall_start);
+  const std::uint64_t events = sim.events().dispatched();
+  write_outputs(ctx, configuration, r.json, sim, wall);
+  out.summary = fmt::format("t3sim {} ({})\n", kVersion, kGitRevision) + model.summary(r) +
+                simulation_line(events, wall);
+  if (req.output_dir) out.summary += fmt::format("  outputs            {}\n", req.output_dir->string());
+  out.metrics = {
+      {"configuration", configuration},
+      {"mode", to_string(node.mode)},
+      {"num_gpus", std::to_string(node.num_gpus)},
+      {"time_ps", std::to_string(r.total.ps())},
+      {"gemm_ps", std::to_string(r.gemm.ps())},
+      {"rs_ps", std::to_string(r.rs.ps())},
+      {"ag_ps", std::to_string(r.ag.ps())},
+  };
+  const char* phase[3] = {"gemm", "rs", "ag"};
+  for (int ph = 0; ph < 3; ++ph) {
+    out.metrics.emplace_back(fmt::format("{}_dram_read_bytes", phase[ph]), std::to_string(r.traffic[ph].read));
+    out.metrics.emplace_back(fmt::format("{}_dram_write_bytes", phase[ph]), std::to_string(r.traffic[ph].write));
+    out.metrics.emplace_back(fmt::format("{}_dram_update_bytes", phase[ph]), std::to_string(r.traffic[ph].update));
+  }
+  out.metrics.emplace_back("functional_check", r.values_checked ? "passed" : "not run");
+  out.metrics.emplace_back("events", std::to_string(events));
+  out.metrics.emplace_back("wall_s", fmt::format("{:.3f}", wall));
+  return out;
+}
+
+// kind: collective on a system with GPUs: CU- or DMA-based collectives on the full
+// GPU model (the idealized-memory ring engine handles systems without a `gpu:`).
+RunOutcome run_node_collective(const RunContext& ctx, ConfigNode system, ConfigNode workload) {
+  const RunRequest& req = ctx.req;
+  const NodeConfig node_cfg = read_node_config(system, ctx.mode);
+  NodeCollectiveParams p;
+  const std::string kind = workload.get_enum(
+      "collective", "reduce_scatter",
+      {"reduce_scatter", "all_gather", "all_reduce", "ring-rs", "ring-ag", "ring-ar", "direct-rs", "direct-ag",
+       "all-to-all"});
+  p.kind = parse_collective_kind(kind);
+  if (!workload.has("size")) workload.fail("size", "required key missing (per-GPU array size, e.g. 64MiB)");
+  p.array_bytes = workload.get_bytes("size", 0, 1, 1ULL << 40);
+  p.element_bytes = static_cast<std::uint32_t>(workload.get_bytes("element_size", p.element_bytes, 1, 64));
+  p.impl = workload.get_enum("implementation", "cu", {"cu", "dma"}) == "cu" ? CollectiveImpl::kCu
+                                                                            : CollectiveImpl::kDma;
+  p.cus = static_cast<std::uint32_t>(workload.get_uint("cus", 0, 0, node_cfg.gpu.num_cus));
+  p.channels = static_cast<std::uint32_t>(workload.get_uint("channels", 0, 0, 4096));
+  p.slice_bytes = workload.get_bytes("slice_size", p.slice_bytes, 1, 1ULL << 30);
+  const std::string functional = workload.get_enum("functional", "auto", {"auto", "values", "checksum", "off"});
+  const std::uint64_t values_limit = workload.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
+  p.values = functional == "values" || ((functional == "auto" || functional == "checksum") && p.array_bytes <= values_limit);
+  p.seed = ctx.seed;
+  workload.finish();
+
+  Simulator sim(ctx.seed, ctx.watchdog);
+  if (req.output_dir && req.timeline && ctx.timeline_max > 0) sim.timeline().enable(ctx.timeline_max);
+  Node node(sim, node_cfg);
+  std::optional<NodeCollective> coll;
+  try {
+    coll.emplace(node, p);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const UserError& e) {
+    workload.fail("size", e.what());
+  }
+  RunOutcome out;
+  if (req.validate_only) {
+    out.summary = fmt::format("ok: {} ({}) of {} B per GPU on {} GPUs ({} mode)\n", to_string(p.kind),
+                              to_string(p.impl), p.array_bytes, node_cfg.num_gpus, to_string(node_cfg.mode));
+    return out;
+  }
+  coll->preload();
+  coll->start_all();
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Simulator::StopReason stop = sim.run(ctx.max_time);
+  const double wall = seconds_since(wall_start);
+  if (!coll->all_done()) {
+    if (stop == Simulator::StopReason::kTimeLimit)
+      throw SimulationError(fmt::format("run.max_time ({}) reached before the collective finished",
+                                        to_string(ctx.max_time)));
+    throw SimulationError("the collective did not finish although nothing was left to simulate");
+  }
+  std::string error;
+  const std::uint64_t checked = coll->verify(error);
+  if (!error.empty()) throw SimulationError("functional check failed: " + error);
+
+  Tick end = Tick::zero();
+  for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) end = std::max(end, coll->finished(g));
+  const std::uint32_t n = node_cfg.num_gpus;
+  const double s = static_cast<double>(p.array_bytes);
+  const double bw = static_cast<double>(node_cfg.net.link.bandwidth.bytes_per_second());
+  // Link-bound lower bounds: a ring moves (N-1)/N of the array over each link per
+  // pass, plus a latency per step; a direct algorithm sends S/N to each peer on its
+  // own link at once.
+  const bool ring = p.kind == CollectiveKind::kRingReduceScatter || p.kind == CollectiveKind::kRingAllGather ||
+                    p.kind == CollectiveKind::kRingAllReduce;
+  const double passes = p.kind == CollectiveKind::kRingAllReduce ? 2.0 : 1.0;
+  const double lat_s = static_cast<double>(node_cfg.net.link.latency.ps()) * 1e-12;
+  const double analytical_s =
+      ring ? passes * ((n - 1.0) / n * s / bw + (n - 1.0) * lat_s) : s / n / bw + lat_s;
+  const double time_s = static_cast<double>(end.ps()) * 1e-12;
+  const double algbw = time_s > 0 ? s / time_s / 1e9 : 0;
+  const double busbw = algbw * passes * (n - 1.0) / n;
+
+  nlohmann::json gpus = nlohmann::json::array();
+  std::uint64_t dram[kNumMemOps] = {0, 0, 0};
+  for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
+    nlohmann::json gj = {{"gpu", g}, {"finished_ps", coll->finished(g).ps()}};
+    for (Stream st : {Stream::kCompute, Stream::kCommunication}) {
+      const McStreamStats t = node.gpu(g).memory().stream_totals(st);
+      for (int op = 0; op < kNumMemOps; ++op) dram[op] += t.bytes[op];
+    }
+    gpus.push_back(gj);
+  }
+  const std::uint32_t sim_gpus = node.simulated_gpus();
+  nlohmann::json results = {
+      {"workload", "collective"},
+      {"collective", to_string(p.kind)},
+      {"implementation", to_string(p.impl)},
+      {"mode", to_string(node_cfg.mode)},
+      {"num_gpus", n},
+      {"simulated_gpus", sim_gpus},
+      {"topology", node_cfg.net.topology},
+      {"array_bytes", p.array_bytes},
+      {"channels", coll->channels()},
+      {"time_ps", end.ps()},
+      {"analytical_ps", static_cast<std::uint64_t>(analytical_s * 1e12)},
+      {"algbw_GBps", algbw},
+      {"busbw_GBps", busbw},
+      {"dram_read_bytes_per_gpu", dram[index(MemOp::kRead)] / sim_gpus},
+      {"dram_write_bytes_per_gpu", dram[index(MemOp::kWrite)] / sim_gpus},
+      {"dram_update_bytes_per_gpu", dram[index(MemOp::kUpdate)] / sim_gpus},
+      {"gpus", gpus},
+      {"links", node.network().link_results(end)},
+      {"functional_check", p.values ? "passed" : "not run"},
+      {"words_checked", checked}};
+  const std::uint64_t events = sim.events().dispatched();
+  write_outputs(ctx, "collective", results, sim, wall);
+  out.summary = fmt::format(
+      "t3sim {} ({})\n"
+      "{} ({}-based) of {} B per GPU on {} GPUs ({}, {:.1f} GB/s per direction, {} latency; {} mode)\n"
+      "  time               {}\n"
+      "  link bound         {}  (simulated {:+.2f}%)\n"
+      "  algorithm bw       {:.2f} GB/s\n"
+      "  bus bw             {:.2f} GB/s\n"
+      "  DRAM per GPU       {:.1f} MB read, {:.1f} MB written\n"
+      "  functional check   {}\n",
+      kVersion, kGitRevision, to_string(p.kind), to_string(p.impl), p.array_bytes, n, node_cfg.net.topology, bw / 1e9,
+      to_string(node_cfg.net.link.latency), to_string(node_cfg.mode), to_string(end),
+      to_string(Tick(static_cast<std::uint64_t>(analytical_s * 1e12))), (time_s / analytical_s - 1.0) * 100.0, algbw,
+      busbw, static_cast<double>(dram[index(MemOp::kRead)]) / sim_gpus / 1e6,
+      static_cast<double>(dram[index(MemOp::kWrite)] + dram[index(MemOp::kUpdate)]) / sim_gpus / 1e6,
+      p.values ? fmt::format("passed ({} words)", checked) : std::string("not run (array above values_limit)"));
+  out.summary += simulation_line(events, wall);
+  if (req.output_dir) out.summary += fmt::format("  outputs            {}\n", req.output_dir->string());
+  out.metrics = {
+      {"collective", std::string(to_string(p.kind))},
+      {"implementation", to_string(p.impl)},
+      {"num_gpus", std::to_string(n)},
+      {"array_bytes", std::to_string(p.array_bytes)},
+      {"time_ps", std::to_string(end.ps())},
+      {"analytical_ps", std::to_string(static_cast<std::uint64_t>(analytical_s * 1e12))},
+      {"algbw_GBps", fmt::format("{:.4f}", algbw)},
+      {"busbw_GBps", fmt::format("{:.4f}", busbw)},
+      {"functional_check", p.values ? "passed" : "not run"},
+      {"events", std::to_string(events)},
+  };
+  return out;
+}
+
 }  // namespace
 
 RunOutcome run_simulation(const RunRequest& req) {
@@ -172,23 +375,31 @@ RunOutcome run_simulation(const RunRequest& req) {
   watchdog.stall_limit = run.get_time("watchdog_stall_limit", watchdog.stall_limit);
   const Tick max_time = run.get_time("max_time", Tick::max(), Tick(1));
   const std::uint64_t timeline_max = run.get_uint("timeline_max_events", 1'000'000, 0);
+  // full: every GPU simulated; homogeneous: GPU 0 only, its peers mirrored (T3 §5.1.1).
+  const NetMode mode = parse_net_mode(run.get_enum("mode", "full", {"full", "homogeneous"}));
   run.finish();
 
   ConfigNode system = top.child("system");
   top.finish();
 
+  const RunContext ctx{req, resolved, seed, watchdog, max_time, timeline_max, mode};
   if (kind == "gemm") {
-    if (configuration_given) {
-      run.fail("config", "an isolated GEMM has no configurations (they apply to GEMM + collective workloads)");
-    }
-    return run_gemm(RunContext{req, resolved, seed, watchdog, max_time, timeline_max}, system, workload);
+    if (configuration_given) return run_sublayer(ctx, system, workload, configuration);
+    return run_gemm(ctx, system, workload);
+  }
+  if (kind == "collective" && system.has("gpu")) {
+    if (configuration_given && configuration != "sequential")
+      run.fail("config", fmt::format("a collective alone has no configuration '{}' (configurations apply to "
+                                     "GEMM + collective sub-layers)",
+                                     configuration));
+    return run_node_collective(ctx, system, workload);
   }
   if (kind == "memory") {
     if (configuration_given) {
       run.fail("config", "a memory workload has no configurations: its arbitration policy is "
                          "system.memory.mc.arbiter");
     }
-    return run_memory(RunContext{req, resolved, seed, watchdog, max_time, timeline_max}, system, workload);
+    return run_memory(ctx, system, workload);
   }
 
   if (configuration != "sequential")

@@ -31,6 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::string_view kRunConfig = "run.config";
+constexpr std::string_view kRunMode = "run.mode";
 constexpr std::string_view kRunSeed = "run.seed";
 
 std::string_view trim(std::string_view text) {
@@ -101,11 +102,11 @@ void check_key(std::string_view key, const SourceLocation& where, const std::str
   if (!key.starts_with("run.")) {
     throw ConfigError(where, shown_key, "a sweep key must start with 'system.', 'workload.' or 'run.'");
   }
-  if (key == kRunConfig || key == kRunSeed) return;
+  if (key == kRunConfig || key == kRunSeed || key == kRunMode) return;
   const std::string suggestion =
-      closest_match(key, {std::string(kRunConfig), std::string(kRunSeed)});
+      closest_match(key, {std::string(kRunConfig), std::string(kRunSeed), std::string(kRunMode)});
   throw ConfigError(where, shown_key,
-                    suggestion.empty() ? "unknown run key (expected run.config or run.seed)"
+                    suggestion.empty() ? "unknown run key (expected run.config, run.mode or run.seed)"
                                        : fmt::format("unknown run key (did you mean '{}'?)", suggestion));
 }
 

@@ -143,6 +143,8 @@ void ComputeUnit::advance(std::uint32_t s) {
         w.compute_cycles = op.cycles();
         w.compute_waiting = true;
         ++w.group;  // later loads feed the next compute
+        // Its buffer last held group - 3, whose store was issued before this compute.
+        w.group_sum[w.group % 3].words.clear();
         try_compute_start(s);
         break;
       case TraceOpKind::kStore:
@@ -154,8 +156,12 @@ void ComputeUnit::advance(std::uint32_t s) {
         // Release: the flag says "done" only after the WG's earlier computes finished
         // and its earlier stores were acknowledged.
         if (w.compute_waiting || w.compute_running || w.outstanding > 0) return;
-        T3SIM_CHECK(!op.remote(), "a remote flag set needs the multi-GPU system");
-        flags_.set(op.flag(), op.value());
+        if (op.remote()) {
+          T3SIM_CHECK(remote_ != nullptr, "a remote flag set needs the multi-GPU system");
+          remote_->set_peer_flag(static_cast<std::uint32_t>(op.peer), op.flag(), op.value());
+        } else {
+          flags_.set(op.flag(), op.value());
+        }
         break;
       case TraceOpKind::kWait:
         if (flags_.get(op.flag()) < op.value()) {
@@ -180,7 +186,11 @@ void ComputeUnit::advance(std::uint32_t s) {
 bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   Slot& w = slots_[s];
   const WgOp& op = w.op;
-  T3SIM_CHECK(!op.remote(), "a remote store needs the multi-GPU system");
+  MemTarget* target = &memory_;
+  if (op.remote()) {
+    T3SIM_CHECK(remote_ != nullptr && mem_op != MemOp::kRead, "a remote store needs the multi-GPU system");
+    target = &remote_->peer_memory(static_cast<std::uint32_t>(op.peer));
+  }
   MemRequest r;
   r.op = mem_op;
   r.stream = w.launch.stream;
@@ -192,15 +202,28 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   r.tag = make_tag(s, mem_op == MemOp::kRead, mem_op == MemOp::kRead ? w.group : 0);
   r.client = this;
   r.created = now();
-  if (!memory_.can_accept(r)) {
+  if (const std::uint32_t granule = w.launch.value_granule; granule > 0) {
+    const std::uint64_t words = r.total_bytes() / granule;
+    if (mem_op == MemOp::kRead) {
+      r.data.words.assign(words, 0);
+    } else {
+      const Payload& sum = w.group_sum[(w.group + 2) % 3];  // the group of the last compute
+      T3SIM_CHECK(sum.words.size() == words,
+                  fmt::format("{}: WG {} store of {} B carries values of {} loaded words (a store must "
+                              "match its group's loads)",
+                              name(), w.launch.wg, r.total_bytes(), sum.words.size()));
+      r.data = sum;
+    }
+  }
+  if (!target->can_accept(r)) {
     if (std::find(blocked_on_memory_.begin(), blocked_on_memory_.end(), s) == blocked_on_memory_.end())
       blocked_on_memory_.push_back(s);
     ++memory_refusals_;
-    memory_.wait_for_space(this);
+    target->wait_for_space(this);
     return false;
   }
   (mem_op == MemOp::kRead ? load_bytes_ : store_bytes_) += r.total_bytes();
-  memory_.accept(std::move(r));
+  target->accept(std::move(r));
   ++w.outstanding;
   return true;
 }
@@ -236,6 +259,17 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
   if (req.tag & kLoadBit) {
     const std::uint64_t group = req.tag & (kLoadBit - 1);
     --w.group_loads[group % 3];
+    if (!req.data.empty()) {
+      Payload& sum = w.group_sum[group % 3];
+      if (sum.words.empty()) {
+        sum = std::move(req.data);
+      } else {
+        T3SIM_CHECK(sum.words.size() == req.data.words.size(),
+                    fmt::format("{}: WG {}: loads of one group differ in size ({} vs {} words)", name(),
+                                w.launch.wg, sum.words.size(), req.data.words.size()));
+        sum.add(req.data);
+      }
+    }
     try_compute_start(s);
   }
   advance(s);

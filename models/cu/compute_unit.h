@@ -12,7 +12,13 @@
 //  - store: waits until every earlier compute is done (its data exist), then issues;
 //  - set: waits until earlier computes finished and earlier requests were answered
 //    (release), then sets a GPU flag; wait: blocks until the flag reaches a value;
-//  - a WG keeps at most wfs x max_outstanding_per_wf memory requests in flight.
+//  - a WG keeps at most wfs x max_outstanding_per_wf memory requests in flight;
+//  - remote stores and remote flag sets go through the GPU's RemoteAccess (the
+//    network): a remote store counts as in flight until the peer acknowledges it.
+// Functional values (kernels launched with a value granule, e.g. collectives): a
+// load brings back its words, and a store carries the element-wise sum of the loads
+// of its group (the loads feeding the compute before it). That is what a reduction
+// (local + received) or a copy (one load) computes on the CU's vector ALUs.
 // A WG ends when its ops are done, its computes finished and its requests answered.
 //
 // Events: one per compute completion and one per memory response; nothing while the
@@ -24,6 +30,7 @@
 #include <vector>
 
 #include "models/mem/mem_request.h"
+#include "models/net/network.h"
 #include "sim/clock.h"
 #include "sim/component.h"
 #include "sim/event_queue.h"
@@ -73,6 +80,7 @@ struct WgLaunch {
   std::uint32_t wg = 0;
   Stream stream = Stream::kCompute;
   std::uint32_t kernel = 0;  // dispatcher's id
+  std::uint32_t value_granule = 0;  // bytes per functional word; 0: timing only
 };
 
 class ComputeUnit final : public Component, public MemClient {
@@ -86,6 +94,9 @@ class ComputeUnit final : public Component, public MemClient {
   // Contract: precondition can_host. on_wg_done(launch) is called when the WG ends.
   void launch(const WgLaunch& wg);
   void set_on_wg_done(std::function<void(const WgLaunch&)> fn) { on_wg_done_ = std::move(fn); }
+  // Where remote stores and flag sets go (nullptr: a single GPU; remote ops are then
+  // an internal error).
+  void set_remote(RemoteAccess* remote) { remote_ = remote; }
 
   std::uint32_t wgs_running() const { return running_; }
 
@@ -111,6 +122,7 @@ class ComputeUnit final : public Component, public MemClient {
     bool compute_running = false;
     bool compute_waiting = false;   // queued compute waits for its loads
     std::uint64_t compute_cycles = 0;
+    Payload group_sum[3];           // values: element-wise sum of each load group's loads
   };
 
   void advance(std::uint32_t s);
@@ -122,6 +134,7 @@ class ComputeUnit final : public Component, public MemClient {
   CuConfig cfg_;
   MemTarget& memory_;
   FlagTable& flags_;
+  RemoteAccess* remote_ = nullptr;
   ClockDomain clock_;
   std::vector<Slot> slots_;
   std::uint32_t running_ = 0;

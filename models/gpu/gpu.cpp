@@ -37,6 +37,10 @@ void Gpu::build() {
 
 Gpu::~Gpu() = default;
 
+void Gpu::connect(RemoteAccess& remote) {
+  for (auto& cu : cus_) cu->set_remote(&remote);
+}
+
 std::uint32_t Gpu::launch(KernelLaunch kernel) {
   const KernelTrace& trace = *kernel.trace;
   if (kernel.cus.empty()) {
@@ -89,7 +93,7 @@ void Gpu::dispatch() {
       next_cu_ = (*target + 1) % num_cus();
       if (k.next_wg == 0) k.stats.first_dispatch = now();
       k.wg_start[k.next_wg] = now();
-      cus_[*target]->launch(WgLaunch{k.launch.trace, k.next_wg++, k.launch.stream, id});
+      cus_[*target]->launch(WgLaunch{k.launch.trace, k.next_wg++, k.launch.stream, id, k.launch.value_granule});
     }
   }
   dispatching_ = false;

@@ -37,6 +37,7 @@ struct KernelLaunch {
   int priority = 0;                     // higher dispatches first
   Stream stream = Stream::kCompute;     // its memory requests' stream
   std::function<void()> on_done;        // called once when its last WG ends
+  std::uint32_t value_granule = 0;      // carry functional values (bytes per word); 0: timing only
 };
 
 struct KernelStats {
@@ -56,6 +57,10 @@ class Gpu final : public Component {
   std::uint32_t launch(KernelLaunch kernel);
   const KernelStats& kernel_stats(std::uint32_t id) const { return kernels_[id].stats; }
   bool kernel_done(std::uint32_t id) const { return kernels_[id].done == kernels_[id].stats.wgs; }
+
+  // Remote stores and remote flag sets of this GPU's CUs go through `remote` (the
+  // node's network). Contract: called before any kernel with remote ops launches.
+  void connect(RemoteAccess& remote);
 
   GpuMemory& memory() { return *memory_; }
   ComputeUnit& cu(std::uint32_t i) { return *cus_[i]; }

@@ -28,6 +28,7 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
     const std::string name = workload.get_string("preset", "");
     try {
       p = gemm_preset_params(name);
+      wl.tp = find_gemm_preset(name).tp;
     } catch (const UserError& e) {
       workload.fail("preset", e.what());
     }
@@ -55,6 +56,7 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
   } catch (const UserError& e) {
     workload.fail("m", e.what());
   }
+  wl.params = p;
   wl.description = fmt::format("{}: {} x {} x {}, tile {}x{}x{}", wl.trace.name, p.m, p.n, p.k, p.tile_m, p.tile_n,
                                p.k_step);
   return wl;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,6 +22,10 @@ struct GemmWorkload {
   KernelTrace trace;
   std::string description;  // "tnlg.fc2.tp8: 8192 x 4256 x 2128" or the trace file
   std::uint32_t cus = 0;    // CUs it may use (the first N; 0 = all)
+  // The generator's parameters (preset or m/n/k; unset for a trace file): where the
+  // output lives, for the collective that follows it.
+  std::optional<GemmParams> params;
+  std::uint32_t tp = 0;     // the preset's tensor-parallel degree (0: not a preset)
 };
 
 // Reads `kind: gemm`: `preset` or `m`, `n`, `k`, or `trace` (a file), plus tiling

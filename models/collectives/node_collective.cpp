@@ -1,0 +1,219 @@
+#include "models/collectives/node_collective.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/common/payload.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+const char* to_string(CollectiveImpl impl) { return impl == CollectiveImpl::kCu ? "cu" : "dma"; }
+
+NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
+    : node_(node), p_(p), granule_(node.config().gpu.memory.hbm.value_granule) {
+  const std::uint32_t n = node.num_gpus();
+  const std::uint32_t sim_gpus = node.simulated_gpus();
+  const std::uint32_t num_cus = node.config().gpu.num_cus;
+  if (p.impl == CollectiveImpl::kDma && p.kind != CollectiveKind::kDirectAllGather &&
+      p.kind != CollectiveKind::kAllToAll && p.kind != CollectiveKind::kRingAllGather)
+    throw UserError(fmt::format("a DMA-based {} is not supported: DMA engines copy, they do not reduce "
+                                "(DMA-based collectives: all-gather, all-to-all)",
+                                to_string(p.kind)));
+  const std::uint32_t cus = p.cus == 0 ? num_cus : p.cus;
+  if (cus > num_cus) throw UserError(fmt::format("collective given {} CUs but the GPU has {}", cus, num_cus));
+  for (std::uint32_t c = num_cus - cus; c < num_cus; ++c) cu_mask_.push_back(c);
+  channels_ = p.channels == 0 ? cus : p.channels;
+
+  for (std::uint32_t g = 0; g < sim_gpus; ++g) {
+    CollectiveTraceParams t;
+    t.kind = p.kind;
+    t.num_gpus = n;
+    t.gpu = g;
+    t.array_bytes = p.array_bytes;
+    t.element_bytes = p.element_bytes;
+    t.granule = granule_;
+    t.channels = channels_;
+    t.slice_bytes = p.slice_bytes;
+    t.data_base = p.data_base;
+    t.flag_base = p.flag_base;
+    validate_collective(t);
+    trace_params_.push_back(t);
+    if (p.impl == CollectiveImpl::kCu) traces_.push_back(make_collective_traces(t));
+  }
+  if (node.config().mode == NetMode::kHomogeneous && p.values &&
+      p.array_bytes % (std::uint64_t{n} * granule_) != 0)
+    throw UserError(fmt::format("homogeneous mode checks values only with equal chunks: {} B is not a multiple of "
+                                "{} GPUs x {} B",
+                                p.array_bytes, n, granule_));
+
+  if (p.impl == CollectiveImpl::kCu) {
+    for (const KernelTrace& k : traces_[0]) bytes_sent_per_gpu_ += trace_totals(k).store_bytes_remote;
+  } else {
+    const CollectiveTraceParams& t = trace_params_[0];
+    for (std::uint32_t d = 1; d < n; ++d)
+      bytes_sent_per_gpu_ += collective_chunk(t, p.kind == CollectiveKind::kAllToAll ? d : 0).bytes;
+  }
+  done_.assign(sim_gpus, false);
+  started_.assign(sim_gpus, Tick());
+  finished_.assign(sim_gpus, Tick());
+  dma_left_.assign(sim_gpus, 0);
+  on_done_.resize(sim_gpus);
+}
+
+bool NodeCollective::all_done() const {
+  return std::all_of(done_.begin(), done_.end(), [](bool d) { return d; });
+}
+
+std::uint64_t NodeCollective::pattern(std::uint32_t gpu, std::uint64_t word) const {
+  if (node_.config().mode == NetMode::kFull) return InputPattern(p_.seed, gpu).value(word);
+  // Homogeneous: one pattern repeated per chunk (equal chunks, checked above).
+  const std::uint64_t chunk_words = p_.array_bytes / node_.num_gpus() / granule_;
+  return InputPattern(p_.seed, 0).value(word % chunk_words);
+}
+
+void NodeCollective::preload() {
+  if (!p_.values) return;
+  const std::uint64_t words = p_.array_bytes / granule_;
+  constexpr std::uint64_t kPiece = 1 << 16;
+  for (std::uint32_t g = 0; g < node_.simulated_gpus(); ++g) {
+    for (std::uint64_t w = 0; w < words; w += kPiece) {
+      Payload data;
+      const std::uint64_t count = std::min(kPiece, words - w);
+      data.words.reserve(count);
+      for (std::uint64_t i = 0; i < count; ++i) data.words.push_back(pattern(g, w + i));
+      node_.gpu(g).memory().preload(p_.data_base + w * granule_, data);
+    }
+  }
+}
+
+void NodeCollective::start_all(std::function<void(std::uint32_t)> on_done) {
+  for (std::uint32_t g = 0; g < node_.simulated_gpus(); ++g) start(g, on_done);
+}
+
+void NodeCollective::start(std::uint32_t g, std::function<void(std::uint32_t)> on_done) {
+  if (g >= node_.simulated_gpus() || done_[g])
+    internal_error(node_.gpu(0).now(), "collective", fmt::format("start on GPU {} twice or out of range", g),
+                   __FILE__, __LINE__);
+  started_[g] = node_.gpu(g).now();
+  on_done_[g] = std::move(on_done);
+  if (p_.impl == CollectiveImpl::kCu) {
+    launch_kernel(g, 0);
+  } else {
+    start_dma(g);
+  }
+}
+
+void NodeCollective::launch_kernel(std::uint32_t g, std::size_t index) {
+  KernelLaunch k;
+  k.trace = &traces_[g][index];
+  k.cus = cu_mask_;
+  k.priority = p_.priority;
+  k.stream = Stream::kCommunication;
+  k.value_granule = p_.values ? granule_ : 0;
+  k.on_done = [this, g, index] {
+    if (index + 1 < traces_[g].size()) {
+      launch_kernel(g, index + 1);  // all-reduce: the all-gather follows the reduce-scatter
+    } else {
+      finish(g);
+    }
+  };
+  node_.gpu(g).launch(std::move(k));
+}
+
+// Direct algorithm: one host-launched command per destination, spread round-robin
+// over the GPU's engines, starting with the next GPU so peers do not all target the
+// same one at once.
+void NodeCollective::start_dma(std::uint32_t g) {
+  const std::uint32_t n = node_.num_gpus();
+  const CollectiveTraceParams& t = trace_params_[g];
+  const bool a2a = p_.kind == CollectiveKind::kAllToAll;
+  const std::uint32_t first = a2a ? 0 : 1;  // all-to-all also copies its own chunk locally
+  std::uint32_t engine = 0;
+  for (std::uint32_t i = first; i < n; ++i) {
+    const std::uint32_t d = (g + i) % n;
+    const ByteRange src = collective_chunk(t, a2a ? d : g);
+    DmaCommand cmd;
+    cmd.src = p_.data_base + src.first;
+    cmd.dst = a2a ? collective_out_base(t) + collective_a2a_block(t, d, g).first : p_.data_base + src.first;
+    cmd.bytes = src.bytes;
+    cmd.op = MemOp::kWrite;
+    cmd.destination = &node_.dma_destination(g, d);
+    cmd.value_granule = p_.values ? granule_ : 0;
+    cmd.on_done = [this, g] {
+      if (--dma_left_[g] == 0) finish(g);
+    };
+    if (cmd.bytes == 0) continue;
+    ++dma_left_[g];
+    node_.dma(g, engine).launch(std::move(cmd));
+    engine = (engine + 1) % node_.dma_engines();
+  }
+  if (dma_left_[g] == 0) finish(g);
+}
+
+void NodeCollective::finish(std::uint32_t g) {
+  done_[g] = true;
+  finished_[g] = node_.gpu(g).now();
+  if (on_done_[g]) on_done_[g](g);
+}
+
+std::uint64_t NodeCollective::verify(std::string& first_error) const {
+  if (!p_.values) return 0;
+  const std::uint32_t n = node_.num_gpus();
+  std::uint64_t checked = 0;
+  // Compare [first_word, first_word + count) of GPU g at `base` with expect(word offset).
+  auto check = [&](std::uint32_t g, std::uint64_t base, std::uint64_t first_word, std::uint64_t count,
+                   const auto& expect) {
+    constexpr std::uint64_t kPiece = 1 << 16;
+    for (std::uint64_t w = 0; w < count; w += kPiece) {
+      const std::uint64_t len = std::min(kPiece, count - w);
+      const Payload got = node_.gpu(g).memory().peek(base + (first_word + w) * granule_,
+                                                     static_cast<std::uint32_t>(len * granule_));
+      for (std::uint64_t i = 0; i < len; ++i) {
+        ++checked;
+        const std::uint64_t want = expect(w + i);
+        if (got.words[i] != want && first_error.empty())
+          first_error = fmt::format("gpu{} word {:#x}: got {:#x}, expected {:#x}", g,
+                                    base + (first_word + w + i) * granule_, got.words[i], want);
+      }
+    }
+  };
+  auto sum_over_gpus = [&](std::uint64_t word) {
+    std::uint64_t s = 0;
+    for (std::uint32_t h = 0; h < n; ++h) s += pattern(h, word);
+    return s;
+  };
+  const CollectiveTraceParams& t = trace_params_[0];
+  for (std::uint32_t g = 0; g < node_.simulated_gpus(); ++g) {
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const ByteRange r = collective_chunk(t, c);
+      const std::uint64_t first = r.first / granule_, words = r.bytes / granule_;
+      switch (p_.kind) {
+        case CollectiveKind::kRingReduceScatter:
+        case CollectiveKind::kDirectReduceScatter:
+          if (c != g) break;  // only a GPU's own chunk is defined after a reduce-scatter
+          check(g, p_.data_base, first, words, [&](std::uint64_t i) { return sum_over_gpus(first + i); });
+          break;
+        case CollectiveKind::kRingAllReduce:
+          check(g, p_.data_base, first, words, [&](std::uint64_t i) { return sum_over_gpus(first + i); });
+          break;
+        case CollectiveKind::kRingAllGather:
+        case CollectiveKind::kDirectAllGather:
+          check(g, p_.data_base, first, words, [&](std::uint64_t i) { return pattern(c, first + i); });
+          break;
+        case CollectiveKind::kAllToAll: {
+          // GPU c's block in GPU g's out buffer is GPU c's chunk g.
+          const ByteRange block = collective_a2a_block(t, g, c);
+          const std::uint64_t src_first = collective_chunk(t, g).first / granule_;
+          check(g, collective_out_base(t), block.first / granule_, block.bytes / granule_,
+                [&](std::uint64_t i) { return pattern(c, src_first + i); });
+          break;
+        }
+      }
+    }
+  }
+  return checked;
+}
+
+}  // namespace t3sim

@@ -1,0 +1,93 @@
+#pragma once
+// One collective on a node of full GPU models (SPEC "Collectives"): CU-based kernels
+// (trace/collective.h: ring RS / AG / AR, direct RS / AG, all-to-all) replayed on
+// every simulated GPU's CUs, or DMA-based all-gather / all-to-all (direct algorithm,
+// host-launched commands spread over the GPU's engines, ConCCL-style).
+//
+// Functional check: with values on, each GPU's array starts as a known pattern
+// (models/common/payload.h InputPattern, one word per value granule) and verify()
+// reads the result back through the memory system's functional state. In
+// homogeneous mode only GPU 0 exists and it receives its own traffic as its peers',
+// so its pattern repeats per chunk (word i of every chunk is f(i)); the result is
+// then checked against what N identical GPUs would produce (e.g. RS: N * f).
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/system/node.h"
+#include "trace/collective.h"
+
+namespace t3sim {
+
+enum class CollectiveImpl { kCu, kDma };
+const char* to_string(CollectiveImpl impl);
+
+struct NodeCollectiveParams {
+  CollectiveKind kind = CollectiveKind::kRingReduceScatter;
+  CollectiveImpl impl = CollectiveImpl::kCu;
+  std::uint64_t array_bytes = 0;     // per GPU
+  std::uint32_t element_bytes = 2;
+  std::uint32_t cus = 0;             // CUs the kernel may use (the last `cus` of the GPU); 0: all
+  std::uint32_t channels = 0;        // WGs; 0: one per CU given (RCCL: one block per channel)
+  // Per WG per flag-synchronized iteration: RCCL's 256 threads x 16 B x unroll 2 = 8 KiB.
+  // Each slice ends with a release (wait for the remote stores' acks) and a flag, so
+  // one channel moves about a slice per round trip: few channels are latency-bound.
+  std::uint64_t slice_bytes = 8 * 1024;
+  std::uint64_t data_base = 0;       // the array (e.g. a GEMM's output)
+  std::uint64_t flag_base = 1ULL << 32;
+  int priority = 0;
+  bool values = false;               // carry and check functional values
+  std::uint64_t seed = 1;
+};
+
+class NodeCollective {
+ public:
+  // Contract: the node outlives this. Throws UserError for impossible parameters
+  // (e.g. a DMA-based reduce-scatter).
+  NodeCollective(Node& node, const NodeCollectiveParams& p);
+
+  // Write the input pattern into every simulated GPU's array (values only).
+  void preload();
+  // Launch on GPU g now (kernels or DMA commands); on_done(g) once g has finished.
+  void start(std::uint32_t g, std::function<void(std::uint32_t)> on_done = {});
+  void start_all(std::function<void(std::uint32_t)> on_done = {});
+
+  bool done(std::uint32_t g) const { return done_[g]; }
+  bool all_done() const;
+  Tick started(std::uint32_t g) const { return started_[g]; }
+  Tick finished(std::uint32_t g) const { return finished_[g]; }
+
+  // Compare every word of the result with the expectation; returns words checked,
+  // `first_error` set on the first mismatch.
+  std::uint64_t verify(std::string& first_error) const;
+
+  const NodeCollectiveParams& params() const { return p_; }
+  const CollectiveTraceParams& trace_params(std::uint32_t g) const { return trace_params_[g]; }
+  // Bytes each GPU sends to peers (for bus bandwidth): the trace's remote stores or
+  // the DMA commands' bytes.
+  std::uint64_t bytes_sent_per_gpu() const { return bytes_sent_per_gpu_; }
+  std::uint32_t channels() const { return channels_; }
+
+ private:
+  std::uint64_t pattern(std::uint32_t gpu, std::uint64_t word) const;
+  void launch_kernel(std::uint32_t g, std::size_t index);
+  void start_dma(std::uint32_t g);
+  void finish(std::uint32_t g);
+
+  Node& node_;
+  NodeCollectiveParams p_;
+  std::uint32_t granule_;
+  std::uint32_t channels_ = 0;
+  std::vector<std::uint32_t> cu_mask_;
+  std::vector<CollectiveTraceParams> trace_params_;    // per simulated GPU
+  std::vector<std::vector<KernelTrace>> traces_;       // per simulated GPU: 1 (2 for AR)
+  std::vector<bool> done_;
+  std::vector<Tick> started_, finished_;
+  std::vector<std::uint32_t> dma_left_;
+  std::vector<std::function<void(std::uint32_t)>> on_done_;
+  std::uint64_t bytes_sent_per_gpu_ = 0;
+};
+
+}  // namespace t3sim

@@ -1,0 +1,54 @@
+#include "models/system/node.h"
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+NetMode parse_net_mode(std::string_view text) {
+  if (text == "full") return NetMode::kFull;
+  if (text == "homogeneous") return NetMode::kHomogeneous;
+  throw UserError(fmt::format("simulation mode '{}': expected full or homogeneous", text));
+}
+
+const char* to_string(NetMode mode) { return mode == NetMode::kFull ? "full" : "homogeneous"; }
+
+NodeConfig read_node_config(ConfigNode system, NetMode mode) {
+  NodeConfig cfg;
+  cfg.mode = mode;
+  cfg.num_gpus = static_cast<std::uint32_t>(system.get_uint("num_gpus", cfg.num_gpus, 2, 1024));
+  cfg.gpu = read_gpu_config(system.child("gpu"), system.child("memory"));
+  cfg.net = read_net_config(system.child("net"));
+  ConfigNode dma = system.child("dma");
+  cfg.dma_engines = static_cast<std::uint32_t>(dma.get_uint("engines", cfg.dma_engines, 1, 256));
+  cfg.dma = read_dma_config(dma);
+  system.finish();
+  return cfg;
+}
+
+Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
+  if (cfg.num_gpus < 2) throw std::invalid_argument("a node needs at least two GPUs");
+  const std::uint32_t simulated = cfg.mode == NetMode::kFull ? cfg.num_gpus : 1;
+  net_ = std::make_unique<Network>(sim, "net", cfg.num_gpus, cfg.net, cfg.mode);
+  for (std::uint32_t g = 0; g < simulated; ++g) {
+    gpus_.push_back(std::make_unique<Gpu>(sim, fmt::format("gpu{}", g), cfg.gpu));
+    Gpu& gpu = *gpus_.back();
+    FlagTable* flags = &gpu.flags();
+    net_->attach(g, gpu.memory(), [flags](std::uint64_t flag, std::uint64_t value) { flags->set(flag, value); });
+    gpu.connect(net_->access(g));
+    dma_.emplace_back();
+    for (std::uint32_t e = 0; e < cfg.dma_engines; ++e)
+      dma_.back().push_back(std::make_unique<DmaEngine>(gpu, fmt::format("dma{}", e), cfg.dma, gpu.memory()));
+  }
+}
+
+Node::~Node() = default;
+
+MemTarget& Node::dma_destination(std::uint32_t g, std::uint32_t d) {
+  if (d == g) return gpus_[g]->memory();
+  return net_->access(g).peer_memory(d);
+}
+
+}  // namespace t3sim

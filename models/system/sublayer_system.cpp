@@ -1,0 +1,223 @@
+#include "models/system/sublayer_system.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+SublayerOptions read_sublayer_options(ConfigNode c) {
+  SublayerOptions o;
+  o.channels = static_cast<std::uint32_t>(c.get_uint("channels", o.channels, 0, 4096));
+  o.slice_bytes = c.get_bytes("slice_size", o.slice_bytes, 1, 1ULL << 30);
+  o.functional = c.get_enum("functional", o.functional, {"auto", "values", "off"});
+  o.values_limit = c.get_bytes("values_limit", o.values_limit, 0, 1ULL << 40);
+  c.finish();
+  return o;
+}
+
+namespace {
+PhaseTraffic dram_totals(GpuMemory& mem, Stream s) {
+  const McStreamStats st = mem.stream_totals(s);
+  return PhaseTraffic{st.bytes[index(MemOp::kRead)], st.bytes[index(MemOp::kWrite)],
+                      st.bytes[index(MemOp::kUpdate)]};
+}
+PhaseTraffic minus(const PhaseTraffic& a, const PhaseTraffic& b) {
+  return PhaseTraffic{a.read - b.read, a.write - b.write, a.update - b.update};
+}
+double ms(Tick t) { return static_cast<double>(t.ps()) * 1e-9; }
+double mb(std::uint64_t b) { return static_cast<double>(b) / 1e6; }
+}  // namespace
+
+SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm,
+                               const SublayerOptions& opt, std::string configuration, std::uint64_t seed)
+    : sim_(sim), gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)) {
+  if (!gemm_.params) throw std::invalid_argument("a sub-layer needs a generated GEMM (preset or m/n/k)");
+  if (configuration_ != "sequential")
+    throw UserError(fmt::format("configuration '{}' is not implemented yet for a GEMM + collective sub-layer "
+                                "(implemented: sequential)",
+                                configuration_));
+  node_ = std::make_unique<Node>(sim, node);
+  const GemmParams& p = *gemm_.params;
+  const GemmAddresses addr = gemm_addresses(p);
+  array_bytes_ = p.m * p.n * p.dtype_bytes;
+  values_ = opt.functional == "values" || (opt.functional == "auto" && array_bytes_ <= opt.values_limit);
+  const std::uint32_t granule = node.gpu.memory.hbm.value_granule;
+  if (values_ && array_bytes_ % (std::uint64_t{node.num_gpus} * granule) != 0) {
+    if (opt.functional == "values")
+      throw UserError(fmt::format("collective.functional: values needs the {} B output to split into {} "
+                                  "equal chunks of whole {}-byte granules",
+                                  array_bytes_, node.num_gpus, granule));
+    values_ = false;
+  }
+
+  NodeCollectiveParams c;
+  c.kind = CollectiveKind::kRingReduceScatter;
+  c.array_bytes = array_bytes_;
+  c.element_bytes = p.dtype_bytes;
+  c.channels = opt.channels;
+  c.slice_bytes = opt.slice_bytes;
+  c.data_base = addr.c;
+  c.values = values_;
+  c.seed = seed;
+  c.flag_base = 1ULL << 32;
+  rs_ = std::make_unique<NodeCollective>(*node_, c);
+  c.kind = CollectiveKind::kRingAllGather;
+  c.flag_base = 1ULL << 33;
+  ag_ = std::make_unique<NodeCollective>(*node_, c);
+  // The GEMM's stores carry no values, so the input pattern written here survives
+  // them and is what the reduce-scatter reduces.
+  rs_->preload();
+
+  const std::uint32_t n = node_->simulated_gpus();
+  phase_end_.resize(n);
+  traffic_at_end_.resize(n);
+  gemm_kernel_.resize(n);
+}
+
+SublayerSystem::~SublayerSystem() = default;
+
+void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
+  phase_end_[g][phase] = sim_.now();
+  traffic_at_end_[g][phase] = dram_totals(node_->gpu(g).memory(), Stream::kCommunication);
+  switch (phase) {
+    case kGemm:
+      node_->gpu(g).memory().kernel_end();
+      // Kernel boundary: the GEMM's output leaves the L2 for DRAM (write-backs in the
+      // compute stream, overlapping the reduce-scatter), so the breakdown counts it
+      // as GEMM writes, as T3 Figure 18 does.
+      node_->gpu(g).memory().l2().write_back_dirty_lines();
+      rs_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kRs); });
+      break;
+    case kRs:
+      // Homogeneous mode checks the reduce-scatter here: the all-gather's stores land
+      // at chunk addresses that differ per GPU, so a mirrored GPU 0 receives its own
+      // chunks, not its peers' (timing is the same, values are not).
+      if (values_ && node_->config().mode == NetMode::kHomogeneous) {
+        words_checked_ += rs_->verify(check_error_);
+      }
+      ag_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kAg); });
+      break;
+    case kAg:
+      ++gpus_done_;
+      break;
+    case kPhases:
+      break;
+  }
+}
+
+SublayerResult SublayerSystem::run(Tick max_time) {
+  const std::uint32_t n = node_->simulated_gpus();
+  for (std::uint32_t g = 0; g < n; ++g) {
+    KernelLaunch k;
+    k.trace = &gemm_.trace;
+    for (std::uint32_t i = 0; i < gemm_.cus; ++i) k.cus.push_back(i);
+    k.on_done = [this, g] { on_phase_end(g, kGemm); };
+    node_->gpu(g).memory().kernel_begin();
+    gemm_kernel_[g] = node_->gpu(g).launch(std::move(k));
+  }
+  const Simulator::StopReason stop = sim_.run(max_time);
+  if (gpus_done_ < n) {
+    if (stop == Simulator::StopReason::kTimeLimit)
+      throw SimulationError(fmt::format("run.max_time ({}) reached before the sub-layer finished",
+                                        to_string(max_time)));
+    throw SimulationError("the sub-layer did not finish although nothing was left to simulate");
+  }
+
+  SublayerResult r;
+  Tick end[kPhases];
+  for (int ph = 0; ph < kPhases; ++ph) {
+    end[ph] = Tick::zero();
+    for (std::uint32_t g = 0; g < n; ++g) end[ph] = std::max(end[ph], phase_end_[g][ph]);
+  }
+  r.gemm = end[kGemm];
+  r.rs = end[kRs] - end[kGemm];
+  r.ag = end[kAg] - end[kRs];
+  r.total = end[kAg];
+  for (std::uint32_t g = 0; g < n; ++g) {
+    // GEMM: its compute-stream traffic, write-backs included; RS and AG: the
+    // communication stream between phase ends.
+    const PhaseTraffic per[kPhases] = {dram_totals(node_->gpu(g).memory(), Stream::kCompute),
+                                       minus(traffic_at_end_[g][kRs], traffic_at_end_[g][kGemm]),
+                                       minus(traffic_at_end_[g][kAg], traffic_at_end_[g][kRs])};
+    for (int ph = 0; ph < kPhases; ++ph) {
+      r.traffic[ph].read += per[ph].read / n;
+      r.traffic[ph].write += per[ph].write / n;
+      r.traffic[ph].update += per[ph].update / n;
+    }
+  }
+
+  // The all-gather leaves every chunk of every GPU holding the sum over GPUs: the
+  // reduce-scatter's result, gathered (an all-reduce in two kernels).
+  if (values_ && node_->config().mode == NetMode::kFull) {
+    NodeCollectiveParams ar = rs_->params();
+    ar.kind = CollectiveKind::kRingAllReduce;
+    NodeCollective expect(*node_, ar);
+    words_checked_ += expect.verify(check_error_);
+  }
+  r.values_checked = values_;
+  r.words_checked = words_checked_;
+  if (!check_error_.empty())
+    throw SimulationError("functional check of the reduce-scatter + all-gather failed: " + check_error_);
+
+  nlohmann::json phases = nlohmann::json::array();
+  const char* names[kPhases] = {"gemm", "reduce_scatter", "all_gather"};
+  const Tick times[kPhases] = {r.gemm, r.rs, r.ag};
+  for (int ph = 0; ph < kPhases; ++ph) {
+    phases.push_back({{"phase", names[ph]},
+                      {"time_ps", times[ph].ps()},
+                      {"dram_read_bytes", r.traffic[ph].read},
+                      {"dram_write_bytes", r.traffic[ph].write},
+                      {"dram_update_bytes", r.traffic[ph].update}});
+  }
+  nlohmann::json gpus = nlohmann::json::array();
+  for (std::uint32_t g = 0; g < n; ++g) {
+    gpus.push_back({{"gpu", g},
+                    {"gemm_end_ps", phase_end_[g][kGemm].ps()},
+                    {"rs_end_ps", phase_end_[g][kRs].ps()},
+                    {"ag_end_ps", phase_end_[g][kAg].ps()}});
+  }
+  const KernelStats& ks = node_->gpu(0).kernel_stats(gemm_kernel_[0]);
+  r.json = {{"workload", "sublayer"},
+            {"configuration", configuration_},
+            {"mode", to_string(node_->config().mode)},
+            {"num_gpus", node_->num_gpus()},
+            {"simulated_gpus", n},
+            {"gemm", gemm_.description},
+            {"gemm_stages", ks.stages()},
+            {"array_bytes", array_bytes_},
+            {"collective_channels", rs_->channels()},
+            {"time_ps", r.total.ps()},
+            {"phases", phases},
+            {"gpus", gpus},
+            {"links", node_->network().link_results(r.total)},
+            {"functional_check", values_ ? "passed" : "not run"},
+            {"words_checked", r.words_checked}};
+  return r;
+}
+
+std::string SublayerSystem::summary(const SublayerResult& r) const {
+  const NodeConfig& c = node_->config();
+  std::string s = fmt::format(
+      "sub-layer {} on {} GPUs ({} topology, {} mode), configuration {}\n"
+      "  total              {:.4f} ms\n"
+      "  GEMM               {:.4f} ms\n"
+      "  reduce-scatter     {:.4f} ms (ring, {} CU channels)\n"
+      "  all-gather         {:.4f} ms\n"
+      "  DRAM per GPU (MB)  {:>8} {:>8} {:>8}\n",
+      gemm_.description, c.num_gpus, c.net.topology, to_string(c.mode), configuration_, ms(r.total), ms(r.gemm),
+      ms(r.rs), rs_->channels(), ms(r.ag), "read", "write", "update");
+  const char* names[kPhases] = {"GEMM", "RS", "AG"};
+  for (int ph = 0; ph < kPhases; ++ph)
+    s += fmt::format("    {:<16} {:>8.1f} {:>8.1f} {:>8.1f}\n", names[ph], mb(r.traffic[ph].read),
+                     mb(r.traffic[ph].write), mb(r.traffic[ph].update));
+  s += fmt::format("  functional check   {}\n",
+                   r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
+                                    : std::string("not run (output above collective.values_limit)"));
+  return s;
+}
+
+}  // namespace t3sim

@@ -1,0 +1,99 @@
+#pragma once
+// A transformer sub-layer of T3 Table 2 on a node: the GEMM that produces a T x H
+// output on every GPU of the tensor-parallel group, and the collective that
+// consumes it, under one of SPEC's configurations.
+//
+// `sequential` (the paper's baseline): on every GPU, the GEMM on all CUs, then a
+// CU-based ring reduce-scatter of its output, then a ring all-gather (kernels in
+// stream order per GPU; the ring's flags synchronize the GPUs). Results split the
+// time into GEMM, RS and AG, and each GPU's DRAM traffic into the three phases
+// (T3 Figures 15 and 18, Sequential bars): GEMM = the compute stream's traffic
+// (including the write-back of its output from the L2 at the kernel boundary), RS
+// and AG = the communication stream's between phase ends.
+//
+// Functional check (small outputs): the output array starts as a known pattern (the
+// GEMM's stores are timing-only and leave values alone) and must end as the sum
+// over GPUs everywhere (full mode), or GPU 0's chunk after the reduce-scatter
+// (homogeneous mode). Caveat: the L2 must write back and refetch a line the GEMM
+// wrote timing-only before a functional read, which adds the output's size to the
+// reduce-scatter's DRAM writes; breakdowns are exact with values off (the default
+// above values_limit, so for every Table 2 case).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/collectives/node_collective.h"
+#include "models/system/gemm_system.h"
+#include "models/system/node.h"
+
+namespace t3sim {
+
+class ConfigNode;
+
+struct SublayerOptions {
+  std::uint32_t channels = 0;            // collective WGs; 0: one per CU
+  // Per WG per flag-synchronized iteration: RCCL's 256 threads x 16 B x unroll 2 = 8 KiB.
+  // Each slice ends with a release (wait for the remote stores' acks) and a flag, so
+  // one channel moves about a slice per round trip: few channels are latency-bound.
+  std::uint64_t slice_bytes = 8 * 1024;
+  std::string functional = "auto";       // auto | values | off
+  std::uint64_t values_limit = 16ULL << 20;  // auto: values when the output is at most this
+};
+
+// The `collective:` section of a GEMM workload (optional).
+SublayerOptions read_sublayer_options(ConfigNode collective);
+
+// DRAM bytes one GPU's memory controllers moved in a phase, by op.
+struct PhaseTraffic {
+  std::uint64_t read = 0, write = 0, update = 0;
+  std::uint64_t total() const { return read + write + update; }
+};
+
+struct SublayerResult {
+  Tick total, gemm, rs, ag;                     // phase times (max over GPUs of each phase end)
+  PhaseTraffic traffic[3];                      // GEMM, RS, AG: mean over simulated GPUs
+  bool values_checked = false;
+  std::uint64_t words_checked = 0;
+  nlohmann::json json;
+};
+
+class SublayerSystem {
+ public:
+  // Contract: gemm.params is set (a generated GEMM, not a trace file).
+  SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm, const SublayerOptions& opt,
+                 std::string configuration, std::uint64_t seed);
+  ~SublayerSystem();
+
+  // Simulate to completion; throws SimulationError on a deadlock, the time limit, or
+  // a failed functional check.
+  SublayerResult run(Tick max_time = Tick::max());
+  std::string summary(const SublayerResult& r) const;
+  Node& node() { return *node_; }
+
+ private:
+  enum Phase { kGemm, kRs, kAg, kPhases };
+  void on_phase_end(std::uint32_t g, Phase phase);
+
+  Simulator& sim_;
+  GemmWorkload gemm_;
+  SublayerOptions opt_;
+  std::string configuration_;
+  std::unique_ptr<Node> node_;
+  std::unique_ptr<NodeCollective> rs_, ag_;
+  bool values_ = false;
+  std::uint64_t array_bytes_ = 0;
+  // per simulated GPU: phase end times and DRAM totals at each phase end
+  std::vector<std::array<Tick, kPhases>> phase_end_;
+  std::vector<std::array<PhaseTraffic, kPhases>> traffic_at_end_;
+  std::vector<std::uint32_t> gemm_kernel_;
+  std::uint32_t gpus_done_ = 0;
+  std::uint64_t words_checked_ = 0;
+  std::string check_error_;
+};
+
+}  // namespace t3sim

@@ -1,0 +1,298 @@
+// Collectives on the full GPU model (CUs + L2 + MCs + HBM + network + DMA engines):
+// functional results of every collective, the link-bound analytical time with fast
+// memory, HBM and CU-count effects, full vs homogeneous mode, link conservation,
+// DMA offload, the sequential sub-layer, determinism.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/collectives/node_collective.h"
+#include "models/system/sublayer_system.h"
+#include "sim/config.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+namespace {
+
+// Table 1's node (configs/systems/table1.yaml) with overrides ("net.topology=...").
+NodeConfig table1(std::uint32_t gpus, NetMode mode = NetMode::kFull, std::vector<std::string> overrides = {}) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
+  for (const auto& o : overrides) tree.apply_override(o);
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  NodeConfig cfg = read_node_config(root, mode);
+  cfg.num_gpus = gpus;
+  return cfg;
+}
+
+// A memory fast enough not to matter: 8x the channels (8 TB/s) and an L2 that is
+// not in the way.
+std::vector<std::string> fast_memory() { return {"memory.hbm.channels=256"}; }
+
+struct CollectiveRun {
+  Tick time;
+  std::uint64_t words_checked = 0;
+  std::string error;
+  std::uint64_t events = 0;
+  std::uint64_t dram_read = 0, dram_write = 0;  // GPU 0
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> links;  // bytes sent, received
+  double mc_latency_ns = 0;
+};
+
+CollectiveRun run_collective(const NodeConfig& cfg, NodeCollectiveParams p) {
+  Simulator sim(p.seed);
+  Node node(sim, cfg);
+  NodeCollective c(node, p);
+  c.preload();
+  c.start_all();
+  sim.run();
+  CollectiveRun r;
+  EXPECT_TRUE(c.all_done());
+  for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) r.time = std::max(r.time, c.finished(g));
+  r.words_checked = c.verify(r.error);
+  r.events = sim.events().dispatched();
+  for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
+    const McStreamStats t = node.gpu(0).memory().stream_totals(s);
+    r.dram_read += t.bytes[index(MemOp::kRead)];
+    r.dram_write += t.bytes[index(MemOp::kWrite)] + t.bytes[index(MemOp::kUpdate)];
+  }
+  for (Link<NetPacket>* l : node.network().links()) r.links.emplace_back(l->bytes_sent(), l->bytes_received());
+  return r;
+}
+
+double ring_bound_s(std::uint32_t n, std::uint64_t bytes, double passes = 1) {
+  return passes * ((n - 1.0) / n * static_cast<double>(bytes) / 75e9 + (n - 1.0) * 500e-9);
+}
+double seconds(Tick t) { return static_cast<double>(t.ps()) * 1e-12; }
+
+// ---------------------------------------------------------------------------
+// Functional results through the real memory system.
+
+struct FunctionalCase {
+  CollectiveKind kind;
+  CollectiveImpl impl;
+  const char* topology;
+  std::uint32_t gpus;
+};
+
+class NodeFunctional : public ::testing::TestWithParam<FunctionalCase> {};
+
+TEST_P(NodeFunctional, ResultIsExact) {
+  const FunctionalCase c = GetParam();
+  const NodeConfig cfg = table1(c.gpus, NetMode::kFull, {std::string("net.topology=") + c.topology});
+  NodeCollectiveParams p;
+  p.kind = c.kind;
+  p.impl = c.impl;
+  p.array_bytes = 96 * 1024 + 3 * 32 * c.gpus;  // chunks of unequal shares per channel
+  if (c.kind == CollectiveKind::kAllToAll) p.array_bytes = 96 * 1024;
+  p.cus = 8;
+  p.slice_bytes = 4096;
+  p.values = true;
+  p.seed = 7;
+  const CollectiveRun r = run_collective(cfg, p);
+  EXPECT_EQ(r.error, "");
+  EXPECT_GT(r.words_checked, 0u);
+  for (const auto& [sent, received] : r.links) EXPECT_EQ(sent, received);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, NodeFunctional,
+    ::testing::Values(FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveImpl::kCu, "ring", 4},
+                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveImpl::kCu, "ring", 4},
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveImpl::kCu, "ring", 3},
+                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveImpl::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kDirectReduceScatter, CollectiveImpl::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveImpl::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kAllToAll, CollectiveImpl::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveImpl::kDma, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kAllToAll, CollectiveImpl::kDma, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveImpl::kDma, "ring", 4},
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveImpl::kCu, "switch", 4}));
+
+TEST(NodeCollective, DmaCannotReduce) {
+  Simulator sim(1);
+  Node node(sim, table1(4));
+  NodeCollectiveParams p;
+  p.kind = CollectiveKind::kRingReduceScatter;
+  p.impl = CollectiveImpl::kDma;
+  p.array_bytes = 4096;
+  EXPECT_THROW(NodeCollective(node, p), UserError);
+}
+
+// ---------------------------------------------------------------------------
+// Timing against the link-bound (alpha-beta) model.
+
+NodeCollectiveParams ring(CollectiveKind kind, std::uint64_t bytes, std::uint32_t cus = 0) {
+  NodeCollectiveParams p;
+  p.kind = kind;
+  p.array_bytes = bytes;
+  p.cus = cus;
+  return p;
+}
+
+TEST(NodeTiming, RingWithFastMemoryWithinTwoPercentOfAnalytical) {
+  const NodeConfig cfg = table1(4, NetMode::kFull, fast_memory());
+  for (CollectiveKind k : {CollectiveKind::kRingReduceScatter, CollectiveKind::kRingAllGather}) {
+    const std::uint64_t bytes = 12'000'000;
+    const CollectiveRun r = run_collective(cfg, ring(k, bytes));
+    const double bound = ring_bound_s(4, bytes);
+    EXPECT_NEAR(seconds(r.time) / bound, 1.0, 0.02) << to_string(k) << " " << seconds(r.time) << " s";
+    EXPECT_GE(seconds(r.time), bound * 0.999);
+  }
+}
+
+TEST(NodeTiming, RealHbmIsSlowerAndTheMemoryShowsWhy) {
+  const std::uint64_t bytes = 12'000'000;
+  const CollectiveRun fast = run_collective(table1(4, NetMode::kFull, fast_memory()),
+                                            ring(CollectiveKind::kRingReduceScatter, bytes));
+  const CollectiveRun hbm = run_collective(table1(4), ring(CollectiveKind::kRingReduceScatter, bytes));
+  EXPECT_GT(seconds(hbm.time), seconds(fast.time) * 1.005);
+  // The same bytes moved through both memories (Figure 10: two reads and one write
+  // per reduced element), so the difference is the memory's time, not extra work.
+  EXPECT_NEAR(static_cast<double>(hbm.dram_read) / static_cast<double>(fast.dram_read), 1.0, 0.05);
+}
+
+// T3 Figure 6: a CU-based collective given few CUs is latency-bound per WG.
+TEST(NodeTiming, ReduceScatterTimeAgainstCusGiven) {
+  const NodeConfig cfg = table1(4);
+  const std::uint64_t bytes = 12'000'000;
+  const double t8 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 8)).time);
+  const double t16 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 16)).time);
+  const double t80 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 80)).time);
+  EXPECT_GT(t8, 1.2 * t16) << t8 << " " << t16 << " " << t80;
+  EXPECT_LT(t16, 1.1 * t80) << t8 << " " << t16 << " " << t80;
+}
+
+TEST(NodeModes, HomogeneousWithinThreePercentOfFull) {
+  for (const char* topology : {"ring", "fully-connected"}) {
+    for (CollectiveKind k : {CollectiveKind::kRingReduceScatter, CollectiveKind::kRingAllGather}) {
+      NodeCollectiveParams p = ring(k, 4 * 1024 * 1024);
+      p.values = true;
+      const std::vector<std::string> o = {std::string("net.topology=") + topology};
+      const CollectiveRun full = run_collective(table1(4, NetMode::kFull, o), p);
+      const CollectiveRun homo = run_collective(table1(4, NetMode::kHomogeneous, o), p);
+      EXPECT_EQ(full.error, "");
+      EXPECT_EQ(homo.error, "");
+      EXPECT_NEAR(seconds(homo.time) / seconds(full.time), 1.0, 0.03) << topology << " " << to_string(k);
+      EXPECT_LT(homo.events * 2, full.events);
+    }
+  }
+}
+
+TEST(NodeDeterminism, SameSeedSameEverything) {
+  NodeCollectiveParams p = ring(CollectiveKind::kRingAllReduce, 256 * 1024, 16);
+  p.values = true;
+  const CollectiveRun a = run_collective(table1(4), p);
+  const CollectiveRun b = run_collective(table1(4), p);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.dram_read, b.dram_read);
+  EXPECT_EQ(a.links, b.links);
+}
+
+// ---------------------------------------------------------------------------
+// DMA engines free the CUs: a GEMM next to a CU-based all-gather must give up CUs
+// (here 16 of 80); next to a DMA all-gather it keeps them all.
+TEST(NodeDma, DmaAllGatherSlowsAConcurrentGemmLess) {
+  auto gemm_time = [](CollectiveImpl impl) {
+    NodeConfig cfg = table1(4, NetMode::kFull, {"net.topology=fully-connected"});
+    Simulator sim(1);
+    Node node(sim, cfg);
+    GemmParams g;  // 10 x 8 tiles = 80 WGs: one stage on 80 CUs, two on 64
+    g.m = 2560;
+    g.n = 1024;
+    g.k = 1024;
+    g.flops_per_cycle = cfg.gpu.cu.flops_per_cycle;
+    const KernelTrace trace = make_gemm_trace(g);
+    NodeCollectiveParams p;
+    p.kind = CollectiveKind::kDirectAllGather;
+    p.impl = impl;
+    p.array_bytes = 16 * 1024 * 1024;
+    p.data_base = 1ULL << 36;  // away from the GEMM's matrices
+    p.cus = 16;                // the CU-based one runs on CUs 64..79
+    NodeCollective ag(node, p);
+    std::vector<std::uint32_t> ids;
+    for (std::uint32_t gpu = 0; gpu < node.simulated_gpus(); ++gpu) {
+      KernelLaunch k;
+      k.trace = &trace;
+      if (impl == CollectiveImpl::kCu)
+        for (std::uint32_t c = 0; c < 64; ++c) k.cus.push_back(c);
+      ids.push_back(node.gpu(gpu).launch(std::move(k)));
+      ag.start(gpu);
+    }
+    sim.run();
+    EXPECT_TRUE(ag.all_done());
+    const KernelStats& ks = node.gpu(0).kernel_stats(ids[0]);
+    return seconds(ks.done - ks.launched);
+  };
+  const double with_cu = gemm_time(CollectiveImpl::kCu);
+  const double with_dma = gemm_time(CollectiveImpl::kDma);
+  EXPECT_LT(with_dma * 1.1, with_cu) << with_dma << " vs " << with_cu;
+}
+
+// ---------------------------------------------------------------------------
+// The sequential sub-layer: GEMM, then RS, then AG, with the breakdowns.
+
+GemmWorkload small_gemm(const NodeConfig& cfg) {
+  GemmParams g;
+  g.m = 1024;
+  g.n = 1024;
+  g.k = 512;
+  g.flops_per_cycle = cfg.gpu.cu.flops_per_cycle;
+  GemmWorkload wl;
+  wl.trace = make_gemm_trace(g);
+  wl.params = g;
+  wl.description = "1024x1024x512";
+  return wl;
+}
+
+TEST(Sequential, PhasesAddUpAndTrafficFollowsFigure10) {
+  const NodeConfig cfg = table1(4);
+  Simulator sim(3);
+  SublayerOptions opt;
+  opt.functional = "off";  // values would make the L2 refetch the GEMM's timing-only lines
+  SublayerSystem sys(sim, cfg, small_gemm(cfg), opt, "sequential", 3);
+  const SublayerResult r = sys.run();
+  EXPECT_EQ(r.total, r.gemm + r.rs + r.ag);
+  EXPECT_FALSE(r.values_checked);
+  const double array = 1024.0 * 1024 * 2;
+  // RS (T3 Figure 10): (N-1)/N of the array arrives as remote writes and the last step
+  // writes the reduced chunk (1/N); reads are the local chunk at every step and the
+  // received one at every step but the first, (2N-1)/N of the array, less what the
+  // L2 still holds of the GEMM's output; the received copies always come from DRAM.
+  // (the reduced chunk itself is stored through the L2, which may still hold it).
+  EXPECT_GE(static_cast<double>(r.traffic[1].write), 0.75 * array);
+  EXPECT_LE(static_cast<double>(r.traffic[1].write), 1.0 * array);
+  // GEMM: its output reaches DRAM (written back at the kernel boundary).
+  EXPECT_GE(static_cast<double>(r.traffic[0].write), array);
+  EXPECT_LE(static_cast<double>(r.traffic[1].read), 1.75 * array * 1.02);
+  EXPECT_GE(static_cast<double>(r.traffic[1].read), 0.75 * array);
+  // AG: (N-1)/N of the array arrives as remote writes.
+  EXPECT_NEAR(static_cast<double>(r.traffic[2].write), 0.75 * array, 0.02 * array);
+  EXPECT_GT(r.gemm, Tick::zero());
+  EXPECT_GT(r.rs, Tick::zero());
+  EXPECT_GT(r.ag, Tick::zero());
+}
+
+TEST(Sequential, HomogeneousWithinThreePercentOfFullAndValuesChecked) {
+  auto total = [](NetMode mode) {
+    const NodeConfig cfg = table1(4, mode);
+    Simulator sim(3);
+    SublayerSystem sys(sim, cfg, small_gemm(cfg), SublayerOptions{}, "sequential", 3);
+    const SublayerResult r = sys.run();
+    EXPECT_TRUE(r.values_checked);
+    EXPECT_GT(r.words_checked, 0u);
+    return seconds(r.total);
+  };
+  EXPECT_NEAR(total(NetMode::kHomogeneous) / total(NetMode::kFull), 1.0, 0.03);
+}
+
+TEST(Sequential, OtherConfigurationsAreNotYetAvailable) {
+  const NodeConfig cfg = table1(4);
+  Simulator sim(3);
+  EXPECT_THROW(SublayerSystem(sim, cfg, small_gemm(cfg), SublayerOptions{}, "t3", 3), UserError);
+}
+
+}  // namespace
+}  // namespace t3sim
