@@ -231,5 +231,56 @@ TEST_F(Cli, GemmWorkloadPrintsTimeThroughputAndTraffic) {
   EXPECT_NE(p.err.find("typo.yaml:2: workload.preset: unknown GEMM preset 'tnlg.fc2.tp9'"), std::string::npos) << p.err;
 }
 
+TEST_F(Cli, SequentialSubLayerAndNodeCollectives) {
+  // A small sequential sub-layer: phases and DRAM breakdown, results.json with links.
+  const auto r = t3sim(fmt::format("run configs/systems/table1.yaml configs/workloads/gemm/small.yaml --config "
+                                   "sequential --set system.num_gpus=4 --mode homogeneous -o '{}'",
+                                   (dir_ / "seq").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("reduce-scatter"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("homogeneous mode"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("functional check   passed"), std::string::npos) << r.out;
+  const auto results = nlohmann::json::parse(slurp(dir_ / "seq" / "results.json"));
+  EXPECT_EQ(results["results"]["phases"].size(), 3u);
+  EXPECT_EQ(results["results"]["simulated_gpus"], 1);
+  EXPECT_FALSE(results["results"]["links"]["links"].empty());
+
+  // A CU-based collective on the full GPU model.
+  const auto c = t3sim(
+      "run configs/systems/table1.yaml configs/workloads/collectives/ring_rs.yaml --set system.num_gpus=4 "
+      "--set workload.size=1MiB");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("functional check   passed"), std::string::npos) << c.out;
+}
+
+TEST_F(Cli, NodeRunBadInputNamesTheKey) {
+  struct Case {
+    std::string args, expected;
+  };
+  const Case cases[] = {
+      {"configs/workloads/collectives/ring_rs.yaml --mode bogus", "run.mode: expected one of"},
+      {"configs/workloads/collectives/ring_rs.yaml --set workload.collective=ring-rz",
+       "workload.collective: expected one of"},
+      {"configs/workloads/collectives/ring_rs.yaml --set workload.implementation=dma",
+       "a DMA-based ring-rs is not supported"},
+      {"configs/workloads/collectives/ring_rs.yaml --set workload.cus=81", "workload.cus: 81 is greater than the maximum 80"},
+      {"configs/workloads/collectives/ring_rs.yaml --set system.dma.engnes=2", "unknown key (did you mean 'engines'?)"},
+      {"configs/workloads/collectives/ring_rs.yaml --set system.net.topology=torus",
+       "system.net.topology: expected one of"},
+      {"configs/workloads/collectives/ring_rs.yaml --set workload.slice_size=100",
+       "slice"},
+      {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.chanels=4",
+       "unknown key (did you mean 'channels'?)"},
+      {"configs/workloads/gemm/small.yaml --config t3", "configuration 't3' is not implemented yet"},
+  };
+  for (const auto& c : cases) {
+    const auto r = t3sim(fmt::format("run configs/systems/table1.yaml {} -o '{}'", c.args, (dir_ / "o").string()));
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+    EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json")) << c.args;
+  }
+}
+
 }  // namespace
 }  // namespace t3sim
