@@ -29,38 +29,46 @@ CuConfig read_cu_config(ConfigNode node) {
 // FlagTable
 
 std::uint64_t FlagTable::get(std::uint64_t flag) const {
-  for (const auto& [f, v] : values_) {
-    if (f == flag) return v;
-  }
-  return 0;
+  const auto it = flags_.find(flag);
+  return it == flags_.end() ? 0 : it->second.value;
 }
 
 void FlagTable::set(std::uint64_t flag, std::uint64_t value) {
-  auto it = std::find_if(values_.begin(), values_.end(), [&](const auto& e) { return e.first == flag; });
-  if (it == values_.end()) {
-    values_.emplace_back(flag, value);
-  } else {
-    it->second = std::max(it->second, value);
-  }
-  const std::uint64_t now_value = get(flag);
-  std::vector<std::function<void()>> woken;
-  for (auto w = waiters_.begin(); w != waiters_.end();) {
-    if (w->flag == flag && now_value >= w->value) {
-      woken.push_back(std::move(w->wake));
-      w = waiters_.erase(w);
+  Entry& e = flags_[flag];
+  e.value = std::max(e.value, value);
+  const std::uint64_t now_value = e.value;
+  // Take the satisfied waiters out (in waiting order) before waking any: a wake-up
+  // may wait or set again, on this flag too.
+  std::vector<std::function<void()>> local;
+  std::vector<std::function<void()>>& woken = waking_ ? local : woken_;
+  std::size_t keep = 0;
+  for (std::size_t i = 0; i < e.waiters.size(); ++i) {
+    Waiter& w = e.waiters[i];
+    if (now_value >= w.value) {
+      woken.push_back(std::move(w.wake));
     } else {
-      ++w;
+      if (keep != i) e.waiters[keep] = std::move(w);
+      ++keep;
     }
   }
+  if (woken.empty()) return;
+  e.waiters.resize(keep);
+  num_waiters_ -= woken.size();
+  const bool outer = !waking_;
+  waking_ = true;
   for (auto& wake : woken) wake();
+  woken.clear();
+  if (outer) waking_ = false;
 }
 
 void FlagTable::wait(std::uint64_t flag, std::uint64_t value, std::function<void()> wake) {
-  if (get(flag) >= value) {
+  Entry& e = flags_[flag];
+  if (e.value >= value) {
     wake();
     return;
   }
-  waiters_.push_back(Waiter{flag, value, std::move(wake)});
+  e.waiters.push_back(Waiter{value, std::move(wake)});
+  ++num_waiters_;
 }
 
 // ---------------------------------------------------------------------------
@@ -202,25 +210,30 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   r.tag = make_tag(s, mem_op == MemOp::kRead, mem_op == MemOp::kRead ? w.group : 0);
   r.client = this;
   r.created = now();
-  if (const std::uint32_t granule = w.launch.value_granule; granule > 0) {
-    const std::uint64_t words = r.total_bytes() / granule;
-    if (mem_op == MemOp::kRead) {
-      r.data.words.assign(words, 0);
-    } else {
-      const Payload& sum = w.group_sum[(w.group + 2) % 3];  // the group of the last compute
-      T3SIM_CHECK(sum.words.size() == words,
-                  fmt::format("{}: WG {} store of {} B carries values of {} loaded words (a store must "
-                              "match its group's loads)",
-                              name(), w.launch.wg, r.total_bytes(), sum.words.size()));
-      r.data = sum;
-    }
+  const std::uint32_t granule = w.launch.value_granule;
+  const std::uint64_t words = granule > 0 ? r.total_bytes() / granule : 0;
+  if (granule > 0 && mem_op != MemOp::kRead) {
+    const Payload& sum = w.group_sum[(w.group + 2) % 3];  // the group of the last compute
+    T3SIM_CHECK(sum.words.size() == words,
+                fmt::format("{}: WG {} store of {} B carries values of {} loaded words (a store must "
+                            "match its group's loads)",
+                            name(), w.launch.wg, r.total_bytes(), sum.words.size()));
   }
+  // Targets judge by room, not by the data: the values are attached only once the
+  // request is accepted, so a refused (and later retried) request copies nothing.
   if (!target->can_accept(r)) {
     if (std::find(blocked_on_memory_.begin(), blocked_on_memory_.end(), s) == blocked_on_memory_.end())
       blocked_on_memory_.push_back(s);
     ++memory_refusals_;
     target->wait_for_space(this);
     return false;
+  }
+  if (granule > 0) {
+    if (mem_op == MemOp::kRead) {
+      r.data.words.assign(words, 0);
+    } else {
+      r.data = w.group_sum[(w.group + 2) % 3];
+    }
   }
   (mem_op == MemOp::kRead ? load_bytes_ : store_bytes_) += r.total_bytes();
   target->accept(std::move(r));
@@ -276,9 +289,19 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
 }
 
 void ComputeUnit::on_mem_retry() {
-  std::vector<std::uint32_t> retry;
-  retry.swap(blocked_on_memory_);
-  for (std::uint32_t s : retry) advance(s);
+  // Slots refused again re-register into blocked_on_memory_. The two buffers trade
+  // places so neither is reallocated per retry; a nested retry uses its own.
+  if (retrying_) {
+    std::vector<std::uint32_t> retry;
+    retry.swap(blocked_on_memory_);
+    for (std::uint32_t s : retry) advance(s);
+    return;
+  }
+  retrying_ = true;
+  retry_scratch_.clear();
+  retry_scratch_.swap(blocked_on_memory_);
+  for (std::uint32_t s : retry_scratch_) advance(s);
+  retrying_ = false;
 }
 
 void ComputeUnit::finish_if_done(std::uint32_t s) {

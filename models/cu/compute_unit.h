@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/mem/mem_request.h"
@@ -63,15 +64,22 @@ class FlagTable {
   void set(std::uint64_t flag, std::uint64_t value);
   // Calls `wake` once when flag >= value (at once if it already is).
   void wait(std::uint64_t flag, std::uint64_t value, std::function<void()> wake);
-  std::size_t waiters() const { return waiters_.size(); }
+  std::size_t waiters() const { return num_waiters_; }
 
  private:
   struct Waiter {
-    std::uint64_t flag, value;
+    std::uint64_t value;
     std::function<void()> wake;
   };
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> values_;  // small: linear search
-  std::vector<Waiter> waiters_;
+  struct Entry {
+    std::uint64_t value = 0;
+    std::vector<Waiter> waiters;  // in the order they started waiting
+  };
+  // A collective has channels x GPUs flags per GPU, each waited on: hashed.
+  std::unordered_map<std::uint64_t, Entry> flags_;
+  std::size_t num_waiters_ = 0;
+  std::vector<std::function<void()>> woken_;  // scratch for set() (not re-entered while in use)
+  bool waking_ = false;
 };
 
 // Which kernel a WG belongs to, as the CU reports back to the dispatcher.
@@ -142,6 +150,8 @@ class ComputeUnit final : public Component, public MemClient {
   std::uint64_t lds_used_ = 0;
   Tick matrix_free_;  // the CU's matrix core is reserved until then
   std::vector<std::uint32_t> blocked_on_memory_;  // slots refused by the memory
+  std::vector<std::uint32_t> retry_scratch_;      // on_mem_retry's copy of it
+  bool retrying_ = false;
   bool waiting_for_memory_ = false;
   std::function<void(const WgLaunch&)> on_wg_done_;
 

@@ -1,0 +1,56 @@
+// Node speed: events/s of a CU-based ring reduce-scatter (4 MB per GPU) on 4 T3
+// Table 1 GPUs joined by the network, in full mode (every GPU simulated) and in
+// homogeneous mode (GPU 0, peers mirrored). Exercises the CUs' remote stores and
+// flags, the network's packets and acks, and each GPU's memory system. Also reports
+// the simulated time, so a speed-up that changes the model's answer shows up here too.
+#include <benchmark/benchmark.h>
+
+#include "models/collectives/node_collective.h"
+#include "models/system/node.h"
+#include "sim/config.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+namespace {
+
+NodeConfig table1_node(std::uint32_t num_gpus, NetMode mode) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  NodeConfig cfg = read_node_config(root, mode);
+  cfg.num_gpus = num_gpus;
+  return cfg;
+}
+
+void run_ring_rs(benchmark::State& state, NetMode mode) {
+  const NodeConfig cfg = table1_node(4, mode);
+  NodeCollectiveParams p;
+  p.kind = CollectiveKind::kRingReduceScatter;
+  p.array_bytes = static_cast<std::uint64_t>(state.range(0)) * 1'000'000;  // MB, as the CLI's 4MB
+  p.values = false;  // timing only, like the CLI's functional=off
+  std::uint64_t events = 0;
+  double simulated_us = 0;
+  for (auto _ : state) {
+    Simulator sim(1);
+    Node node(sim, cfg);
+    NodeCollective coll(node, p);
+    coll.start_all();
+    sim.run();
+    if (!coll.all_done()) state.SkipWithError("the collective did not finish");
+    events += sim.events().dispatched();
+    Tick end = Tick::zero();
+    for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) end = std::max(end, coll.finished(g));
+    simulated_us = static_cast<double>(end.ps()) * 1e-6;
+  }
+  state.counters["events_per_second"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["simulated_us"] = simulated_us;
+}
+
+void BM_RingRsFull(benchmark::State& state) { run_ring_rs(state, NetMode::kFull); }
+void BM_RingRsHomogeneous(benchmark::State& state) { run_ring_rs(state, NetMode::kHomogeneous); }
+
+BENCHMARK(BM_RingRsFull)->Arg(4)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RingRsHomogeneous)->Arg(4)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace t3sim
