@@ -21,9 +21,17 @@ class ClockDomain {
   std::uint64_t frequency_hz() const { return hz_; }
 
   // Tick of edge n.
-  Tick edge(Cycles n) const;
+  Tick edge(Cycles n) const {
+    const std::uint64_t c = n.count();
+    if (c <= edge_limit_) return Tick(c * num_ / den_);
+    return Tick(static_cast<Tick::rep>(static_cast<uint128>(c) * num_ / den_));
+  }
   // Index of the first edge at or after t.
-  Cycles cycle_at_or_after(Tick t) const;
+  Cycles cycle_at_or_after(Tick t) const {
+    const std::uint64_t p = t.ps();
+    if (p <= cycle_limit_) return Cycles((p * den_ + num_ - 1) / num_);
+    return Cycles(static_cast<Cycles::rep>((static_cast<uint128>(p) * den_ + num_ - 1) / num_));
+  }
   // Index of the last edge at or before t (the cycle that t lies in).
   Cycles cycle_containing(Tick t) const;
   // First edge at or after t.
@@ -34,7 +42,14 @@ class ClockDomain {
   Tick edge_after(Tick t, Cycles n) const { return edge(cycle_at_or_after(t) + n); }
 
  private:
+  // Edge n is at floor(n * 1e12 / hz) ps = floor(n * num_ / den_) with num_ / den_ the
+  // period 1e12 / hz in lowest terms: the same value, in 64-bit arithmetic whenever it
+  // cannot overflow (the limits), in 128-bit otherwise.
   std::uint64_t hz_ = 1'000'000'000;
+  std::uint64_t num_ = 1'000;
+  std::uint64_t den_ = 1;
+  std::uint64_t edge_limit_ = ~std::uint64_t{0} / 1'000;  // largest n with n * num_ in 64 bits
+  std::uint64_t cycle_limit_ = ~std::uint64_t{0} - 999;   // largest t with t * den_ + num_ - 1 in 64 bits
 };
 
 }  // namespace t3sim

@@ -170,7 +170,8 @@ void TimeWeighted::set(Tick now, std::int64_t level) {
     throw std::logic_error(fmt::format("time-weighted stat '{}': time went backwards ({} ps < {} ps)",
                                        name(), now.ps(), since_.ps()));
   }
-  close_interval(now);
+  // An interval of zero length adds nothing (level x 0 to the area, 0 to a bucket).
+  if (now != since_) close_interval(now);
   level_ = level;
   if (level_ > max_) max_ = level_;
 }
@@ -179,7 +180,8 @@ void TimeWeighted::close_interval(Tick now) {
   const Tick::rep duration = (now - since_).ps();
   area_ += static_cast<long double>(level_) * static_cast<long double>(duration);
   const std::size_t overflow = time_at_level_.size() - 1;
-  const std::uint64_t index = static_cast<std::uint64_t>(level_) / width_;
+  const auto level = static_cast<std::uint64_t>(level_);
+  const std::uint64_t index = width_ == 1 ? level : level / width_;
   time_at_level_[index < overflow ? static_cast<std::size_t>(index) : overflow] += duration;
   since_ = now;
 }

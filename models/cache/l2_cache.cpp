@@ -5,6 +5,10 @@
 #include <numeric>
 #include <stdexcept>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <fmt/format.h>
 
 #include "sim/config.h"
@@ -107,12 +111,18 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
   }
   bank_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.banks));
   set_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.sets_per_bank()));
+  line_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.line_bytes));
   words_per_line_ = cfg_.line_bytes / cfg_.value_granule;
   lines_.resize(cfg_.num_lines());
+  tags_.assign(cfg_.num_lines(), kNoTag);
+  ptags_.assign(cfg_.num_lines(), 0);
+  if (std::has_single_bit(cfg_.bank_bytes_per_cycle))
+    bank_rate_shift_ = static_cast<std::int32_t>(std::countr_zero(cfg_.bank_bytes_per_cycle));
   bank_next_free_.assign(cfg_.banks, Cycles(0));
   mshrs_.resize(cfg_.max_outstanding_misses);
   for (std::uint32_t m = cfg_.max_outstanding_misses; m-- > 0;) free_mshrs_.push_back(m);
   txns_.resize(cfg_.max_transactions);
+  for (std::uint32_t t = 0; t < cfg_.max_transactions; ++t) complete_events_.emplace_back(*this, t);
   for (std::uint32_t t = cfg_.max_transactions; t-- > 0;) free_txns_.push_back(t);
 
   for (int s = 0; s < kNumStreams; ++s) {
@@ -153,29 +163,48 @@ std::uint32_t L2Cache::set_of_line(std::uint64_t line) const {
   // Each bank owns sets_per_bank sets, indexed by the bits above the bank bits. (bank,
   // set in bank, higher bits) determines the line, since the fold above only mixes the
   // higher bits into the low ones: every set sees the same share of addresses.
-  const std::uint64_t in_bank = (line >> bank_bits_) & ((std::uint64_t{1} << set_bits_) - 1);
-  return static_cast<std::uint32_t>((std::uint64_t{bank_of_line(line)} << set_bits_) | in_bank);
+  return set_in_bank(bank_of_line(line), line);
 }
 
-std::uint32_t L2Cache::bank_of(std::uint64_t address) const { return bank_of_line(address / cfg_.line_bytes); }
-std::uint32_t L2Cache::set_of(std::uint64_t address) const { return set_of_line(address / cfg_.line_bytes); }
+std::uint32_t L2Cache::bank_of(std::uint64_t address) const { return bank_of_line(address >> line_shift_); }
+std::uint32_t L2Cache::set_of(std::uint64_t address) const { return set_of_line(address >> line_shift_); }
 
-std::uint32_t L2Cache::find(std::uint64_t line) const {
-  const std::uint32_t base = set_of_line(line) * cfg_.assoc;
-  for (std::uint32_t slot = base; slot < base + cfg_.assoc; ++slot) {
-    const Line& l = lines_[slot];
-    if (l.valid && l.line_addr == line) return slot;
+std::uint32_t L2Cache::find_in_set(std::uint32_t set, std::uint64_t line) const {
+  // Ways whose partial tag matches are candidates; the full tag decides (invalid slots
+  // hold kNoTag, which no line address equals). A line is in at most one way.
+  const std::uint32_t base = set * cfg_.assoc;
+  const std::uint16_t want = partial_tag(line);
+  const std::uint16_t* pt = ptags_.data() + base;
+  std::uint32_t way = 0;
+#if defined(__SSE2__)
+  const __m128i w = _mm_set1_epi16(static_cast<short>(want));
+  for (; way + 8 <= cfg_.assoc; way += 8) {
+    // Two mask bits per way.
+    auto m = static_cast<std::uint32_t>(
+        _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pt + way)), w)));
+    while (m != 0) {
+      const std::uint32_t candidate = way + static_cast<std::uint32_t>(std::countr_zero(m)) / 2;
+      if (tags_[base + candidate] == line) return base + candidate;
+      m &= m - 1;
+      m &= m - 1;
+    }
+  }
+#endif
+  for (; way < cfg_.assoc; ++way) {
+    if (pt[way] == want && tags_[base + way] == line) return base + way;
   }
   return kNone;
 }
 
+std::uint32_t L2Cache::find(std::uint64_t line) const { return find_in_set(set_of_line(line), line); }
+
 bool L2Cache::contains(std::uint64_t address) const {
-  const std::uint32_t slot = find(address / cfg_.line_bytes);
+  const std::uint32_t slot = find(address >> line_shift_);
   return slot != kNone && lines_[slot].mshr == kNone;
 }
 
 bool L2Cache::is_dirty(std::uint64_t address) const {
-  const std::uint32_t slot = find(address / cfg_.line_bytes);
+  const std::uint32_t slot = find(address >> line_shift_);
   return slot != kNone && lines_[slot].dirty;
 }
 
@@ -184,7 +213,7 @@ std::uint32_t L2Cache::pick_victim(std::uint32_t set) {
   std::uint32_t candidates = 0, lru = kNone;
   for (std::uint32_t slot = base; slot < end; ++slot) {
     const Line& l = lines_[slot];
-    if (!l.valid) return slot;
+    if (!valid(slot)) return slot;
     if (l.mshr != kNone) continue;  // being filled: not replaceable
     ++candidates;
     if (lru == kNone || l.last_use < lines_[lru].last_use) lru = slot;
@@ -205,13 +234,16 @@ std::uint32_t L2Cache::pick_victim(std::uint32_t set) {
 L2Cache::Piece L2Cache::piece_of(const Txn& t, std::uint32_t i) const {
   // Piece i is slot i % pieces_per_row of row i / pieces_per_row: that row's k-th line.
   const std::uint32_t row = t.pieces_per_row == t.num_pieces ? 0 : i / t.pieces_per_row;
-  const std::uint32_t k = i - row * t.pieces_per_row;
+  return piece_at(t, row, i - row * t.pieces_per_row);
+}
+
+L2Cache::Piece L2Cache::piece_at(const Txn& t, std::uint32_t row, std::uint32_t k) const {
   const std::uint64_t row_start = t.req.address + std::uint64_t{row} * t.req.row_stride;
   const std::uint64_t row_end = row_start + t.req.bytes;
   const std::uint64_t row_offset = std::uint64_t{row} * t.req.bytes;
   Piece p;
-  p.line = row_start / cfg_.line_bytes + k;
-  const std::uint64_t line_start = p.line * cfg_.line_bytes;
+  p.line = (row_start >> line_shift_) + k;
+  const std::uint64_t line_start = p.line << line_shift_;
   if (line_start >= row_end) {  // an empty slot: this row spans fewer lines
     p.address = row_end;
     p.bytes = 0;
@@ -226,14 +258,15 @@ L2Cache::Piece L2Cache::piece_of(const Txn& t, std::uint32_t i) const {
   return p;
 }
 
-Cycles L2Cache::reserve_bank(const Piece& p, Cycles now_c) {
-  Cycles& next_free = bank_next_free_[bank_of_line(p.line)];
+Cycles L2Cache::reserve_bank_in(std::uint32_t bank, const Piece& p, Cycles now_c) {
+  Cycles& next_free = bank_next_free_[bank];
   const Cycles start = std::max(next_free, now_c);
   if (start > now_c) {
     ++bank_conflicts_;
     bank_wait_cycles_ += (start - now_c).count();
   }
-  next_free = start + Cycles((p.bytes + cfg_.bank_bytes_per_cycle - 1) / cfg_.bank_bytes_per_cycle);
+  const std::uint32_t rate = cfg_.bank_bytes_per_cycle;
+  next_free = start + Cycles(bank_rate_shift_ >= 0 ? (p.bytes + rate - 1) >> bank_rate_shift_ : (p.bytes + rate - 1) / rate);
   return start;
 }
 
@@ -340,8 +373,53 @@ bool L2Cache::overlaps_waiting(const Txn& t) const {
 void L2Cache::process_cached(std::uint32_t ti) {
   Txn& t = txns_[ti];
   const Cycles now_c = now_cycle();
+  // The tag array is megabytes, so each look-up would wait for memory twice (the set's
+  // tags, then the way's Line). The pieces are known in advance: a piece's tags are
+  // prefetched kAhead pieces before its look-up, and its way's Line kLineAhead pieces
+  // before. Prefetches are hints only; every look-up below is done in full, in order.
+  constexpr std::uint32_t kAhead = 8, kLineAhead = 4;  // kAhead: a power of two
+  struct Ahead {
+    Piece p;
+    std::uint32_t bank = 0, set = 0;
+  };
+  Ahead ring[kAhead];
+  // Walk the pieces by (row, slot in row): piece_of without a division per piece.
+  std::uint32_t row = t.pieces_per_row == t.num_pieces ? 0 : t.next_piece / t.pieces_per_row;
+  std::uint32_t k = t.next_piece - row * t.pieces_per_row;
+  std::uint32_t fetched = t.next_piece;  // ring holds pieces [t.next_piece, fetched)
+  auto fetch = [&] {
+    Ahead& a = ring[fetched % kAhead];
+    a.p = piece_at(t, row, k);
+    if (++k == t.pieces_per_row) {
+      k = 0;
+      ++row;
+    }
+    if (a.p.bytes != 0) {
+      a.bank = bank_of_line(a.p.line);
+      a.set = set_in_bank(a.bank, a.p.line);
+      __builtin_prefetch(ptags_.data() + std::size_t{a.set} * cfg_.assoc);
+    }
+    ++fetched;
+  };
+  while (fetched < t.num_pieces && fetched - t.next_piece < kAhead) fetch();
   while (t.next_piece < t.num_pieces) {
-    if (!process_line(ti, t.next_piece, now_c)) {
+    if (t.next_piece + kLineAhead < fetched) {
+      const Ahead& b = ring[(t.next_piece + kLineAhead) % kAhead];
+      if (b.p.bytes != 0) {
+        // The first way with a matching partial tag: almost always the line's, if cached.
+        const std::uint32_t base = b.set * cfg_.assoc;
+        const std::uint16_t want = partial_tag(b.p.line);
+        for (std::uint32_t way = 0; way < cfg_.assoc; ++way) {
+          if (ptags_[base + way] == want) {
+            __builtin_prefetch(&lines_[base + way]);
+            __builtin_prefetch(&tags_[base + way]);
+            break;
+          }
+        }
+      }
+    }
+    const Ahead& a = ring[t.next_piece % kAhead];
+    if (!process_line(ti, t.next_piece, a.p, a.bank, a.set, now_c)) {
       if (!t.stalled) {
         t.stalled = true;
         mshr_wait_.push_back(ti);
@@ -350,6 +428,7 @@ void L2Cache::process_cached(std::uint32_t ti) {
       return;
     }
     ++t.next_piece;
+    if (fetched < t.num_pieces) fetch();
   }
   if (t.stalled) {
     T3SIM_CHECK(!mshr_wait_.empty() && mshr_wait_.front() == ti, "a stalled transaction resumed out of order");
@@ -359,27 +438,27 @@ void L2Cache::process_cached(std::uint32_t ti) {
   check_done(ti);
 }
 
-bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, Cycles now_c) {
+bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, const Piece& p, std::uint32_t bank,
+                           std::uint32_t set, Cycles now_c) {
   Txn& t = txns_[ti];
-  const Piece p = piece_of(t, pi);
   if (p.bytes == 0) return true;  // an empty slot: nothing to look up
   const int s = index(t.req.stream);
   const bool write = t.req.op == MemOp::kWrite;
   const bool full = p.bytes == cfg_.line_bytes;
-  std::uint32_t slot = find(p.line);
+  std::uint32_t slot = find_in_set(set, p.line);
   if (slot != kNone) {
     Line& l = lines_[slot];
     if (l.mshr != kNone) {
       // Secondary miss: served, in arrival order, by the fill already on its way.
-      mshrs_[l.mshr].waiters.push_back(Waiter{ti, pi, reserve_bank(p, now_c)});
+      mshrs_[l.mshr].waiters.push_back(Waiter{ti, pi, reserve_bank_in(bank, p, now_c)});
       ++t.outstanding;
       ++*merges_[s];
       return true;
     }
     if (l.has_data || !needs_values(t, p)) {
       // Hit: no event of its own; ready hit_latency after its bank slot.
-      const Cycles bank_slot = reserve_bank(p, now_c);
-      apply(t, p, slot);
+      const Cycles bank_slot = reserve_bank_in(bank, p, now_c);
+      if (write || t.functional) apply(t, p, slot);  // a timing-only read changes nothing
       touch(l);
       t.ready_cycle = std::max(t.ready_cycle, bank_slot + Cycles(cfg_.hit_latency));
       ++*hits_[s];
@@ -391,7 +470,7 @@ bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, Cycles now_c) {
   } else if (write && !full) {
     // Write-no-allocate for partial lines: forward just these bytes (no fetch to merge
     // them into); the transaction waits for memory's acknowledgement.
-    reserve_bank(p, now_c);
+    reserve_bank_in(bank, p, now_c);
     ++*misses_[s];
     ++total_misses_;
     ++forwarded_writes_;
@@ -407,20 +486,19 @@ bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, Cycles now_c) {
   if (!mshr_wait_.empty() && mshr_wait_.front() != ti) return false;
   if (fetch && free_mshrs_.empty()) return false;
   if (slot == kNone) {
-    slot = pick_victim(set_of_line(p.line));
+    slot = pick_victim(set);
     if (slot == kNone) return false;  // every way of the set is being filled
     evict(slot);
   } else {
     if (lines_[slot].dirty) write_back(slot);
     ++refetches_;
   }
+  set_tag(slot, p.line);
   Line& l = lines_[slot];
-  l.valid = true;
-  l.line_addr = p.line;
   l.dirty = false;
   l.has_data = false;
   touch(l);
-  const Cycles bank_slot = reserve_bank(p, now_c);
+  const Cycles bank_slot = reserve_bank_in(bank, p, now_c);
   ++*misses_[s];
   ++total_misses_;
   if (!fetch) {
@@ -463,7 +541,7 @@ void L2Cache::process_bypass(std::uint32_t ti) {
       // SPEC: invalidate any copy first; a dirty one is written back before the
       // bypassing piece, and the memory controller keeps same-address order.
       if (l.dirty) write_back(slot);
-      l.valid = false;
+      clear_tag(slot);
       l.has_data = false;
       ++invalidations_;
     }
@@ -483,14 +561,14 @@ void L2Cache::apply(Txn& t, const Piece& p, std::uint32_t slot) {
     if (t.functional) {  // a timing-only write leaves the stored words as they are
       const auto src = t.req.data.words.begin() + static_cast<std::ptrdiff_t>(p.offset / g);
       const auto dst = values_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * words_per_line_ +
-                                                                      (p.address - l.line_addr * cfg_.line_bytes) / g);
+                                                                      (p.address - line_address(slot)) / g);
       std::copy(src, src + p.bytes / g, dst);
       if (p.bytes == cfg_.line_bytes) l.has_data = true;
     }
   } else if (t.functional) {
-    T3SIM_CHECK(l.has_data, fmt::format("functional read of line 0x{:x} without values", l.line_addr * cfg_.line_bytes));
+    T3SIM_CHECK(l.has_data, fmt::format("functional read of line 0x{:x} without values", line_address(slot)));
     const auto src = values_.begin() + static_cast<std::ptrdiff_t>(std::size_t{slot} * words_per_line_ +
-                                                                    (p.address - l.line_addr * cfg_.line_bytes) / g);
+                                                                    (p.address - line_address(slot)) / g);
     const auto dst = t.req.data.words.begin() + static_cast<std::ptrdiff_t>(p.offset / g);
     std::copy(src, src + p.bytes / g, dst);
   }
@@ -498,10 +576,10 @@ void L2Cache::apply(Txn& t, const Piece& p, std::uint32_t slot) {
 
 void L2Cache::evict(std::uint32_t slot) {
   Line& l = lines_[slot];
-  if (!l.valid) return;
+  if (!valid(slot)) return;
   ++evictions_;
   if (l.dirty) write_back(slot);
-  l.valid = false;
+  clear_tag(slot);
   l.has_data = false;
 }
 
@@ -510,7 +588,7 @@ void L2Cache::write_back(std::uint32_t slot) {
   MemRequest r;
   r.op = MemOp::kWrite;
   r.stream = l.dirty_stream;  // the stream of the request that last dirtied it
-  r.address = l.line_addr * cfg_.line_bytes;
+  r.address = line_address(slot);
   r.bytes = cfg_.line_bytes;
   r.tag = make_tag(Kind::kWriteBack, 0);
   r.client = this;
@@ -530,7 +608,7 @@ std::uint64_t L2Cache::write_back_dirty_lines() {
   std::uint64_t n = 0;
   for (std::uint32_t slot = 0; slot < lines_.size(); ++slot) {
     const Line& l = lines_[slot];
-    if (l.valid && l.dirty && l.mshr == kNone) {
+    if (valid(slot) && l.dirty && l.mshr == kNone) {
       write_back(slot);
       ++n;
     }
@@ -543,11 +621,10 @@ std::uint64_t L2Cache::write_back_dirty_lines() {
 
 void L2Cache::send_fill(std::uint32_t m) {
   const Mshr& ms = mshrs_[m];
-  const Line& l = lines_[ms.slot];
   MemRequest r;
   r.op = MemOp::kRead;
   r.stream = txns_[ms.waiters.front().txn].req.stream;
-  r.address = l.line_addr * cfg_.line_bytes;
+  r.address = line_address(ms.slot);
   r.bytes = cfg_.line_bytes;
   r.tag = make_tag(Kind::kFill, m);
   r.client = this;
@@ -700,7 +777,7 @@ void L2Cache::on_fill(std::uint32_t m, MemRequest&& resp) {
     check_done(w.txn);
   }
   if (i == ms.waiters.size()) {
-    if (invalidated) l.valid = false;
+    if (invalidated) clear_tag(slot);
     l.mshr = kNone;
     free_mshr(m);
     resume_stalled();
@@ -748,8 +825,8 @@ void L2Cache::check_done(std::uint32_t ti) {
   if (t.completing || t.next_piece < t.num_pieces || t.outstanding > 0) return;
   t.completing = true;
   const Tick when = std::max({now(), t.ready_tick, clock_.edge(t.ready_cycle)});
-  // One pooled event per transaction, however many lines it has.
-  sim().events().schedule_callback(when, [this, ti] { complete(ti); });
+  // One event per transaction, however many lines it has.
+  sim().schedule(complete_events_[ti], when);
 }
 
 void L2Cache::complete(std::uint32_t ti) {
@@ -825,7 +902,7 @@ void L2Cache::report_in_flight(std::vector<std::string>& out) const {
     for (const Mshr& ms : mshrs_)
       if (ms.slot != kNone && (oldest == nullptr || ms.issued < oldest->issued)) oldest = &ms;
     out.push_back(fmt::format("{} line fills outstanding (MSHRs); oldest: line 0x{:x} since {} ps, {} waiters",
-                              outstanding_misses(), lines_[oldest->slot].line_addr * cfg_.line_bytes,
+                              outstanding_misses(), line_address(oldest->slot),
                               oldest->issued.ps(), oldest->waiters.size()));
   }
   for (const auto& q : out_queues_) {

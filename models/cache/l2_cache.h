@@ -6,7 +6,7 @@
 // Performance rule (SPEC): a request is one *transaction*, however many lines it
 // spans. Its tag look-ups run in a loop when it is accepted; each line reserves a
 // slot of its bank; hits cost no events of their own; each miss becomes exactly one
-// line read to the memory side; the transaction completes with one pooled event. An
+// line read to the memory side; the transaction completes with one event. An
 // all-hit tile load therefore costs one event.
 //
 // A 2D request (MemRequest::rows > 1: a tile of `rows` rows of `bytes` bytes,
@@ -35,6 +35,7 @@
 #include "models/mem/mem_request.h"
 #include "sim/clock.h"
 #include "sim/component.h"
+#include "sim/huge_pages.h"
 #include "sim/stats.h"
 
 namespace t3sim {
@@ -135,11 +136,11 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
 
+  // A way's state; whether it is valid and which line it holds (address / line_bytes,
+  // the full tag) are in tags_.
   struct Line {
-    std::uint64_t line_addr = 0;  // address / line_bytes: the full tag
     std::uint64_t last_use = 0;   // LRU stamp
     std::uint32_t mshr = kNone;   // != kNone: waiting for its fill
-    bool valid = false;
     bool dirty = false;
     bool has_data = false;        // its words in values_ are the line's values
     Stream dirty_stream = Stream::kCompute;  // of the request that last dirtied it
@@ -188,18 +189,42 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   }
 
   Piece piece_of(const Txn& t, std::uint32_t i) const;
+  // Piece `k` of row `row` (piece_of without the division of i by pieces_per_row).
+  Piece piece_at(const Txn& t, std::uint32_t row, std::uint32_t k) const;
   std::uint32_t set_of_line(std::uint64_t line) const;
   std::uint32_t bank_of_line(std::uint64_t line) const;
+  // The global set of `line`, given its bank (bank_of_line(line)).
+  std::uint32_t set_in_bank(std::uint32_t bank, std::uint64_t line) const {
+    return static_cast<std::uint32_t>((std::uint64_t{bank} << set_bits_) |
+                                      ((line >> bank_bits_) & ((std::uint64_t{1} << set_bits_) - 1)));
+  }
   std::uint32_t find(std::uint64_t line) const;  // slot or kNone
+  std::uint32_t find_in_set(std::uint32_t set, std::uint64_t line) const;  // slot or kNone
   std::uint32_t pick_victim(std::uint32_t set);   // slot or kNone (every way pending)
   Cycles now_cycle() const { return clock_.cycle_at_or_after(now()); }
-  Cycles reserve_bank(const Piece& p, Cycles now_c);
+  Cycles reserve_bank(const Piece& p, Cycles now_c) { return reserve_bank_in(bank_of_line(p.line), p, now_c); }
+  Cycles reserve_bank_in(std::uint32_t bank, const Piece& p, Cycles now_c);
+  void set_tag(std::uint32_t slot, std::uint64_t line) {
+    tags_[slot] = line;
+    ptags_[slot] = partial_tag(line);
+  }
+  void clear_tag(std::uint32_t slot) { tags_[slot] = kNoTag; }
+  // 16 bits of the line address above its set index (the bits that tell the lines of
+  // one set apart), folded: a filter, confirmed against tags_.
+  std::uint16_t partial_tag(std::uint64_t line) const {
+    const std::uint64_t h = line >> (bank_bits_ + set_bits_);
+    return static_cast<std::uint16_t>(h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
+  }
+  bool valid(std::uint32_t slot) const { return tags_[slot] != kNoTag; }
+  std::uint64_t line_address(std::uint32_t slot) const { return tags_[slot] << line_shift_; }
   bool needs_values(const Txn& t, const Piece& p) const;
 
   void process_cached(std::uint32_t ti);  // continue the look-up loop; may stall
   // One line piece of a cached transaction: false = needs an MSHR or a victim it
   // cannot have now (the transaction stalls at this piece).
-  bool process_line(std::uint32_t ti, std::uint32_t piece, Cycles now_c);
+  // p is piece `piece`, in bank `bank` and set `set` (bank_of_line, set_in_bank).
+  bool process_line(std::uint32_t ti, std::uint32_t piece, const Piece& p, std::uint32_t bank, std::uint32_t set,
+                    Cycles now_c);
   void process_bypass(std::uint32_t ti);
   // Touches a line that a transaction in mshr_wait_ has yet to look up (bounding line
   // ranges: conservative for tiles, exact for 1D requests).
@@ -224,16 +249,38 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   ClockDomain clock_;
   std::uint32_t bank_bits_ = 0;
   std::uint32_t set_bits_ = 0;  // log2(sets per bank)
+  std::uint32_t line_shift_ = 0;  // log2(line_bytes)
+  std::int32_t bank_rate_shift_ = -1;  // log2(bank_bytes_per_cycle) if a power of two, else -1
   std::uint32_t words_per_line_ = 0;
   std::uint64_t use_clock_ = 0;
   std::uint64_t rng_state_;  // random replacement (splitmix64), seeded from the run seed
 
-  std::vector<Line> lines_;               // slot = set * assoc + way
+  std::vector<Line, HugePageAllocator<Line>> lines_;  // slot = set * assoc + way
+  // Per slot: the line it holds (address / line_bytes), kNoTag if invalid. A set's tags
+  // are contiguous (assoc x 8 B), so a look-up touches a cache line or two instead of
+  // every way's Line.
+  static constexpr std::uint64_t kNoTag = ~std::uint64_t{0};
+  std::vector<std::uint64_t, HugePageAllocator<std::uint64_t>> tags_;
+  // partial_tag() of each valid slot's line (anything for an invalid one): a set's are
+  // compared 8 at a time and the whole array stays in the host's caches.
+  std::vector<std::uint16_t> ptags_;
   std::vector<std::uint64_t> values_;     // slot * words_per_line_ + word; allocated on first functional request
   std::vector<Cycles> bank_next_free_;
   std::vector<Mshr> mshrs_;
   std::vector<std::uint32_t> free_mshrs_;
   std::vector<Txn> txns_;
+  // The completion of the transaction in one txns_ slot (one event per slot, reused).
+  class CompleteEvent final : public Event {
+   public:
+    CompleteEvent(L2Cache& l2, std::uint32_t txn) : Event(EventPriority::kDefault), l2_(l2), txn_(txn) {}
+    void process() override { l2_.complete(txn_); }
+    std::string description() const override { return l2_.name() + ".complete"; }
+
+   private:
+    L2Cache& l2_;
+    std::uint32_t txn_;
+  };
+  std::deque<CompleteEvent> complete_events_;  // one per txns_ slot; a deque keeps them in place
   std::vector<std::uint32_t> free_txns_;
   std::size_t in_flight_ = 0;
   std::deque<std::uint32_t> mshr_wait_;   // stalled transactions, oldest first

@@ -104,30 +104,8 @@ bool HbmChannel::state_allows(DramCommand cmd, const BankAddress& at) const {
 // Timing
 
 Cycles HbmChannel::earliest(DramCommand cmd, const BankAddress& at, Cycles now) const {
-  const HbmTimings& t = cfg_.timing;
-  Cycle c = std::max(now.count(), next_cmd_);
-  if (cmd == DramCommand::kRefresh) return Cycles(std::max(c, next_ref_));
-  const std::uint32_t i = bank_index(at);
-  const Bank& b = banks_[i];
-  const Group& g = groups_[at.bank_group];
-  switch (cmd) {
-    case DramCommand::kActivate:
-      c = std::max({c, b.next_act, g.next_act, next_act_, faw_ready_});
-      break;
-    case DramCommand::kPrecharge:
-      c = std::max(c, b.next_pre);
-      break;
-    case DramCommand::kRead:
-      // The read burst starts tCL later and must not start before the bus is free.
-      c = std::max({c, b.next_col, g.next_rd, bus_free_ > t.tCL ? bus_free_ - t.tCL : 0});
-      break;
-    case DramCommand::kWrite:
-    case DramCommand::kUpdate:
-      c = std::max({c, b.next_col, g.next_wr, bus_free_ > t.tWL ? bus_free_ - t.tWL : 0});
-      break;
-    case DramCommand::kRefresh: break;
-  }
-  return Cycles(c);
+  if (cmd == DramCommand::kRefresh) return Cycles(std::max({now.count(), next_cmd_, next_ref_}));
+  return earliest_in_bank(cmd, bank_index(at), at.bank_group, now);
 }
 
 std::uint64_t HbmChannel::catch_up_refreshes(Cycles now) {
@@ -163,17 +141,15 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
   T3SIM_CHECK(n >= next_cmd_,
               fmt::format("{} at cycle {}: one command per cycle, in cycle order (last at {})",
                           to_string(cmd), n, next_cmd_ - 1));
-  T3SIM_CHECK(state_allows(cmd, at),
-              fmt::format("{} to bank group {} bank {} row {}: bank state does not allow it",
-                          to_string(cmd), at.bank_group, at.bank, at.row));
-  const Cycle ready = earliest(cmd, at, now).count();
-  T3SIM_CHECK(ready == n, fmt::format("{} to bank group {} bank {} at cycle {} violates timing "
-                                      "(earliest {})",
-                                      to_string(cmd), at.bank_group, at.bank, n, ready));
-  next_cmd_ = n + 1;
-  ++*commands_[static_cast<std::size_t>(cmd)];
-
   if (cmd == DramCommand::kRefresh) {
+    T3SIM_CHECK(open_banks_ == 0, fmt::format("{} to bank group {} bank {} row {}: bank state does not allow it",
+                                              to_string(cmd), at.bank_group, at.bank, at.row));
+    const Cycle ready = earliest(cmd, at, now).count();
+    T3SIM_CHECK(ready == n, fmt::format("{} to bank group {} bank {} at cycle {} violates timing "
+                                        "(earliest {})",
+                                        to_string(cmd), at.bank_group, at.bank, n, ready));
+    next_cmd_ = n + 1;
+    ++*commands_[static_cast<std::size_t>(cmd)];
     next_act_ = std::max(next_act_, n + t.tRFC);
     next_ref_ = std::max(next_ref_, n + t.tRFC);
     refresh_busy_ += t.tRFC;
@@ -181,8 +157,31 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
     return now;
   }
 
-  Bank& b = banks_[bank_index(at)];
+  const std::uint32_t i = bank_index(at);
+  Bank& b = banks_[i];
+  const bool allowed = cmd == DramCommand::kActivate    ? !b.open
+                       : cmd == DramCommand::kPrecharge ? b.open
+                                                        : b.open && b.row == at.row;  // RD, WR, UPD
+  T3SIM_CHECK(allowed, fmt::format("{} to bank group {} bank {} row {}: bank state does not allow it",
+                                   to_string(cmd), at.bank_group, at.bank, at.row));
+  const Cycle ready = earliest_in_bank(cmd, i, at.bank_group, now).count();
+  T3SIM_CHECK(ready == n, fmt::format("{} to bank group {} bank {} at cycle {} violates timing "
+                                      "(earliest {})",
+                                      to_string(cmd), at.bank_group, at.bank, n, ready));
+  next_cmd_ = n + 1;
+  ++*commands_[static_cast<std::size_t>(cmd)];
+
   const std::uint32_t g = at.bank_group;
+  // Column commands raise both column constraints of every bank group: `same` for the
+  // command's own group, `other` for the rest.
+  auto raise_columns = [&](Cycle rd_same, Cycle rd_other, Cycle wr_same, Cycle wr_other) {
+    for (std::uint32_t h = 0; h < groups_.size(); ++h) {
+      Group& gr = groups_[h];
+      const bool same = h == g;
+      gr.next_rd = std::max(gr.next_rd, same ? rd_same : rd_other);
+      gr.next_wr = std::max(gr.next_wr, same ? wr_same : wr_other);
+    }
+  };
   switch (cmd) {
     case DramCommand::kActivate: {
       b.open = true;
@@ -206,9 +205,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       return now;
     case DramCommand::kRead: {
       b.next_pre = std::max(b.next_pre, n + t.tRTP);
-      raise_groups(&Group::next_rd, g, n + t.tCCDL, n + t.tCCDS);
-      raise_groups(&Group::next_wr, g, n + std::max(t.tRTW, t.tCCDL),
-                   n + std::max(t.tRTW, t.tCCDS));
+      raise_columns(n + t.tCCDL, n + t.tCCDS, n + std::max(t.tRTW, t.tCCDL), n + std::max(t.tRTW, t.tCCDS));
       const Cycle end = n + t.tCL + t.tBL;
       bus_free_ = std::max(bus_free_, end);
       bus_busy_ += t.tBL;
@@ -220,9 +217,8 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       // After an UPD the same bank group waits tCCDWL (T3 Table 1) instead of tCCDL.
       const Cycle ccd_same = cmd == DramCommand::kUpdate ? t.tCCDWL : t.tCCDL;
       b.next_pre = std::max(b.next_pre, end + t.tWR);
-      raise_groups(&Group::next_rd, g, std::max(n + ccd_same, end + t.tWTRL),
-                   std::max(n + t.tCCDS, end + t.tWTRS));
-      raise_groups(&Group::next_wr, g, n + ccd_same, n + t.tCCDS);
+      raise_columns(std::max(n + ccd_same, end + t.tWTRL), std::max(n + t.tCCDS, end + t.tWTRS), n + ccd_same,
+                    n + t.tCCDS);
       bus_free_ = std::max(bus_free_, end);
       bus_busy_ += t.tBL;
       return Cycles(end);

@@ -7,6 +7,7 @@
 // command to issue. It schedules no events of its own, so it is unit-tested by
 // handing it command sequences cycle by cycle.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -70,6 +71,33 @@ class HbmChannel final : public Component {
   // constraint given the commands issued so far (bank, bank group, tFAW window, bus
   // turnaround, refresh). Assumes state_allows(cmd, at).
   Cycles earliest(DramCommand cmd, const BankAddress& at, Cycles now) const;
+  // earliest() for a command other than kRefresh to the bank with index `bank_index`
+  // (bank_group * banks_per_group + bank) in `bank_group`, unchecked and inline: the
+  // controller's per-cycle scans call it for every queued request.
+  Cycles earliest_in_bank(DramCommand cmd, std::uint32_t bank_index, std::uint32_t bank_group,
+                          Cycles now) const {
+    const Bank& b = banks_[bank_index];
+    const Group& g = groups_[bank_group];
+    Cycle c = now.count() > next_cmd_ ? now.count() : next_cmd_;
+    switch (cmd) {
+      case DramCommand::kActivate:
+        c = std::max({c, b.next_act, g.next_act, next_act_, faw_ready_});
+        break;
+      case DramCommand::kPrecharge:
+        c = std::max(c, b.next_pre);
+        break;
+      case DramCommand::kRead:
+        // The read burst starts tCL later and must not start before the bus is free.
+        c = std::max({c, b.next_col, g.next_rd, bus_free_ > cfg_.timing.tCL ? bus_free_ - cfg_.timing.tCL : 0});
+        break;
+      case DramCommand::kWrite:
+      case DramCommand::kUpdate:
+        c = std::max({c, b.next_col, g.next_wr, bus_free_ > cfg_.timing.tWL ? bus_free_ - cfg_.timing.tWL : 0});
+        break;
+      case DramCommand::kRefresh: break;
+    }
+    return Cycles(c);
+  }
 
   // Contract: precondition state_allows(cmd, at) && earliest(cmd, at, now) == now, and
   // `now` is not before the last issued command (one command per cycle). Applies the

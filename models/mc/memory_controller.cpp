@@ -17,12 +17,14 @@ namespace {
 
 constexpr Cycles kNever{std::numeric_limits<Cycles::rep>::max()};
 
-bool overlaps(const MemRequest& a, const MemRequest& b) {
+template <class E>
+bool overlaps(const E& a, const E& b) {
   return a.address < b.address + b.bytes && b.address < a.address + a.bytes;
 }
 // Two requests must stay in order if they touch the same bytes and one of them
 // changes them (read-after-write, write-after-read, write/update-after-write/update).
-bool ordered(const MemRequest& a, const MemRequest& b) {
+template <class E>
+bool ordered(const E& a, const E& b) {
   return (a.op != MemOp::kRead || b.op != MemOp::kRead) && overlaps(a, b);
 }
 
@@ -61,7 +63,7 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
       clock_(dram.config().clock_hz),
       arbiter_(make_arbiter(*this, cfg.arbiter)),
       hits_since_activate_(dram.config().banks(), 0),
-      tick_event_(std::string(this->name()) + ".tick", [this] { tick(); }, EventPriority::kTick),
+      tick_event_(*this),
       occupancy_stat_(time_weighted("dram_queue_occupancy", "requests",
                                     "requests in the DRAM read + write queues", 1,
                                     cfg.read_queue_size + cfg.write_queue_size + 1)),
@@ -121,12 +123,25 @@ void MemoryController::accept(MemRequest&& req) {
   Entry e;
   const std::uint32_t access = dram_.config().access_bytes;
   e.at = d.bank;
+  e.bank = d.bank.bank_group * dram_.config().banks_per_group + d.bank.bank;
   e.bursts_left = (static_cast<std::uint32_t>(req.address % access) + req.bytes + access - 1) / access;
   e.arrival = cycle_now();
-  e.req = std::move(req);
-  auto& q = ingress_[index(e.req.stream)];
-  q.push_back(std::move(e));
-  ingress_occupancy_[index(q.back().req.stream)]->set(now(), static_cast<std::int64_t>(q.size()));
+  e.op = req.op;
+  e.stream = req.stream;
+  e.address = req.address;
+  e.bytes = req.bytes;
+  if (free_slots_.empty()) {
+    e.slot = static_cast<std::uint32_t>(reqs_.size());
+    reqs_.push_back(std::move(req));
+    response_events_.emplace_back(*this, e.slot);
+  } else {
+    e.slot = free_slots_.back();
+    free_slots_.pop_back();
+    reqs_[e.slot] = std::move(req);
+  }
+  auto& q = ingress_[index(e.stream)];
+  q.push_back(e);
+  ingress_occupancy_[index(e.stream)]->set(now(), static_cast<std::int64_t>(q.size()));
   if (!in_tick_) wake_at(cycle_now());
 }
 
@@ -199,9 +214,9 @@ void MemoryController::tick() {
 
   if (!waiting_clients_.empty() && (ingress_[0].size() < cfg_.ingress_queue_size ||
                                     ingress_[1].size() < cfg_.ingress_queue_size)) {
-    std::vector<MemClient*> retry;
-    retry.swap(waiting_clients_);
-    for (MemClient* c : retry) c->on_mem_retry();  // may accept() again: that wakes us
+    retry_scratch_.swap(waiting_clients_);
+    for (MemClient* c : retry_scratch_) c->on_mem_retry();  // may accept() again: that wakes us
+    retry_scratch_.clear();
   }
 
   if (idle()) {  // nothing queued: sleep until accept()
@@ -233,7 +248,7 @@ ArbiterView MemoryController::view(Cycles now_c) const {
     if (!ingress_[s].empty()) {
       const Entry& head = ingress_[s].front();
       st.head_arrival = head.arrival;
-      st.head_fits = head.req.op == MemOp::kRead ? read_q_.size() < cfg_.read_queue_size
+      st.head_fits = head.op == MemOp::kRead ? read_q_.size() < cfg_.read_queue_size
                                                  : write_q_.size() < cfg_.write_queue_size;
     }
   }
@@ -250,16 +265,19 @@ bool MemoryController::admit(Cycles now_c) {
   arbiter_->on_admit(*s, v);
 
   auto& in = ingress_[index(*s)];
-  Entry e = std::move(in.front());
+  Entry e = in.front();
   in.pop_front();
   e.seq = next_seq_++;
   e.admitted = now_c;
   for (const Queue* q : {&read_q_, &write_q_}) {
-    for (const Entry& older : *q) e.hazards += ordered(older.req, e.req) ? 1 : 0;
+    for (const Entry& older : *q) e.hazards += ordered(older, e) ? 1 : 0;
   }
-  if (e.hazards > 0) ++hazard_waits_;
-  Queue& q = e.req.op == MemOp::kRead ? read_q_ : write_q_;
-  q.push_back(std::move(e));
+  if (e.hazards > 0) {
+    ++hazard_waits_;
+    ++hazard_entries_;
+  }
+  Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
+  q.push_back(e);
   ++in_dram_queue_[index(*s)];
   ++*admissions_[index(*s)];
   ingress_occupancy_[index(*s)]->set(now(), static_cast<std::int64_t>(in.size()));
@@ -325,10 +343,10 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
 }
 
 DramCommand MemoryController::next_command(const Entry& e) const {
-  const std::int64_t row = dram_.row_in_buffer(e.at.bank_group * dram_.config().banks_per_group + e.at.bank);
+  const std::int64_t row = dram_.row_in_buffer(e.bank);
   if (row < 0) return DramCommand::kActivate;
   if (row != e.at.row) return DramCommand::kPrecharge;
-  switch (e.req.op) {
+  switch (e.op) {
     case MemOp::kRead: return DramCommand::kRead;
     case MemOp::kWrite: return DramCommand::kWrite;
     case MemOp::kUpdate: return DramCommand::kUpdate;
@@ -351,8 +369,6 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
                                                        !read_q_.empty() && !write_waited_too_long))) {
     draining_writes_ = false;
   }
-  const std::uint32_t per_group = dram_.config().banks_per_group;
-  auto bank_index = [&](const BankAddress& a) { return a.bank_group * per_group + a.bank; };
   // One pass over a queue: does anything in it wait on nothing older, and which banks
   // have their open row still hit by such a request? Those rows are not closed under
   // their hits (until row_hit_cap), or FR-FCFS would thrash rows.
@@ -363,8 +379,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
     for (const Entry& e : q) {
       if (e.hazards > 0) continue;
       any = true;
-      const std::uint32_t b = bank_index(e.at);
-      if (dram_.row_in_buffer(b) == e.at.row) protected_banks |= std::uint64_t{1} << b;
+      if (dram_.row_in_buffer(e.bank) == e.at.row) protected_banks |= std::uint64_t{1} << e.bank;
     }
     return any;
   };
@@ -382,10 +397,10 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
     Entry& e = active[i];
     if (e.hazards > 0) continue;
     const DramCommand cmd = next_command(e);
-    if (cmd == DramCommand::kPrecharge && (protected_banks >> bank_index(e.at) & 1) &&
-        hits_since_activate_[bank_index(e.at)] < cfg_.row_hit_cap)
+    if (cmd == DramCommand::kPrecharge && (protected_banks >> e.bank & 1) &&
+        hits_since_activate_[e.bank] < cfg_.row_hit_cap)
       continue;
-    const Cycles t = dram_.earliest(cmd, e.at, now_c);
+    const Cycles t = dram_.earliest_in_bank(cmd, e.bank, e.at.bank_group, now_c);
     if (t != now_c) {
       next = std::min(next, t);
       continue;
@@ -407,8 +422,8 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
       if (e.hazards > 0) continue;
       const DramCommand cmd = next_command(e);
       if (is_column(cmd)) continue;
-      if (cmd == DramCommand::kPrecharge && (protected_banks >> bank_index(e.at) & 1)) continue;
-      const Cycles t = dram_.earliest(cmd, e.at, now_c);
+      if (cmd == DramCommand::kPrecharge && (protected_banks >> e.bank & 1)) continue;
+      const Cycles t = dram_.earliest_in_bank(cmd, e.bank, e.at.bank_group, now_c);
       if (t == now_c) {
         other_ready = i;
         row_queue = &other;
@@ -423,7 +438,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
   dram_.issue(cmd, e.at, now_c);
   if (cmd == DramCommand::kActivate) {
     e.activated = true;
-    hits_since_activate_[bank_index(e.at)] = 0;
+    hits_since_activate_[e.bank] = 0;
   } else {
     e.precharged = true;
   }
@@ -432,7 +447,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
 
 void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
   Entry& e = q[i];
-  const int s = index(e.req.stream);
+  const int s = index(e.stream);
   if (!e.started) {
     e.started = true;
     if (e.precharged) {
@@ -444,49 +459,44 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
     }
   }
   const Cycles data_done = dram_.issue(next_command(e), e.at, now_c);
-  ++hits_since_activate_[e.at.bank_group * dram_.config().banks_per_group + e.at.bank];
+  ++hits_since_activate_[e.bank];
   ++e.at.column;
   if (--e.bursts_left == 0) {
     // The request's last column command: the near-bank ALUs apply it now, so stored
     // values follow command order (T3 §4.3: atomicity from MC queue order).
-    dram_.apply(e.req.op, e.req.address, e.req.bytes, e.req.data);
+    dram_.apply(e.op, e.address, e.bytes, reqs_[e.slot].data);
     retire(q, i, data_done);
   }
 }
 
 void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
-  Entry e = std::move(q[i]);
+  const Entry e = q[i];
   q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
-  for (Queue* other : {&read_q_, &write_q_}) {
-    for (Entry& younger : *other) {
-      if (younger.seq > e.seq && ordered(e.req, younger.req)) --younger.hazards;
+  // Only an entry with hazards can be ordered behind e (it counted e when admitted).
+  if (hazard_entries_ > 0) {
+    for (Queue* other : {&read_q_, &write_q_}) {
+      for (Entry& younger : *other) {
+        if (younger.seq > e.seq && ordered(e, younger) && --younger.hazards == 0) --hazard_entries_;
+      }
     }
   }
-  const int s = index(e.req.stream), o = index(e.req.op);
+  const int s = index(e.stream), o = index(e.op);
   --in_dram_queue_[s];
   ++*requests_[s][o];
-  *bytes_[s][o] += e.req.bytes;
+  *bytes_[s][o] += e.bytes;
   set_occupancy_stats();
 
   const Tick respond_at = clock_.edge(data_done + Cycles(cfg_.response_latency));
   const Tick arrived = clock_.edge(e.arrival);
   latency_ns_[s]->sample((respond_at - arrived).ps() / 1000);
 
-  std::uint32_t slot;
-  if (free_slots_.empty()) {
-    slot = static_cast<std::uint32_t>(responses_.size());
-    responses_.emplace_back();
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  }
-  responses_[slot] = std::move(e.req);
+  const std::uint32_t slot = e.slot;
   ++in_response_;
-  sim().events().schedule_callback(respond_at, [this, slot] { respond(slot); }, EventPriority::kDelivery);
+  sim().schedule(response_events_[slot], respond_at);
 }
 
 void MemoryController::respond(std::uint32_t slot) {
-  MemRequest r = std::move(responses_[slot]);
+  MemRequest r = std::move(reqs_[slot]);
   free_slots_.push_back(slot);
   --in_response_;
   if (r.client != nullptr) r.client->on_mem_response(std::move(r));
@@ -501,7 +511,7 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
                             refresh_pending_ ? ", refresh pending" : ""));
   auto describe = [&](const char* where, const Entry& e) {
     out.push_back(fmt::format("  {} {} {} {:#x} +{} (bg {} bank {} row {}), {} bursts left, {} hazards, since cycle {}",
-                              where, to_string(e.req.stream), to_string(e.req.op), e.req.address, e.req.bytes,
+                              where, to_string(e.stream), to_string(e.op), e.address, e.bytes,
                               e.at.bank_group, e.at.bank, e.at.row, e.bursts_left, e.hazards, e.arrival.count()));
   };
   for (const Entry& e : read_q_) describe("read queue:", e);

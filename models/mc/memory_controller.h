@@ -88,17 +88,24 @@ class MemoryController final : public Component, public MemTarget {
   void report_in_flight(std::vector<std::string>& out) const override;
 
  private:
+  // A queued request. The fields the per-cycle scans read come first and the request
+  // itself waits in reqs_ (slot), so a scan touches one compact entry per request.
   struct Entry {
-    MemRequest req;
+    std::uint32_t bank = 0;       // bank index in the channel (at.bank_group * banks_per_group + at.bank)
+    std::uint32_t hazards = 0;    // older queued requests to overlapping bytes
     BankAddress at;               // the next column access
     std::uint32_t bursts_left = 0;
-    std::uint64_t seq = 0;        // admission order
-    std::uint32_t hazards = 0;    // older queued requests to overlapping bytes
-    Cycles arrival;               // reached the controller
-    Cycles admitted;              // entered the DRAM queues (write-drain timeout)
+    std::uint32_t bytes = 0;      // of the request (a copy, for the order checks)
+    MemOp op = MemOp::kRead;      // of the request
+    Stream stream = Stream::kCompute;
     bool activated = false;       // an ACT was issued for it (row miss)
     bool precharged = false;      // a PRE was issued for it (row conflict)
     bool started = false;         // its first column command issued
+    std::uint32_t slot = 0;       // the request, in reqs_
+    std::uint64_t address = 0;    // of the request
+    std::uint64_t seq = 0;        // admission order
+    Cycles arrival;               // reached the controller
+    Cycles admitted;              // entered the DRAM queues (write-drain timeout)
   };
   using Queue = std::vector<Entry>;  // in admission order
 
@@ -126,18 +133,43 @@ class MemoryController final : public Component, public MemTarget {
   Queue read_q_, write_q_;
   std::array<std::uint32_t, kNumStreams> in_dram_queue_{};
   std::uint64_t next_seq_ = 1;
+  std::uint32_t hazard_entries_ = 0;  // entries of read_q_ and write_q_ with hazards > 0
   bool draining_writes_ = false;
   bool refresh_pending_ = false;
   std::vector<std::uint32_t> hits_since_activate_;  // per bank
   std::vector<MemClient*> waiting_clients_;
+  std::vector<MemClient*> retry_scratch_;
 
-  // Completed requests waiting for their response event (a pooled callback carries
-  // only the slot number, so no request is copied into a std::function).
-  std::vector<MemRequest> responses_;
+  // The memory cycle: tick() (an Event of its own rather than a CallbackEvent: no
+  // std::function call per cycle).
+  class TickEvent final : public Event {
+   public:
+    explicit TickEvent(MemoryController& mc) : Event(EventPriority::kTick), mc_(mc) {}
+    void process() override { mc_.tick(); }
+    std::string description() const override { return mc_.name() + ".tick"; }
+
+   private:
+    MemoryController& mc_;
+  };
+  // The response of the request in one reqs_ slot (one event per slot, reused).
+  class ResponseEvent final : public Event {
+   public:
+    ResponseEvent(MemoryController& mc, std::uint32_t slot) : Event(EventPriority::kDelivery), mc_(mc), slot_(slot) {}
+    void process() override { mc_.respond(slot_); }
+    std::string description() const override { return mc_.name() + ".response"; }
+
+   private:
+    MemoryController& mc_;
+    std::uint32_t slot_;
+  };
+
+  // Every request from acceptance to its response, so none is moved per stage.
+  std::vector<MemRequest> reqs_;
+  std::deque<ResponseEvent> response_events_;  // one per reqs_ slot; a deque keeps them in place
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t in_response_ = 0;
 
-  CallbackEvent tick_event_;
+  TickEvent tick_event_;
   bool in_tick_ = false;
   bool evaluated_once_ = false;
   bool asleep_ = true;
