@@ -22,11 +22,39 @@ void EventQueue::schedule(Event& ev, Tick when) {
                                        ev.description(), when.ps(), now_.ps()));
   if (ev.seq_ != 0) --live_;  // the old entry becomes stale
   const std::uint64_t seq = next_seq_++;
-  const auto prio = static_cast<std::uint64_t>(static_cast<int>(ev.priority_) + 128);
+  const auto prio = static_cast<std::uint8_t>(static_cast<int>(ev.priority_) + 128);
   ev.seq_ = seq;
   ev.when_ = when;
   ++live_;
-  push(Entry{(static_cast<uint128>(when.ps()) << 64) | (prio << 56) | seq, &ev});
+  // A second event at a (time, priority) starts a bucket, later ones join it while it
+  // is remembered and queued: every item in it has a smaller sequence number, and any
+  // later bucket of the same (time, priority) would be the one remembered, so the FIFO
+  // keeps the order.
+  const Tick::rep t = when.ps();
+  const uint128 key = (static_cast<uint128>(t) << 64) | (static_cast<uint128>(prio) << 56) | seq;
+  Recent& r = recent_[(t ^ (t >> 10) ^ prio) & (kRecent - 1)];
+  if (r.when == t && r.prio == prio) {
+    if (r.bucket != kNoBucket && buckets_[r.bucket].generation == r.generation) {
+      buckets_[r.bucket].items.push_back(Item{&ev, seq});
+      return;
+    }
+    std::uint32_t b;
+    if (!free_buckets_.empty()) {
+      b = free_buckets_.back();
+      free_buckets_.pop_back();
+    } else {
+      b = static_cast<std::uint32_t>(buckets_.size());
+      buckets_.emplace_back();
+    }
+    Bucket& bucket = buckets_[b];
+    bucket.items.push_back(Item{&ev, seq});
+    r.bucket = b;
+    r.generation = bucket.generation;
+    push(key, (static_cast<std::uintptr_t>(b) << 1) | 1);
+    return;
+  }
+  r = Recent{t, kNoBucket, 0, prio};
+  push(key, reinterpret_cast<std::uintptr_t>(&ev));
 }
 
 void EventQueue::deschedule(Event& ev) {
@@ -50,16 +78,17 @@ void EventQueue::schedule_callback(Tick when, std::function<void()> fn, EventPri
   schedule(*ev, when);
 }
 
-void EventQueue::push(Entry e) {
+void EventQueue::push(uint128 key, std::uintptr_t ref) {
   std::size_t i = heap_.size();
-  heap_.push_back(e);
+  heap_.emplace_back();
   while (i > 0) {
     const std::size_t parent = (i - 1) / kArity;
-    if (!e.before(heap_[parent])) break;
+    if (!(key < heap_[parent].key)) break;
     heap_[i] = heap_[parent];
     i = parent;
   }
-  heap_[i] = e;
+  heap_[i].key = key;
+  heap_[i].ref = ref;
 }
 
 EventQueue::Entry EventQueue::pop_top() {
@@ -91,33 +120,68 @@ EventQueue::Entry EventQueue::pop_top() {
   return top;
 }
 
-void EventQueue::drop_stale_top() {
-  while (!heap_.empty() && !live(heap_.front())) pop_top();
+Event* EventQueue::front(Bucket*& bucket) {
+  while (!heap_.empty()) {
+    const Entry& top = heap_.front();
+    if (!top.is_bucket()) {
+      Event* ev = top.event();
+      if (ev->seq_ == top.seq()) {
+        bucket = nullptr;
+        return ev;
+      }
+      pop_top();  // stale: the event was moved or cancelled
+      continue;
+    }
+    Bucket& b = buckets_[top.bucket()];
+    while (b.head < b.items.size() && !live(b.items[b.head])) ++b.head;
+    if (b.head < b.items.size()) {
+      bucket = &b;
+      return b.items[b.head].ev;
+    }
+    // Exhausted: recycle it (the generation tells recent_ it is gone).
+    const std::uint32_t index = top.bucket();
+    pop_top();
+    b.items.clear();
+    b.head = 0;
+    ++b.generation;
+    free_buckets_.push_back(index);
+  }
+  return nullptr;
 }
 
 Tick EventQueue::next_time() {
-  drop_stale_top();
-  return heap_.empty() ? Tick::max() : Tick(heap_.front().when());
+  Bucket* b;
+  return front(b) == nullptr ? Tick::max() : Tick(heap_.front().when());
 }
 
 bool EventQueue::step() {
-  drop_stale_top();
-  if (heap_.empty()) return false;
-  const Entry e = pop_top();
-  now_ = Tick(e.when());
-  e.ev->seq_ = 0;
+  Bucket* b;
+  Event* ev = front(b);
+  if (ev == nullptr) return false;
+  dispatch(ev, b);
+  return true;
+}
+
+void EventQueue::dispatch(Event* ev, Bucket* b) {
+  now_ = Tick(heap_.front().when());
+  if (b == nullptr) {
+    pop_top();
+  } else {
+    ++b->head;  // the bucket stays queued until found exhausted
+  }
+  ev->seq_ = 0;
   --live_;
   ++dispatched_;
-  e.ev->process();
-  return true;
+  ev->process();
 }
 
 std::uint64_t EventQueue::run(Tick until) {
   const std::uint64_t start = dispatched_;
   for (;;) {
-    drop_stale_top();
-    if (heap_.empty() || heap_.front().when() > until.ps()) break;
-    step();
+    Bucket* b;
+    Event* ev = front(b);
+    if (ev == nullptr || heap_.front().when() > until.ps()) break;
+    dispatch(ev, b);
   }
   return dispatched_ - start;
 }

@@ -7,10 +7,23 @@
 // callbacks drawn from a pool the queue owns (`schedule_callback`). Nothing is
 // allocated per schedule in steady state.
 //
-// Descheduling is lazy: the heap entry stays and is skipped when popped, because
+// Descheduling is lazy: the queued entry stays and is skipped when reached, because
 // the event's sequence number no longer matches. An Event must therefore outlive
 // the queue's last run (components live as long as their Simulator).
+//
+// Structure: a 4-ary heap ordered by (time, priority, sequence). An entry is one
+// event, or a bucket: a FIFO of events sharing a (time, priority), in scheduling (=
+// sequence) order, keyed by its first event. A clocked system schedules most of its
+// events at a few edges (every memory controller ticks at the same one): the first
+// event of a (time, priority) gets an entry of its own, the next ones start and then
+// join a bucket, so a schedule is usually an append and a dispatch a read from the
+// front bucket, with heap work per bucket rather than per event; events at scattered
+// times cost what a plain heap costs. A bucket takes appends while it is the newest
+// one of its (time, priority) that the queue remembers (`recent_`); when it forgets,
+// a new bucket starts, which the heap places after the old one. Either way the
+// dispatch order is exactly (time, priority, sequence).
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -100,16 +113,39 @@ class EventQueue {
   std::uint64_t dispatched() const { return dispatched_; }
 
  private:
+  // A heap entry: one event, or one bucket.
   struct Entry {
     // One 128-bit key: time (high 64 bits), then priority (next 8, biased), then
-    // sequence (low 56). A single integer compare orders entries, which the
-    // compiler turns into branch-free code: with random event times the heap's
-    // comparisons are unpredictable, and mispredicted branches dominated pop_top.
+    // sequence (low 56) of the event or of the bucket's first event. A single integer
+    // compare orders entries, which the compiler turns into branch-free code: with
+    // random event times the heap's comparisons are unpredictable, and mispredicted
+    // branches dominated pop_top.
     uint128 key;
-    Event* ev;
+    std::uintptr_t ref;  // an Event* (aligned, low bit 0) or (bucket index << 1) | 1
     Tick::rep when() const { return static_cast<Tick::rep>(key >> 64); }
     std::uint64_t seq() const { return static_cast<std::uint64_t>(key) & kSeqMask; }
     bool before(const Entry& o) const { return key < o.key; }
+    bool is_bucket() const { return (ref & 1) != 0; }
+    Event* event() const { return reinterpret_cast<Event*>(ref); }
+    std::uint32_t bucket() const { return static_cast<std::uint32_t>(ref >> 1); }
+  };
+  struct Item {
+    Event* ev;
+    std::uint64_t seq;  // the event's sequence number when this item was queued
+  };
+  struct Bucket {
+    std::vector<Item> items;  // in sequence order; capacity kept across uses
+    std::size_t head = 0;     // items before head are dispatched or stale
+    std::uint32_t generation = 0;  // bumped when the bucket is recycled
+  };
+  // The last (time, priority) scheduled in one slot of a small direct-mapped table,
+  // and its newest bucket, if it has one.
+  static constexpr std::uint32_t kNoBucket = ~std::uint32_t{0};
+  struct Recent {
+    Tick::rep when = 0;
+    std::uint32_t bucket = kNoBucket;
+    std::uint32_t generation = 0;
+    std::uint8_t prio = 0;  // biased priorities are 28..228: 0 matches nothing
   };
   // A one-shot callback event recycled through free_pool_.
   class PooledEvent final : public Event {
@@ -125,13 +161,24 @@ class EventQueue {
 
   static constexpr unsigned kArity = 4;  // a 4-ary heap halves the depth of a binary one
   static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 56) - 1;
+  static constexpr std::size_t kRecent = 16;  // a power of two
 
-  void push(Entry e);
+  // Key and reference in registers (an Entry built in memory and reloaded whole stalls
+  // store-to-load forwarding).
+  void push(uint128 key, std::uintptr_t ref);
   Entry pop_top();
-  void drop_stale_top();
-  static bool live(const Entry& e) { return e.ev->seq_ == e.seq(); }
+  // The next event to run, or nullptr when none is scheduled; drops stale entries,
+  // stale items and exhausted buckets on the way. `bucket` is its bucket (it is that
+  // bucket's head item), or nullptr if it has the heap's top entry to itself.
+  Event* front(Bucket*& bucket);
+  // Runs `ev`, the event front() returned with `bucket`.
+  void dispatch(Event* ev, Bucket* bucket);
+  static bool live(const Item& it) { return it.ev->seq_ == it.seq; }
 
   std::vector<Entry> heap_;
+  std::vector<Bucket> buckets_;              // by index; a heap entry names one
+  std::vector<std::uint32_t> free_buckets_;  // recycled, their item capacity kept
+  std::array<Recent, kRecent> recent_{};
   Tick now_;
   std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;

@@ -112,6 +112,10 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
   bank_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.banks));
   set_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.sets_per_bank()));
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.line_bytes));
+  tag_shift_ = bank_bits_ + set_bits_;
+  if (bank_bits_ > 0) {
+    for (std::uint32_t shift = bank_bits_; shift < 64; shift <<= 1) fold_shifts_[fold_steps_++] = shift;
+  }
   words_per_line_ = cfg_.line_bytes / cfg_.value_granule;
   lines_.resize(cfg_.num_lines());
   tags_.assign(cfg_.num_lines(), kNoTag);
@@ -153,10 +157,20 @@ std::uint32_t L2Cache::bank_of_line(std::uint64_t line) const {
   if (bank_bits_ == 0) return 0;
   // XOR-fold of all line-address bits in bank_bits-wide chunks: consecutive lines go to
   // consecutive banks, and power-of-two strides (matrix columns) still spread.
-  const std::uint64_t mask = cfg_.banks - 1;
-  std::uint64_t h = 0;
-  for (std::uint64_t x = line; x != 0; x >>= bank_bits_) h ^= x & mask;
-  return static_cast<std::uint32_t>(h);
+  // The fold as a tree: after the step with shift s, chunk 0 holds the XOR of the
+  // first 2s / bank_bits chunks; the last step (s < 64 <= 2s) covers all of them. The
+  // steps commute, so they run unrolled from the last (fold_shifts_, at most 6).
+  std::uint64_t h = line;
+  switch (fold_steps_) {
+    case 6: h ^= h >> fold_shifts_[5]; [[fallthrough]];
+    case 5: h ^= h >> fold_shifts_[4]; [[fallthrough]];
+    case 4: h ^= h >> fold_shifts_[3]; [[fallthrough]];
+    case 3: h ^= h >> fold_shifts_[2]; [[fallthrough]];
+    case 2: h ^= h >> fold_shifts_[1]; [[fallthrough]];
+    case 1: h ^= h >> fold_shifts_[0]; break;
+    default: break;
+  }
+  return static_cast<std::uint32_t>(h) & (cfg_.banks - 1);
 }
 
 std::uint32_t L2Cache::set_of_line(std::uint64_t line) const {
@@ -173,19 +187,17 @@ std::uint32_t L2Cache::find_in_set(std::uint32_t set, std::uint64_t line) const 
   // Ways whose partial tag matches are candidates; the full tag decides (invalid slots
   // hold kNoTag, which no line address equals). A line is in at most one way.
   const std::uint32_t base = set * cfg_.assoc;
-  const std::uint16_t want = partial_tag(line);
-  const std::uint16_t* pt = ptags_.data() + base;
+  const std::uint8_t want = partial_tag(line);
+  const std::uint8_t* pt = ptags_.data() + base;
   std::uint32_t way = 0;
 #if defined(__SSE2__)
-  const __m128i w = _mm_set1_epi16(static_cast<short>(want));
-  for (; way + 8 <= cfg_.assoc; way += 8) {
-    // Two mask bits per way.
+  const __m128i w = _mm_set1_epi8(static_cast<char>(want));
+  for (; way + 16 <= cfg_.assoc; way += 16) {
     auto m = static_cast<std::uint32_t>(
-        _mm_movemask_epi8(_mm_cmpeq_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pt + way)), w)));
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pt + way)), w)));
     while (m != 0) {
-      const std::uint32_t candidate = way + static_cast<std::uint32_t>(std::countr_zero(m)) / 2;
-      if (tags_[base + candidate] == line) return base + candidate;
-      m &= m - 1;
+      const std::uint32_t slot = base + way + static_cast<std::uint32_t>(std::countr_zero(m));
+      if (tags_[slot] == line) return slot;
       m &= m - 1;
     }
   }
@@ -373,63 +385,120 @@ bool L2Cache::overlaps_waiting(const Txn& t) const {
 void L2Cache::process_cached(std::uint32_t ti) {
   Txn& t = txns_[ti];
   const Cycles now_c = now_cycle();
-  // The tag array is megabytes, so each look-up would wait for memory twice (the set's
-  // tags, then the way's Line). The pieces are known in advance: a piece's tags are
-  // prefetched kAhead pieces before its look-up, and its way's Line kLineAhead pieces
-  // before. Prefetches are hints only; every look-up below is done in full, in order.
-  constexpr std::uint32_t kAhead = 8, kLineAhead = 4;  // kAhead: a power of two
-  struct Ahead {
-    Piece p;
-    std::uint32_t bank = 0, set = 0;
+  const std::uint32_t ppr = t.pieces_per_row;
+  const std::uint32_t rows = t.req.rows;
+  const std::uint64_t line_bytes = cfg_.line_bytes;
+  const std::uint64_t hit_latency = cfg_.hit_latency;
+  const bool write = t.req.op == MemOp::kWrite;
+  const bool functional = t.functional;
+  const int s = index(t.req.stream);
+  // The hit path below works on locals (a store through a Counter would make the
+  // compiler reload every member); they go back to the members before anything else
+  // can read them: before process_line and at the end.
+  const std::uint64_t* const tags = tags_.data();
+  const std::uint8_t* const ptags = ptags_.data();
+  Line* const lines = lines_.data();
+  Cycles* const bank_free = bank_next_free_.data();
+  const std::uint32_t assoc = cfg_.assoc;
+  std::uint64_t use_clock = use_clock_;
+  std::uint64_t ready = t.ready_cycle.count();
+  std::uint64_t hits = 0, conflicts = 0, wait_cycles = 0;
+  auto flush = [&] {
+    use_clock_ = use_clock;
+    t.ready_cycle = Cycles(ready);
+    *hits_[s] += hits;
+    total_hits_ += hits;
+    bank_conflicts_ += conflicts;
+    bank_wait_cycles_ += wait_cycles;
+    hits = conflicts = wait_cycles = 0;
   };
-  Ahead ring[kAhead];
-  // Walk the pieces by (row, slot in row): piece_of without a division per piece.
-  std::uint32_t row = t.pieces_per_row == t.num_pieces ? 0 : t.next_piece / t.pieces_per_row;
-  std::uint32_t k = t.next_piece - row * t.pieces_per_row;
-  std::uint32_t fetched = t.next_piece;  // ring holds pieces [t.next_piece, fetched)
-  auto fetch = [&] {
-    Ahead& a = ring[fetched % kAhead];
-    a.p = piece_at(t, row, k);
-    if (++k == t.pieces_per_row) {
-      k = 0;
-      ++row;
-    }
-    if (a.p.bytes != 0) {
-      a.bank = bank_of_line(a.p.line);
-      a.set = set_in_bank(a.bank, a.p.line);
-      __builtin_prefetch(ptags_.data() + std::size_t{a.set} * cfg_.assoc);
-    }
-    ++fetched;
-  };
-  while (fetched < t.num_pieces && fetched - t.next_piece < kAhead) fetch();
-  while (t.next_piece < t.num_pieces) {
-    if (t.next_piece + kLineAhead < fetched) {
-      const Ahead& b = ring[(t.next_piece + kLineAhead) % kAhead];
-      if (b.p.bytes != 0) {
-        // The first way with a matching partial tag: almost always the line's, if cached.
-        const std::uint32_t base = b.set * cfg_.assoc;
-        const std::uint16_t want = partial_tag(b.p.line);
-        for (std::uint32_t way = 0; way < cfg_.assoc; ++way) {
-          if (ptags_[base + way] == want) {
-            __builtin_prefetch(&lines_[base + way]);
-            __builtin_prefetch(&tags_[base + way]);
+  // Walk the pieces row by row (piece i is slot i % ppr of row i / ppr: that row's
+  // k-th line). Empty slots (a row spanning fewer lines) end a row: nothing to look up.
+  std::uint32_t row = t.next_piece / ppr;
+  std::uint32_t k = t.next_piece - row * ppr;
+  for (; row < rows; ++row, k = 0) {
+    const std::uint64_t row_start = t.req.address + std::uint64_t{row} * t.req.row_stride;
+    const std::uint64_t row_end = row_start + t.req.bytes;
+    const std::uint64_t first_line = row_start >> line_shift_;
+    for (; k < ppr; ++k) {
+      const std::uint64_t line = first_line + k;
+      const std::uint64_t line_start = line << line_shift_;
+      if (line_start >= row_end) break;  // the rest of this row's slots are empty
+      const std::uint64_t start = std::max(line_start, row_start);
+      const auto bytes = static_cast<std::uint32_t>(std::min(line_start + line_bytes, row_end) - start);
+      const std::uint32_t bank = bank_of_line(line);
+      const std::uint32_t set = set_in_bank(bank, line);
+      // find_in_set, inline.
+      const std::uint32_t base = set * assoc;
+      std::uint32_t slot = kNone;
+#if defined(__SSE2__)
+      if (assoc == 16) {
+        const __m128i w = _mm_set1_epi8(static_cast<char>(partial_tag(line)));
+        auto m = static_cast<std::uint32_t>(
+            _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ptags + base)), w)));
+        for (; m != 0; m &= m - 1) {
+          const std::uint32_t candidate = base + static_cast<std::uint32_t>(std::countr_zero(m));
+          if (tags[candidate] == line) {
+            slot = candidate;
             break;
           }
         }
+      } else
+#endif
+      {
+        slot = find_in_set(set, line);
       }
-    }
-    const Ahead& a = ring[t.next_piece % kAhead];
-    if (!process_line(ti, t.next_piece, a.p, a.bank, a.set, now_c)) {
-      if (!t.stalled) {
-        t.stalled = true;
-        mshr_wait_.push_back(ti);
-        ++mshr_stalls_;
+      const bool full = bytes == line_bytes;
+      if (slot != kNone && lines[slot].mshr == kNone &&
+          (!functional || lines[slot].has_data || (write && full))) {  // !needs_values
+        // Hit: no event of its own; ready hit_latency after its bank slot.
+        Line& l = lines[slot];
+        const std::uint64_t now = now_c.count();
+        const std::uint64_t free = bank_free[bank].count();
+        const std::uint64_t bank_slot = free > now ? free : now;
+        if (free > now) {
+          ++conflicts;
+          wait_cycles += free - now;
+        }
+        const std::uint32_t rate = cfg_.bank_bytes_per_cycle;
+        bank_free[bank] = Cycles(bank_slot + (bank_rate_shift_ >= 0 ? (bytes + rate - 1) >> bank_rate_shift_
+                                                                    : (bytes + rate - 1) / rate));
+        if (write || functional) {  // a timing-only read changes nothing
+          Piece p;
+          p.line = line;
+          p.address = start;
+          p.bytes = bytes;
+          p.offset = std::uint64_t{row} * t.req.bytes + (start - row_start);
+          apply(t, p, slot);
+        }
+        l.last_use = ++use_clock;  // touch
+        ready = std::max(ready, bank_slot + hit_latency);
+        ++hits;
+        continue;
       }
-      return;
+      flush();
+      Piece p;
+      p.line = line;
+      p.address = start;
+      p.bytes = bytes;
+      p.offset = std::uint64_t{row} * t.req.bytes + (start - row_start);
+      const std::uint32_t pi = row * ppr + k;
+      if (!process_line(ti, pi, p, bank, set, slot, now_c)) {
+        ready = t.ready_cycle.count();
+        t.next_piece = pi;
+        if (!t.stalled) {
+          t.stalled = true;
+          mshr_wait_.push_back(ti);
+          ++mshr_stalls_;
+        }
+        return;
+      }
+      use_clock = use_clock_;
+      ready = t.ready_cycle.count();
     }
-    ++t.next_piece;
-    if (fetched < t.num_pieces) fetch();
   }
+  flush();
+  t.next_piece = t.num_pieces;
   if (t.stalled) {
     T3SIM_CHECK(!mshr_wait_.empty() && mshr_wait_.front() == ti, "a stalled transaction resumed out of order");
     mshr_wait_.pop_front();
@@ -439,13 +508,11 @@ void L2Cache::process_cached(std::uint32_t ti) {
 }
 
 bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, const Piece& p, std::uint32_t bank,
-                           std::uint32_t set, Cycles now_c) {
+                           std::uint32_t set, std::uint32_t slot, Cycles now_c) {
   Txn& t = txns_[ti];
-  if (p.bytes == 0) return true;  // an empty slot: nothing to look up
   const int s = index(t.req.stream);
   const bool write = t.req.op == MemOp::kWrite;
   const bool full = p.bytes == cfg_.line_bytes;
-  std::uint32_t slot = find_in_set(set, p.line);
   if (slot != kNone) {
     Line& l = lines_[slot];
     if (l.mshr != kNone) {
@@ -455,18 +522,9 @@ bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, const Piece& p, s
       ++*merges_[s];
       return true;
     }
-    if (l.has_data || !needs_values(t, p)) {
-      // Hit: no event of its own; ready hit_latency after its bank slot.
-      const Cycles bank_slot = reserve_bank_in(bank, p, now_c);
-      if (write || t.functional) apply(t, p, slot);  // a timing-only read changes nothing
-      touch(l);
-      t.ready_cycle = std::max(t.ready_cycle, bank_slot + Cycles(cfg_.hit_latency));
-      ++*hits_[s];
-      ++total_hits_;
-      return true;
-    }
-    // Present but without values, which this functional access needs (it was filled
-    // or written timing-only): a miss that refetches into the same way.
+    // (A hit is served by process_cached.) Present but without values, which this
+    // functional access needs (it was filled or written timing-only): a miss that
+    // refetches into the same way.
   } else if (write && !full) {
     // Write-no-allocate for partial lines: forward just these bytes (no fetch to merge
     // them into); the transaction waits for memory's acknowledgement.

@@ -35,7 +35,6 @@
 #include "models/mem/mem_request.h"
 #include "sim/clock.h"
 #include "sim/component.h"
-#include "sim/huge_pages.h"
 #include "sim/stats.h"
 
 namespace t3sim {
@@ -209,11 +208,13 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
     ptags_[slot] = partial_tag(line);
   }
   void clear_tag(std::uint32_t slot) { tags_[slot] = kNoTag; }
-  // 16 bits of the line address above its set index (the bits that tell the lines of
+  // 8 bits of the line address above its set index (the bits that tell the lines of
   // one set apart), folded: a filter, confirmed against tags_.
-  std::uint16_t partial_tag(std::uint64_t line) const {
-    const std::uint64_t h = line >> (bank_bits_ + set_bits_);
-    return static_cast<std::uint16_t>(h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
+  std::uint8_t partial_tag(std::uint64_t line) const {
+    std::uint64_t h = line >> tag_shift_;
+    h ^= h >> 32;
+    h ^= h >> 16;
+    return static_cast<std::uint8_t>(h ^ (h >> 8));
   }
   bool valid(std::uint32_t slot) const { return tags_[slot] != kNoTag; }
   std::uint64_t line_address(std::uint32_t slot) const { return tags_[slot] << line_shift_; }
@@ -222,9 +223,11 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   void process_cached(std::uint32_t ti);  // continue the look-up loop; may stall
   // One line piece of a cached transaction: false = needs an MSHR or a victim it
   // cannot have now (the transaction stalls at this piece).
-  // p is piece `piece`, in bank `bank` and set `set` (bank_of_line, set_in_bank).
+  // p is piece `piece`, in bank `bank` and set `set` (bank_of_line, set_in_bank), found
+  // in way `slot` (find_in_set; kNone: absent), and not a plain hit (process_cached
+  // serves those).
   bool process_line(std::uint32_t ti, std::uint32_t piece, const Piece& p, std::uint32_t bank, std::uint32_t set,
-                    Cycles now_c);
+                    std::uint32_t slot, Cycles now_c);
   void process_bypass(std::uint32_t ti);
   // Touches a line that a transaction in mshr_wait_ has yet to look up (bounding line
   // ranges: conservative for tiles, exact for 1D requests).
@@ -250,20 +253,23 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   std::uint32_t bank_bits_ = 0;
   std::uint32_t set_bits_ = 0;  // log2(sets per bank)
   std::uint32_t line_shift_ = 0;  // log2(line_bytes)
+  std::uint32_t tag_shift_ = 0;   // bank_bits_ + set_bits_: a line's bits above its set
+  std::array<std::uint32_t, 6> fold_shifts_{};  // bank_of_line's fold steps
+  std::uint32_t fold_steps_ = 0;
   std::int32_t bank_rate_shift_ = -1;  // log2(bank_bytes_per_cycle) if a power of two, else -1
   std::uint32_t words_per_line_ = 0;
   std::uint64_t use_clock_ = 0;
   std::uint64_t rng_state_;  // random replacement (splitmix64), seeded from the run seed
 
-  std::vector<Line, HugePageAllocator<Line>> lines_;  // slot = set * assoc + way
+  std::vector<Line> lines_;  // slot = set * assoc + way
   // Per slot: the line it holds (address / line_bytes), kNoTag if invalid. A set's tags
   // are contiguous (assoc x 8 B), so a look-up touches a cache line or two instead of
   // every way's Line.
   static constexpr std::uint64_t kNoTag = ~std::uint64_t{0};
-  std::vector<std::uint64_t, HugePageAllocator<std::uint64_t>> tags_;
+  std::vector<std::uint64_t> tags_;
   // partial_tag() of each valid slot's line (anything for an invalid one): a set's are
-  // compared 8 at a time and the whole array stays in the host's caches.
-  std::vector<std::uint16_t> ptags_;
+  // compared 16 at a time and the whole array stays in the host's caches.
+  std::vector<std::uint8_t> ptags_;
   std::vector<std::uint64_t> values_;     // slot * words_per_line_ + word; allocated on first functional request
   std::vector<Cycles> bank_next_free_;
   std::vector<Mshr> mshrs_;

@@ -52,6 +52,9 @@ HbmChannel::HbmChannel(Component& parent, std::string_view name, const HbmConfig
   T3SIM_CHECK(std::has_single_bit(cfg_.value_granule), "value_granule must be a power of two");
   T3SIM_CHECK(cfg_.timing.tBL > 0, "tBL must be positive");
   banks_.resize(cfg_.banks());
+  open_row_.assign(cfg_.banks(), kClosedRow);
+  t_cl_ = cfg_.timing.tCL;
+  t_wl_ = cfg_.timing.tWL;
   groups_.resize(cfg_.bank_groups);
   const std::uint64_t page_bytes = std::max<std::uint64_t>(kPageBytes, cfg_.value_granule);
   page_shift_ = static_cast<std::uint32_t>(std::countr_zero(page_bytes));
@@ -75,26 +78,27 @@ std::uint32_t HbmChannel::bank_index(const BankAddress& at) const {
 }
 
 bool HbmChannel::is_open(std::uint32_t bank_group, std::uint32_t bank) const {
-  return banks_[bank_index(BankAddress{bank_group, bank, 0, 0})].open;
+  return open_row_[bank_index(BankAddress{bank_group, bank, 0, 0})] != kClosedRow;
 }
 
 std::uint32_t HbmChannel::open_row(std::uint32_t bank_group, std::uint32_t bank) const {
-  const Bank& b = banks_[bank_index(BankAddress{bank_group, bank, 0, 0})];
-  T3SIM_CHECK(b.open, fmt::format("open_row of closed bank {}.{}", bank_group, bank));
-  return b.row;
+  const std::uint32_t r = open_row_[bank_index(BankAddress{bank_group, bank, 0, 0})];
+  T3SIM_CHECK(r != kClosedRow, fmt::format("open_row of closed bank {}.{}", bank_group, bank));
+  return r;
 }
 
 bool HbmChannel::all_banks_closed() const { return open_banks_ == 0; }
 
 bool HbmChannel::state_allows(DramCommand cmd, const BankAddress& at) const {
   if (cmd == DramCommand::kRefresh) return open_banks_ == 0;
-  const Bank& b = banks_[bank_index(at)];
+  const std::uint32_t r = open_row_[bank_index(at)];
+  const bool open = r != kClosedRow;
   switch (cmd) {
-    case DramCommand::kActivate: return !b.open;
-    case DramCommand::kPrecharge: return b.open;
+    case DramCommand::kActivate: return !open;
+    case DramCommand::kPrecharge: return open;
     case DramCommand::kRead:
     case DramCommand::kWrite:
-    case DramCommand::kUpdate: return b.open && b.row == at.row;
+    case DramCommand::kUpdate: return open && r == at.row;
     case DramCommand::kRefresh: break;
   }
   return false;
@@ -122,7 +126,7 @@ std::uint64_t HbmChannel::catch_up_refreshes(Cycles now) {
     ++n;
   }
   if (n > 0) {
-    for (Bank& b : banks_) b.open = false;  // a refresh needs every bank precharged
+    open_row_.assign(open_row_.size(), kClosedRow);  // a refresh needs every bank precharged
     open_banks_ = 0;
   }
   return n;
@@ -159,9 +163,10 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
 
   const std::uint32_t i = bank_index(at);
   Bank& b = banks_[i];
-  const bool allowed = cmd == DramCommand::kActivate    ? !b.open
-                       : cmd == DramCommand::kPrecharge ? b.open
-                                                        : b.open && b.row == at.row;  // RD, WR, UPD
+  std::uint32_t& open_row = open_row_[i];
+  const bool allowed = cmd == DramCommand::kActivate    ? open_row == kClosedRow
+                       : cmd == DramCommand::kPrecharge ? open_row != kClosedRow
+                                                        : open_row != kClosedRow && open_row == at.row;  // RD, WR, UPD
   T3SIM_CHECK(allowed, fmt::format("{} to bank group {} bank {} row {}: bank state does not allow it",
                                    to_string(cmd), at.bank_group, at.bank, at.row));
   const Cycle ready = earliest_in_bank(cmd, i, at.bank_group, now).count();
@@ -184,8 +189,8 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
   };
   switch (cmd) {
     case DramCommand::kActivate: {
-      b.open = true;
-      b.row = at.row;
+      T3SIM_CHECK(at.row != kClosedRow, fmt::format("ACT of row {}: no such row", at.row));
+      open_row = at.row;
       ++open_banks_;
       b.next_act = std::max(b.next_act, n + t.tRC);
       b.next_pre = std::max(b.next_pre, n + t.tRAS);
@@ -198,7 +203,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       return now;
     }
     case DramCommand::kPrecharge:
-      b.open = false;
+      open_row = kClosedRow;
       --open_banks_;
       b.next_act = std::max(b.next_act, n + t.tRP);
       next_ref_ = std::max(next_ref_, n + t.tRP);

@@ -58,9 +58,13 @@ class HbmChannel final : public Component {
   // bank is closed. Unchecked and inline: the controller's per-cycle scans call it for
   // every queued request (addresses come from the address map, always in range).
   std::int64_t row_in_buffer(std::uint32_t bank_index) const {
-    const Bank& b = banks_[bank_index];
-    return b.open ? static_cast<std::int64_t>(b.row) : -1;
+    const std::uint32_t r = open_row_[bank_index];
+    return r == kClosedRow ? -1 : static_cast<std::int64_t>(r);
   }
+  // The same as an unsigned row, kClosedRow (no row index) for a closed bank: one
+  // compare tells whether a request's row is open.
+  static constexpr std::uint32_t kClosedRow = ~std::uint32_t{0};
+  std::uint32_t open_row_or_closed(std::uint32_t bank_index) const { return open_row_[bank_index]; }
 
   // Contract: true iff the bank state admits `cmd` at all: ACT needs the bank
   // closed; RD/WR/UPD need `at.row` open; PRE needs the bank open; REF needs every
@@ -88,11 +92,11 @@ class HbmChannel final : public Component {
         break;
       case DramCommand::kRead:
         // The read burst starts tCL later and must not start before the bus is free.
-        c = std::max({c, b.next_col, g.next_rd, bus_free_ > cfg_.timing.tCL ? bus_free_ - cfg_.timing.tCL : 0});
+        c = std::max({c, b.next_col, g.next_rd, bus_free_ > t_cl_ ? bus_free_ - t_cl_ : 0});
         break;
       case DramCommand::kWrite:
       case DramCommand::kUpdate:
-        c = std::max({c, b.next_col, g.next_wr, bus_free_ > cfg_.timing.tWL ? bus_free_ - cfg_.timing.tWL : 0});
+        c = std::max({c, b.next_col, g.next_wr, bus_free_ > t_wl_ ? bus_free_ - t_wl_ : 0});
         break;
       case DramCommand::kRefresh: break;
     }
@@ -133,12 +137,11 @@ class HbmChannel final : public Component {
   using Cycle = std::uint64_t;
   static constexpr Cycle kNever = ~Cycle{0};
 
+  // Whether a bank is open, and which row, is in open_row_.
   struct Bank {
-    bool open = false;
-    std::uint32_t row = 0;
+    Cycle next_col = 0;  // tRCD after ACT
     Cycle next_act = 0;  // tRC after ACT, tRP after PRE
     Cycle next_pre = 0;  // tRAS after ACT, tRTP after RD, tWL + tBL + tWR after WR/UPD
-    Cycle next_col = 0;  // tRCD after ACT
   };
   struct Group {
     Cycle next_act = 0;  // tRRDL (same group) / tRRDS (other groups)
@@ -157,19 +160,22 @@ class HbmChannel final : public Component {
   void for_each_segment(std::uint64_t address, std::size_t words, Fn&& fn) const;
 
   const HbmConfig cfg_;
+  // The state the controller's per-cycle scans read, together.
   Cycles refresh_due_;
-
+  Cycle next_cmd_ = 0;      // one command per cycle: last issued + 1
+  Cycle bus_free_ = 0;      // end of the last data burst (read or write)
+  Cycle next_act_ = 0;      // channel-wide ACT block (tRFC after REF)
+  Cycle faw_ready_ = 0;     // oldest of the last four ACTs + tFAW
+  Cycle t_cl_ = 0, t_wl_ = 0;  // cfg_.timing.tCL, tWL
+  std::uint32_t open_banks_ = 0;
+  std::vector<std::uint32_t> open_row_;  // per bank: its open row, kClosedRow if closed
   std::vector<Bank> banks_;
   std::vector<Group> groups_;
-  std::uint32_t open_banks_ = 0;
-  Cycle next_act_ = 0;      // channel-wide ACT block (tRFC after REF)
+
   Cycle next_ref_ = 0;      // tRP after the last PRE, tRFC after the last REF
-  Cycle bus_free_ = 0;      // end of the last data burst (read or write)
   Cycle faw_[4] = {0, 0, 0, 0};  // the last four ACT cycles, oldest at faw_head_
   std::uint32_t faw_head_ = 0;
   std::uint32_t acts_ = 0;  // ACTs issued so far, saturating at 4 (tFAW needs four)
-  Cycle faw_ready_ = 0;     // oldest of the last four ACTs + tFAW
-  Cycle next_cmd_ = 0;      // one command per cycle: last issued + 1
 
   std::uint32_t words_per_page_ = 0;
   std::uint32_t page_shift_ = 0;  // log2(page bytes)

@@ -58,9 +58,9 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
     : Component(parent, name),
       cfg_(cfg),
       dram_(dram),
+      clock_(dram.config().clock_hz),
       map_(map),
       channel_(channel_index),
-      clock_(dram.config().clock_hz),
       arbiter_(make_arbiter(*this, cfg.arbiter)),
       hits_since_activate_(dram.config().banks(), 0),
       tick_event_(*this),
@@ -96,8 +96,17 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
     throw std::invalid_argument(fmt::format("{}: at most 64 banks per channel are supported, got {}",
                                             this->name(), dram.config().banks()));
   }
-  read_q_.reserve(cfg.read_queue_size);
-  write_q_.reserve(cfg.write_queue_size);
+  if (dram.config().bank_groups > 256) {
+    throw std::invalid_argument(fmt::format("{}: at most 256 bank groups per channel are supported, got {}",
+                                            this->name(), dram.config().bank_groups));
+  }
+  read_capacity_ = cfg.read_queue_size;
+  write_capacity_ = cfg.write_queue_size;
+  ingress_capacity_ = cfg.ingress_queue_size;
+  for (Queue* q : {&read_q_, &write_q_}) {
+    q->hot.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
+    q->cold.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
+  }
 }
 
 MemoryController::~MemoryController() = default;
@@ -106,7 +115,7 @@ MemoryController::~MemoryController() = default;
 // MemTarget
 
 bool MemoryController::can_accept(const MemRequest& req) const {
-  return ingress_[index(req.stream)].size() < cfg_.ingress_queue_size;
+  return ingress_size(index(req.stream)) < ingress_capacity_;
 }
 
 void MemoryController::accept(MemRequest&& req) {
@@ -139,9 +148,10 @@ void MemoryController::accept(MemRequest&& req) {
     free_slots_.pop_back();
     reqs_[e.slot] = std::move(req);
   }
-  auto& q = ingress_[index(e.stream)];
-  q.push_back(e);
-  ingress_occupancy_[index(e.stream)]->set(now(), static_cast<std::int64_t>(q.size()));
+  const int s = index(e.stream);
+  ingress_[s].push_back(e);
+  ++ingress_count_[s];
+  ingress_occupancy_[s]->set(now(), static_cast<std::int64_t>(ingress_count_[s]));
   if (!in_tick_) wake_at(cycle_now());
 }
 
@@ -180,7 +190,7 @@ std::uint32_t MemoryController::occupancy() const {
 }
 
 bool MemoryController::idle() const {
-  return ingress_[0].empty() && ingress_[1].empty() && read_q_.empty() && write_q_.empty();
+  return ingress_size(0) == 0 && ingress_size(1) == 0 && read_q_.empty() && write_q_.empty();
 }
 
 // ---------------------------------------------------------------------------
@@ -201,7 +211,10 @@ void MemoryController::tick() {
   in_tick_ = true;
   if (asleep_) {
     // Refresh went on while nothing was queued; account for it now.
-    dram_.catch_up_refreshes(now_c);
+    if (dram_.catch_up_refreshes(now_c) > 0) {  // closed every bank
+      ++bank_version_;
+      invalidate_commands(kAllBanks);
+    }
     asleep_ = false;
   }
   Cycles next = kNever;
@@ -212,8 +225,7 @@ void MemoryController::tick() {
   in_tick_ = false;
   if (progress) sim().note_progress();
 
-  if (!waiting_clients_.empty() && (ingress_[0].size() < cfg_.ingress_queue_size ||
-                                    ingress_[1].size() < cfg_.ingress_queue_size)) {
+  if (!waiting_clients_.empty() && (ingress_size(0) < ingress_capacity_ || ingress_size(1) < ingress_capacity_)) {
     retry_scratch_.swap(waiting_clients_);
     for (MemClient* c : retry_scratch_) c->on_mem_retry();  // may accept() again: that wakes us
     retry_scratch_.clear();
@@ -227,7 +239,7 @@ void MemoryController::tick() {
     wake_at(now_c + Cycles(1));
     return;
   }
-  if (!ingress_[0].empty() || !ingress_[1].empty()) {
+  if (ingress_size(0) > 0 || ingress_size(1) > 0) {
     if (auto change = arbiter_->next_change(view(now_c))) next = std::min(next, *change);
   }
   if (next != kNever) wake_at(next);
@@ -240,23 +252,22 @@ ArbiterView MemoryController::view(Cycles now_c) const {
   ArbiterView v;
   v.now = now_c;
   v.occupancy = occupancy();
-  v.capacity = cfg_.read_queue_size + cfg_.write_queue_size;
+  v.capacity = read_capacity_ + write_capacity_;
   for (int s = 0; s < kNumStreams; ++s) {
     StreamQueueState& st = v.streams[s];
-    st.waiting = static_cast<std::uint32_t>(ingress_[s].size());
+    st.waiting = ingress_size(s);
     st.in_dram_queue = in_dram_queue_[s];
-    if (!ingress_[s].empty()) {
+    if (st.waiting > 0) {
       const Entry& head = ingress_[s].front();
       st.head_arrival = head.arrival;
-      st.head_fits = head.op == MemOp::kRead ? read_q_.size() < cfg_.read_queue_size
-                                                 : write_q_.size() < cfg_.write_queue_size;
+      st.head_fits = head.op == MemOp::kRead ? read_q_.size() < read_capacity_ : write_q_.size() < write_capacity_;
     }
   }
   return v;
 }
 
 bool MemoryController::admit(Cycles now_c) {
-  if (ingress_[0].empty() && ingress_[1].empty()) return false;
+  if (ingress_size(0) == 0 && ingress_size(1) == 0) return false;
   ArbiterView v = view(now_c);
   arbiter_->observe(v);
   const std::optional<Stream> s = arbiter_->choose(v);
@@ -264,23 +275,32 @@ bool MemoryController::admit(Cycles now_c) {
   T3SIM_CHECK(v.eligible(*s), fmt::format("arbiter chose {} which cannot enter", to_string(*s)));
   arbiter_->on_admit(*s, v);
 
-  auto& in = ingress_[index(*s)];
+  const int si = index(*s);
+  auto& in = ingress_[si];
   Entry e = in.front();
   in.pop_front();
+  --ingress_count_[si];
   e.seq = next_seq_++;
   e.admitted = now_c;
+  Hot h;
+  h.row = e.at.row;
+  h.bank = static_cast<std::uint8_t>(e.bank);
+  h.group = static_cast<std::uint8_t>(e.at.bank_group);
+  h.op = e.op;
+  // Two reads are never ordered, and read_q_ holds only reads: a read checks write_q_.
   for (const Queue* q : {&read_q_, &write_q_}) {
-    for (const Entry& older : *q) e.hazards += ordered(older, e) ? 1 : 0;
+    if (q == &read_q_ && e.op == MemOp::kRead) continue;
+    for (const Entry& older : q->cold) h.hazards += ordered(older, e) ? 1 : 0;
   }
-  if (e.hazards > 0) {
+  if (h.hazards > 0) {
     ++hazard_waits_;
     ++hazard_entries_;
   }
   Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
-  q.push_back(e);
-  ++in_dram_queue_[index(*s)];
-  ++*admissions_[index(*s)];
-  ingress_occupancy_[index(*s)]->set(now(), static_cast<std::int64_t>(in.size()));
+  q.push(h, e);
+  ++in_dram_queue_[si];
+  ++*admissions_[si];
+  ingress_occupancy_[si]->set(now(), static_cast<std::int64_t>(ingress_count_[si]));
   set_occupancy_stats();
   arbiter_->observe(view(now_c));
   return true;
@@ -322,6 +342,7 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
     if (t == now_c) {
       dram_.issue(DramCommand::kRefresh, BankAddress{}, now_c);
       refresh_pending_ = false;
+      ++bank_version_;
       return true;
     }
     next = std::min(next, t);
@@ -334,6 +355,8 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
       const Cycles t = dram_.earliest(DramCommand::kPrecharge, at, now_c);
       if (t == now_c) {
         dram_.issue(DramCommand::kPrecharge, at, now_c);
+        ++bank_version_;
+        invalidate_commands(g * hc.banks_per_group + b);
         return true;
       }
       next = std::min(next, t);
@@ -342,11 +365,11 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
   return false;
 }
 
-DramCommand MemoryController::next_command(const Entry& e) const {
-  const std::int64_t row = dram_.row_in_buffer(e.bank);
-  if (row < 0) return DramCommand::kActivate;
-  if (row != e.at.row) return DramCommand::kPrecharge;
-  switch (e.op) {
+DramCommand MemoryController::next_command(const Hot& h) const {
+  const std::uint32_t row = dram_.open_row_or_closed(h.bank);
+  if (row == HbmChannel::kClosedRow) return DramCommand::kActivate;
+  if (row != h.row) return DramCommand::kPrecharge;
+  switch (h.op) {
     case MemOp::kRead: return DramCommand::kRead;
     case MemOp::kWrite: return DramCommand::kWrite;
     case MemOp::kUpdate: return DramCommand::kUpdate;
@@ -358,53 +381,45 @@ DramCommand MemoryController::next_command(const Entry& e) const {
 // first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
 bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
   const bool write_waited_too_long =
-      !write_q_.empty() && now_c >= write_q_.front().admitted + Cycles(cfg_.write_drain_timeout);
+      !write_q_.empty() && now_c >= write_q_.cold.front().admitted + Cycles(cfg_.write_drain_timeout);
   if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || write_waited_too_long ||
                             (read_q_.empty() && !write_q_.empty()))) {
     draining_writes_ = true;
     ++write_drains_;
   } else if (!draining_writes_ && !write_q_.empty()) {
-    next = std::min(next, write_q_.front().admitted + Cycles(cfg_.write_drain_timeout));
+    next = std::min(next, write_q_.cold.front().admitted + Cycles(cfg_.write_drain_timeout));
   } else if (draining_writes_ && (write_q_.empty() || (write_q_.size() <= cfg_.write_low_watermark &&
                                                        !read_q_.empty() && !write_waited_too_long))) {
     draining_writes_ = false;
   }
-  // One pass over a queue: does anything in it wait on nothing older, and which banks
-  // have their open row still hit by such a request? Those rows are not closed under
-  // their hits (until row_hit_cap), or FR-FCFS would thrash rows.
-  std::uint64_t protected_banks = 0;  // at most 64 banks per channel (checked at construction)
-  auto survey = [&](const Queue& q) {
-    bool any = false;
-    protected_banks = 0;
-    for (const Entry& e : q) {
-      if (e.hazards > 0) continue;
-      any = true;
-      if (dram_.row_in_buffer(e.bank) == e.at.row) protected_banks |= std::uint64_t{1} << e.bank;
-    }
-    return any;
-  };
   Queue* chosen = draining_writes_ ? &write_q_ : &read_q_;
-  if (!survey(*chosen)) {
+  const Survey* sv = &survey(*chosen);
+  if (!sv->any) {
     // Everything here waits on older requests in the other queue (a read behind a
     // write to the same bytes, or the reverse): serve that queue this cycle.
     chosen = chosen == &write_q_ ? &read_q_ : &write_q_;
-    if (!survey(*chosen)) return false;
+    sv = &survey(*chosen);
+    if (!sv->any) return false;
   }
   Queue& active = *chosen;
+  // Rows that requests waiting on nothing older still hit are not closed under their
+  // hits (until row_hit_cap), or FR-FCFS would thrash rows.
+  const std::uint64_t protected_banks = sv->protected_banks;
 
+  // Pass 1 decides: the oldest ready column command, else the oldest ready row
+  // command. A cached bound above now_c skips a request without reading DRAM state.
+  const std::uint64_t now = now_c.count();
+  auto precharge_held = [&](const Hot& h, bool below_cap_only) {
+    return (protected_banks >> h.bank & 1) && (!below_cap_only || hits_since_activate_[h.bank] < cfg_.row_hit_cap);
+  };
   std::optional<std::size_t> other_ready;
-  for (std::size_t i = 0; i < active.size(); ++i) {
-    Entry& e = active[i];
-    if (e.hazards > 0) continue;
-    const DramCommand cmd = next_command(e);
-    if (cmd == DramCommand::kPrecharge && (protected_banks >> e.bank & 1) &&
-        hits_since_activate_[e.bank] < cfg_.row_hit_cap)
-      continue;
-    const Cycles t = dram_.earliest_in_bank(cmd, e.bank, e.at.bank_group, now_c);
-    if (t != now_c) {
-      next = std::min(next, t);
-      continue;
-    }
+  const std::size_t n = active.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    Hot& h = active.hot[i];
+    if (h.hazards > 0) continue;
+    const DramCommand cmd = command_of(h);
+    if (cmd == DramCommand::kPrecharge && precharge_held(h, true)) continue;
+    if (h.ready > now || exact_earliest(h, now_c) != now_c) continue;
     if (is_column(cmd)) {
       issue_column(active, i, now_c);
       return true;
@@ -412,30 +427,44 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
     if (!other_ready) other_ready = i;
   }
   Queue* row_queue = &active;
+  Queue& other = &active == &read_q_ ? write_q_ : read_q_;
   if (!other_ready) {
     // Nothing in the active queue can issue: open or close a row for the other queue
     // meanwhile (ACT/PRE do not use the data bus, so no turnaround), never closing a
     // row the active queue still hits.
-    Queue& other = &active == &read_q_ ? write_q_ : read_q_;
     for (std::size_t i = 0; i < other.size() && !other_ready; ++i) {
-      const Entry& e = other[i];
-      if (e.hazards > 0) continue;
-      const DramCommand cmd = next_command(e);
+      Hot& h = other.hot[i];
+      if (h.hazards > 0) continue;
+      const DramCommand cmd = command_of(h);
       if (is_column(cmd)) continue;
-      if (cmd == DramCommand::kPrecharge && (protected_banks >> e.bank & 1)) continue;
-      const Cycles t = dram_.earliest_in_bank(cmd, e.bank, e.at.bank_group, now_c);
-      if (t == now_c) {
-        other_ready = i;
-        row_queue = &other;
-      } else {
-        next = std::min(next, t);  // wake for it too, or the slot is only used by chance
-      }
+      if (cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
+      if (h.ready > now || exact_earliest(h, now_c) != now_c) continue;
+      other_ready = i;
+      row_queue = &other;
     }
   }
-  if (!other_ready) return false;
-  Entry& e = (*row_queue)[*other_ready];
-  const DramCommand cmd = next_command(e);
+  if (!other_ready) {
+    // Pass 2, nothing issues: the controller sleeps until the earliest cycle any of
+    // those requests may issue (exact, so the bounds are brought up to date).
+    for (std::size_t i = 0; i < n; ++i) {
+      Hot& h = active.hot[i];
+      if (h.hazards > 0) continue;
+      if (h.cmd == DramCommand::kPrecharge && precharge_held(h, true)) continue;
+      next = std::min(next, exact_earliest(h, now_c));
+    }
+    for (std::size_t i = 0; i < other.size(); ++i) {
+      Hot& h = other.hot[i];
+      if (h.hazards > 0 || is_column(command_of(h))) continue;
+      if (h.cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
+      next = std::min(next, exact_earliest(h, now_c));  // wake for it too, or the slot is only used by chance
+    }
+    return false;
+  }
+  Entry& e = row_queue->cold[*other_ready];
+  const DramCommand cmd = row_queue->hot[*other_ready].cmd;
   dram_.issue(cmd, e.at, now_c);
+  ++bank_version_;  // a row opened or closed
+  invalidate_commands(e.bank);
   if (cmd == DramCommand::kActivate) {
     e.activated = true;
     hits_since_activate_[e.bank] = 0;
@@ -445,8 +474,31 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
   return true;
 }
 
+void MemoryController::invalidate_commands(std::uint32_t bank) {
+  for (Queue* q : {&read_q_, &write_q_}) {
+    for (Hot& h : q->hot) {
+      if (bank == kAllBanks || h.bank == bank) h.cmd_known = false;
+    }
+  }
+}
+
+const MemoryController::Survey& MemoryController::survey(const Queue& q) {
+  Survey& sv = surveys_[&q == &read_q_ ? 0 : 1];
+  if (sv.queue_version == q.version && sv.bank_version == bank_version_) return sv;
+  sv.queue_version = q.version;
+  sv.bank_version = bank_version_;
+  sv.any = false;
+  sv.protected_banks = 0;  // at most 64 banks per channel (checked at construction)
+  for (const Hot& h : q.hot) {
+    if (h.hazards > 0) continue;
+    sv.any = true;
+    if (dram_.open_row_or_closed(h.bank) == h.row) sv.protected_banks |= std::uint64_t{1} << h.bank;
+  }
+  return sv;
+}
+
 void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
-  Entry& e = q[i];
+  Entry& e = q.cold[i];
   const int s = index(e.stream);
   if (!e.started) {
     e.started = true;
@@ -458,7 +510,7 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
       ++*row_hits_[s];
     }
   }
-  const Cycles data_done = dram_.issue(next_command(e), e.at, now_c);
+  const Cycles data_done = dram_.issue(q.hot[i].cmd, e.at, now_c);
   ++hits_since_activate_[e.bank];
   ++e.at.column;
   if (--e.bursts_left == 0) {
@@ -470,13 +522,21 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
 }
 
 void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
-  const Entry e = q[i];
-  q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
-  // Only an entry with hazards can be ordered behind e (it counted e when admitted).
+  const Entry e = q.cold[i];
+  q.erase(i);
+  // Only an entry with hazards can be ordered behind e (it counted e when admitted),
+  // and a read only behind a write (read_q_ holds only reads).
   if (hazard_entries_ > 0) {
     for (Queue* other : {&read_q_, &write_q_}) {
-      for (Entry& younger : *other) {
-        if (younger.seq > e.seq && ordered(e, younger) && --younger.hazards == 0) --hazard_entries_;
+      if (other == &read_q_ && e.op == MemOp::kRead) continue;
+      for (std::size_t j = 0; j < other->size(); ++j) {
+        Hot& younger = other->hot[j];
+        if (younger.hazards == 0) continue;
+        const Entry& y = other->cold[j];
+        if (y.seq > e.seq && ordered(e, y)) {
+          ++other->version;
+          if (--younger.hazards == 0) --hazard_entries_;
+        }
       }
     }
   }
@@ -506,16 +566,19 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
   if (idle() && in_response_ == 0) return;
   out.push_back(fmt::format("{}: ingress compute {} communication {}, read queue {}, write queue {}{}, "
                             "{} responses pending{}",
-                            name(), ingress_[0].size(), ingress_[1].size(), read_q_.size(), write_q_.size(),
+                            name(), ingress_size(0), ingress_size(1), read_q_.size(), write_q_.size(),
                             draining_writes_ ? " (draining)" : "", in_response_,
                             refresh_pending_ ? ", refresh pending" : ""));
-  auto describe = [&](const char* where, const Entry& e) {
-    out.push_back(fmt::format("  {} {} {} {:#x} +{} (bg {} bank {} row {}), {} bursts left, {} hazards, since cycle {}",
-                              where, to_string(e.stream), to_string(e.op), e.address, e.bytes,
-                              e.at.bank_group, e.at.bank, e.at.row, e.bursts_left, e.hazards, e.arrival.count()));
+  auto describe = [&](const char* where, const Queue& q) {
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const Entry& e = q.cold[i];
+      out.push_back(fmt::format("  {} {} {} {:#x} +{} (bg {} bank {} row {}), {} bursts left, {} hazards, since cycle {}",
+                                where, to_string(e.stream), to_string(e.op), e.address, e.bytes, e.at.bank_group,
+                                e.at.bank, e.at.row, e.bursts_left, q.hot[i].hazards, e.arrival.count()));
+    }
   };
-  for (const Entry& e : read_q_) describe("read queue:", e);
-  for (const Entry& e : write_q_) describe("write queue:", e);
+  describe("read queue:", read_q_);
+  describe("write queue:", write_q_);
 }
 
 }  // namespace t3sim

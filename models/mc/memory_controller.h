@@ -88,12 +88,28 @@ class MemoryController final : public Component, public MemTarget {
   void report_in_flight(std::vector<std::string>& out) const override;
 
  private:
-  // A queued request. The fields the per-cycle scans read come first and the request
-  // itself waits in reqs_ (slot), so a scan touches one compact entry per request.
+  // A queued request, split in two: what the per-cycle scans read (Hot, 24 bytes) and
+  // the rest (Entry); the request itself waits in reqs_ (slot).
+  //
+  // Hot also caches the request's next DRAM command and a lower bound of the cycle it
+  // may issue (the max of its timing constraints when last computed). The command
+  // changes only when its bank opens or closes (invalidate_commands), and while it
+  // stays the same its constraints only grow (issue() raises them with max, time
+  // only goes forward), so a bound above the current cycle proves the command cannot
+  // issue yet without reading any DRAM state.
+  struct Hot {
+    std::uint32_t row = 0;      // of the request's column accesses
+    std::uint32_t hazards = 0;  // older queued requests to overlapping bytes
+    std::uint8_t bank = 0;      // bank index in the channel (bank_group * banks_per_group + bank)
+    std::uint8_t group = 0;     // bank group
+    MemOp op = MemOp::kRead;
+    bool cmd_known = false;     // cmd and ready are valid
+    DramCommand cmd = DramCommand::kActivate;
+    std::uint64_t ready = 0;    // lower bound of the cycle cmd may issue
+  };
   struct Entry {
-    std::uint32_t bank = 0;       // bank index in the channel (at.bank_group * banks_per_group + at.bank)
-    std::uint32_t hazards = 0;    // older queued requests to overlapping bytes
     BankAddress at;               // the next column access
+    std::uint32_t bank = 0;       // bank index in the channel
     std::uint32_t bursts_left = 0;
     std::uint32_t bytes = 0;      // of the request (a copy, for the order checks)
     MemOp op = MemOp::kRead;      // of the request
@@ -107,7 +123,33 @@ class MemoryController final : public Component, public MemTarget {
     Cycles arrival;               // reached the controller
     Cycles admitted;              // entered the DRAM queues (write-drain timeout)
   };
-  using Queue = std::vector<Entry>;  // in admission order
+  // A DRAM queue in admission order: hot[i] and cold[i] are one request.
+  struct Queue {
+    std::vector<Hot> hot;
+    std::vector<Entry> cold;
+    std::uint64_t version = 0;  // changes whenever an entry or its hazards change
+    std::size_t size() const { return hot.size(); }
+    bool empty() const { return hot.empty(); }
+    void push(const Hot& h, const Entry& e) {
+      hot.push_back(h);
+      cold.push_back(e);
+      ++version;
+    }
+    void erase(std::size_t i) {
+      hot.erase(hot.begin() + static_cast<std::ptrdiff_t>(i));
+      cold.erase(cold.begin() + static_cast<std::ptrdiff_t>(i));
+      ++version;
+    }
+  };
+  // A queue's survey (schedule_command): does any entry wait on nothing older, and which
+  // banks' open rows such entries hit. It depends only on the queue and on which rows
+  // are open, so it is kept until either changes.
+  struct Survey {
+    std::uint64_t queue_version = ~std::uint64_t{0};
+    std::uint64_t bank_version = ~std::uint64_t{0};
+    bool any = false;
+    std::uint64_t protected_banks = 0;
+  };
 
   Cycles cycle_now() const { return clock_.cycle_at_or_after(now()); }
   void wake_at(Cycles c);
@@ -116,26 +158,55 @@ class MemoryController final : public Component, public MemTarget {
   bool admit(Cycles now);
   bool refresh(Cycles now, Cycles& next);
   bool schedule_command(Cycles now, Cycles& next);
-  DramCommand next_command(const Entry& e) const;
+  const Survey& survey(const Queue& q);
+  DramCommand next_command(const Hot& h) const;
+  // h's next command, cached.
+  DramCommand command_of(Hot& h) const {
+    if (!h.cmd_known) {
+      h.cmd = next_command(h);
+      h.ready = 0;
+      h.cmd_known = true;
+    }
+    return h.cmd;
+  }
+  // The exact earliest cycle (>= now) of h's command; refreshes the cached bound.
+  Cycles exact_earliest(Hot& h, Cycles now) const {
+    h.ready = dram_.earliest_in_bank(h.cmd, h.bank, h.group, Cycles(0)).count();
+    return Cycles(std::max(now.count(), h.ready));
+  }
+  // Bank `bank` (all banks if kAllBanks) opened or closed: its requests' next commands change.
+  static constexpr std::uint32_t kAllBanks = ~std::uint32_t{0};
+  void invalidate_commands(std::uint32_t bank);
   void issue_column(Queue& q, std::size_t i, Cycles now);
   void retire(Queue& q, std::size_t i, Cycles data_done);
   void respond(std::uint32_t slot);
   void set_occupancy_stats();
+  std::uint32_t ingress_size(int s) const { return ingress_count_[static_cast<std::size_t>(s)]; }
 
   McConfig cfg_;
   HbmChannel& dram_;
-  const AddressMap& map_;
-  std::uint32_t channel_;
   ClockDomain clock_;
-  std::unique_ptr<Arbiter> arbiter_;
-
-  std::array<std::deque<Entry>, kNumStreams> ingress_;
-  Queue read_q_, write_q_;
+  // ---- state every tick reads, together
+  std::uint32_t read_capacity_ = 0, write_capacity_ = 0, ingress_capacity_ = 0;  // cfg_ copies
+  std::array<std::uint32_t, kNumStreams> ingress_count_{};  // ingress_[s].size()
   std::array<std::uint32_t, kNumStreams> in_dram_queue_{};
-  std::uint64_t next_seq_ = 1;
   std::uint32_t hazard_entries_ = 0;  // entries of read_q_ and write_q_ with hazards > 0
   bool draining_writes_ = false;
   bool refresh_pending_ = false;
+  bool in_tick_ = false;
+  bool evaluated_once_ = false;
+  bool asleep_ = true;     // nothing queued since the last tick (refresh catch-up on wake)
+  Cycles last_evaluated_;  // the last cycle tick() ran (one evaluation per cycle)
+  std::uint64_t bank_version_ = 0;  // changes whenever a bank opens or closes
+  std::uint64_t next_seq_ = 1;
+  Queue read_q_, write_q_;
+  std::array<Survey, 2> surveys_;  // of read_q_, write_q_
+
+  const AddressMap& map_;
+  std::uint32_t channel_;
+  std::unique_ptr<Arbiter> arbiter_;
+
+  std::array<std::deque<Entry>, kNumStreams> ingress_;
   std::vector<std::uint32_t> hits_since_activate_;  // per bank
   std::vector<MemClient*> waiting_clients_;
   std::vector<MemClient*> retry_scratch_;
@@ -170,13 +241,9 @@ class MemoryController final : public Component, public MemTarget {
   std::uint64_t in_response_ = 0;
 
   TickEvent tick_event_;
-  bool in_tick_ = false;
-  bool evaluated_once_ = false;
-  bool asleep_ = true;
   bool timeline_sampled_ = false;
   Tick last_timeline_sample_;
-  std::uint32_t timeline_track_ = 0;     // nothing queued since the last tick (refresh catch-up on wake)
-  Cycles last_evaluated_;  // the last cycle tick() ran (one evaluation per cycle)
+  std::uint32_t timeline_track_ = 0;
 
   // Stats
   std::array<std::array<Counter*, kNumMemOps>, kNumStreams> requests_{};
