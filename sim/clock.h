@@ -23,7 +23,7 @@ class ClockDomain {
   // Tick of edge n.
   Tick edge(Cycles n) const {
     const std::uint64_t c = n.count();
-    if (c <= edge_limit_) return Tick(c * num_ / den_);
+    if (c <= edge_limit_) return Tick(den_ == 1 ? c * num_ : c * num_ / den_);  // whole-ps periods: no division
     return Tick(static_cast<Tick::rep>(static_cast<uint128>(c) * num_ / den_));
   }
   // Index of the first edge at or after t.

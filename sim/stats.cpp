@@ -178,7 +178,16 @@ void TimeWeighted::set(Tick now, std::int64_t level) {
 
 void TimeWeighted::close_interval(Tick now) {
   const Tick::rep duration = (now - since_).ps();
-  area_ += static_cast<long double>(level_) * static_cast<long double>(duration);
+  if (exact_area_) {
+    const uint128 sum = static_cast<uint128>(static_cast<std::uint64_t>(level_)) * duration + area_int_;
+    if (sum >> 64 == 0) {
+      area_int_ = static_cast<std::uint64_t>(sum);
+    } else {
+      exact_area_ = false;
+      area_ = static_cast<long double>(area_int_);
+    }
+  }
+  if (!exact_area_) area_ += static_cast<long double>(level_) * static_cast<long double>(duration);
   const std::size_t overflow = time_at_level_.size() - 1;
   const auto level = static_cast<std::uint64_t>(level_);
   const std::uint64_t index = width_ == 1 ? level : level / width_;
@@ -193,7 +202,7 @@ double TimeWeighted::mean(Tick end) const {
   }
   if (end.ps() == 0) return 0.0;
   const long double open = static_cast<long double>(level_) * static_cast<long double>((end - since_).ps());
-  return static_cast<double>((area_ + open) / static_cast<long double>(end.ps()));
+  return static_cast<double>((area() + open) / static_cast<long double>(end.ps()));
 }
 
 // Contract: end >= since_ (callers run mean(end) first, which checks it).

@@ -152,7 +152,13 @@ class TimeWeighted final : public Stat {
   std::int64_t level_ = 0;
   std::int64_t max_ = 0;
   Tick since_;
-  long double area_ = 0;  // level x ps
+  // The area (level x ps) is a long double sum. While every partial sum and term is
+  // below 2^64 that sum is exact, so it is kept as an integer until a term would take
+  // it to 2^64 or beyond; from there on it is the long double it would have been.
+  long double area() const { return exact_area_ ? static_cast<long double>(area_int_) : area_; }
+  std::uint64_t area_int_ = 0;
+  bool exact_area_ = true;
+  long double area_ = 0;
 };
 
 class StatsRegistry {

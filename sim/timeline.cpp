@@ -88,10 +88,17 @@ bool Timeline::admit() {
 }
 
 std::uint32_t Timeline::intern(std::string_view name) {
-  if (const auto it = name_ids_.find(name); it != name_ids_.end()) return it->second;
-  const auto id = static_cast<std::uint32_t>(names_.size());
-  names_.emplace_back(name);
-  name_ids_.emplace(std::string(name), id);
+  InternHint& hint = intern_hints_[(reinterpret_cast<std::uintptr_t>(name.data()) >> 3) % intern_hints_.size()];
+  if (hint.data == name.data() && hint.size == name.size() && names_[hint.id] == name) return hint.id;
+  std::uint32_t id;
+  if (const auto it = name_ids_.find(name); it != name_ids_.end()) {
+    id = it->second;
+  } else {
+    id = static_cast<std::uint32_t>(names_.size());
+    names_.emplace_back(name);
+    name_ids_.emplace(std::string(name), id);
+  }
+  hint = InternHint{name.data(), name.size(), id};
   return id;
 }
 

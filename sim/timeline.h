@@ -9,6 +9,7 @@
 // growing the file without bound. Timestamps are written in microseconds with
 // picosecond precision.
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -78,6 +79,14 @@ class Timeline {
 
   bool admit();
   std::uint32_t intern(std::string_view name);
+  // intern()'s recent answers by the name's address and length (callers pass string
+  // literals), confirmed by comparing the text: no hashing of the name per record.
+  struct InternHint {
+    const char* data = nullptr;
+    std::size_t size = 0;
+    std::uint32_t id = 0;
+  };
+  std::array<InternHint, 16> intern_hints_{};
 
   bool enabled_ = false;
   std::uint64_t max_events_ = 0;

@@ -829,7 +829,7 @@ void L2Cache::on_fill(std::uint32_t m, MemRequest&& resp) {
       continue;
     }
     if (invalidated || (!l.has_data && needs_values(t, p))) break;
-    apply(t, p, slot);
+    if (t.req.op == MemOp::kWrite || t.functional) apply(t, p, slot);  // a timing-only read changes nothing
     t.ready_cycle = std::max(t.ready_cycle, std::max(now_c, w.bank_slot) + latency);
     --t.outstanding;
     check_done(w.txn);
@@ -878,9 +878,8 @@ void L2Cache::resume_stalled() {
 // ---------------------------------------------------------------------------
 // Completion
 
-void L2Cache::check_done(std::uint32_t ti) {
+void L2Cache::schedule_completion(std::uint32_t ti) {
   Txn& t = txns_[ti];
-  if (t.completing || t.next_piece < t.num_pieces || t.outstanding > 0) return;
   t.completing = true;
   const Tick when = std::max({now(), t.ready_tick, clock_.edge(t.ready_cycle)});
   // One event per transaction, however many lines it has.

@@ -243,7 +243,11 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   void on_piece_done(std::uint32_t ti, std::uint32_t pi, MemRequest&& resp);
   void free_mshr(std::uint32_t m);
   void resume_stalled();
-  void check_done(std::uint32_t ti);
+  void check_done(std::uint32_t ti) {
+    const Txn& t = txns_[ti];
+    if (!t.completing && t.next_piece >= t.num_pieces && t.outstanding == 0) schedule_completion(ti);
+  }
+  void schedule_completion(std::uint32_t ti);
   void complete(std::uint32_t ti);
   std::string describe(const Txn& t) const;
 

@@ -70,11 +70,11 @@ HbmChannel::HbmChannel(Component& parent, std::string_view name, const HbmConfig
 // ---------------------------------------------------------------------------
 // Bank state
 
-std::uint32_t HbmChannel::bank_index(const BankAddress& at) const {
+void HbmChannel::bad_bank(const BankAddress& at) const {
   T3SIM_CHECK(at.bank_group < cfg_.bank_groups && at.bank < cfg_.banks_per_group,
               fmt::format("bank group {} bank {} outside {} x {}", at.bank_group, at.bank,
                           cfg_.bank_groups, cfg_.banks_per_group));
-  return at.bank_group * cfg_.banks_per_group + at.bank;
+  internal_error(now(), name(), "bad_bank called for a valid bank", __FILE__, __LINE__);
 }
 
 bool HbmChannel::is_open(std::uint32_t bank_group, std::uint32_t bank) const {
@@ -180,11 +180,12 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
   // Column commands raise both column constraints of every bank group: `same` for the
   // command's own group, `other` for the rest.
   auto raise_columns = [&](Cycle rd_same, Cycle rd_other, Cycle wr_same, Cycle wr_other) {
-    for (std::uint32_t h = 0; h < groups_.size(); ++h) {
-      Group& gr = groups_[h];
+    Group* const groups = groups_.data();
+    const std::size_t n_groups = groups_.size();
+    for (std::size_t h = 0; h < n_groups; ++h) {
       const bool same = h == g;
-      gr.next_rd = std::max(gr.next_rd, same ? rd_same : rd_other);
-      gr.next_wr = std::max(gr.next_wr, same ? wr_same : wr_other);
+      groups[h].next_rd = std::max(groups[h].next_rd, same ? rd_same : rd_other);
+      groups[h].next_wr = std::max(groups[h].next_wr, same ? wr_same : wr_other);
     }
   };
   switch (cmd) {

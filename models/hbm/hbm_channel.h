@@ -149,7 +149,11 @@ class HbmChannel final : public Component {
     Cycle next_wr = 0;   // next WR or UPD: tCCDL/S, tCCDWL, tRTW
   };
 
-  std::uint32_t bank_index(const BankAddress& at) const;
+  std::uint32_t bank_index(const BankAddress& at) const {
+    if (at.bank_group >= cfg_.bank_groups || at.bank >= cfg_.banks_per_group) bad_bank(at);
+    return at.bank_group * cfg_.banks_per_group + at.bank;
+  }
+  [[noreturn]] void bad_bank(const BankAddress& at) const;
   void raise_groups(Cycle Group::*field, std::uint32_t group, Cycle same, Cycle other);
 
   // Functional store: sparse fixed-size pages of words, found through a one-entry

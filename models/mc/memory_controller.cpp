@@ -201,25 +201,31 @@ void MemoryController::wake_at(Cycles c) {
   if (c <= last_evaluated_ && evaluated_once_) c = last_evaluated_ + Cycles(1);
   const Tick when = clock_.edge(c);
   if (tick_event_.scheduled() && tick_event_.when() <= when) return;
+  tick_cycle_ = c;
   sim().schedule(tick_event_, when);
 }
 
 void MemoryController::tick() {
-  const Cycles now_c = cycle_now();
+  // The cycle wake_at scheduled: its edge is now (edges are at least 1 ps apart, so the
+  // edge maps back to the cycle; no division).
+  const Cycles now_c = tick_cycle_;
   last_evaluated_ = now_c;
   evaluated_once_ = true;
   in_tick_ = true;
   if (asleep_) {
     // Refresh went on while nothing was queued; account for it now.
-    if (dram_.catch_up_refreshes(now_c) > 0) {  // closed every bank
-      ++bank_version_;
-      invalidate_commands(kAllBanks);
-    }
+    if (dram_.catch_up_refreshes(now_c) > 0) invalidate_commands(kAllBanks);  // closed every bank
     asleep_ = false;
   }
   Cycles next = kNever;
-  bool progress = admit(now_c);
-  bool issued = refresh(now_c, next);
+  bool progress = (ingress_size(0) > 0 || ingress_size(1) > 0) && admit(now_c);
+  bool issued;
+  if (!refresh_pending_ && dram_.refresh_due() > now_c) {  // refresh(), when none is due
+    next = dram_.refresh_due();
+    issued = false;
+  } else {
+    issued = refresh(now_c, next);
+  }
   if (!issued && !refresh_pending_) issued = schedule_command(now_c, next);
   progress = progress || issued;
   in_tick_ = false;
@@ -342,7 +348,6 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
     if (t == now_c) {
       dram_.issue(DramCommand::kRefresh, BankAddress{}, now_c);
       refresh_pending_ = false;
-      ++bank_version_;
       return true;
     }
     next = std::min(next, t);
@@ -355,7 +360,6 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
       const Cycles t = dram_.earliest(DramCommand::kPrecharge, at, now_c);
       if (t == now_c) {
         dram_.issue(DramCommand::kPrecharge, at, now_c);
-        ++bank_version_;
         invalidate_commands(g * hc.banks_per_group + b);
         return true;
       }
@@ -393,25 +397,39 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
     draining_writes_ = false;
   }
   Queue* chosen = draining_writes_ ? &write_q_ : &read_q_;
-  const Survey* sv = &survey(*chosen);
-  if (!sv->any) {
+  if (chosen->free == 0) {
     // Everything here waits on older requests in the other queue (a read behind a
     // write to the same bytes, or the reverse): serve that queue this cycle.
     chosen = chosen == &write_q_ ? &read_q_ : &write_q_;
-    sv = &survey(*chosen);
-    if (!sv->any) return false;
+    if (chosen->free == 0) return false;
   }
   Queue& active = *chosen;
   // Rows that requests waiting on nothing older still hit are not closed under their
-  // hits (until row_hit_cap), or FR-FCFS would thrash rows.
-  const std::uint64_t protected_banks = sv->protected_banks;
-
-  // Pass 1 decides: the oldest ready column command, else the oldest ready row
-  // command. A cached bound above now_c skips a request without reading DRAM state.
-  const std::uint64_t now = now_c.count();
+  // hits (until row_hit_cap), or FR-FCFS would thrash rows. Only a precharge asks, for
+  // its own bank: answered once per bank and cycle.
+  std::uint64_t protected_known = 0, protected_banks = 0;  // at most 64 banks (checked at construction)
   auto precharge_held = [&](const Hot& h, bool below_cap_only) {
-    return (protected_banks >> h.bank & 1) && (!below_cap_only || hits_since_activate_[h.bank] < cfg_.row_hit_cap);
+    const std::uint32_t b = h.bank;
+    if (below_cap_only && hits_since_activate_[b] >= cfg_.row_hit_cap) return false;
+    if (!(protected_known >> b & 1)) {
+      protected_known |= std::uint64_t{1} << b;
+      const std::uint32_t open = dram_.open_row_or_closed(b);
+      for (const Hot& e : active.hot) {
+        if (e.hazards == 0 && e.bank == b && e.row == open) {
+          protected_banks |= std::uint64_t{1} << b;
+          break;
+        }
+      }
+    }
+    return (protected_banks >> b & 1) != 0;
   };
+  const std::uint64_t now = now_c.count();
+  // Nothing issuing this cycle means sleeping until the earliest cycle any of these
+  // requests may issue: `soonest` collects it from the exact bounds computed on the
+  // way, and the requests skipped on a cached bound are listed for the exact pass.
+  Cycles soonest = kNever;
+  skipped_[0].clear();
+  skipped_[1].clear();
   std::optional<std::size_t> other_ready;
   const std::size_t n = active.size();
   for (std::size_t i = 0; i < n; ++i) {
@@ -419,7 +437,15 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
     if (h.hazards > 0) continue;
     const DramCommand cmd = command_of(h);
     if (cmd == DramCommand::kPrecharge && precharge_held(h, true)) continue;
-    if (h.ready > now || exact_earliest(h, now_c) != now_c) continue;
+    if (h.ready > now) {
+      skipped_[0].push_back(static_cast<std::uint32_t>(i));
+      continue;
+    }
+    const Cycles t = exact_earliest(h, now_c);
+    if (t != now_c) {
+      soonest = std::min(soonest, t);
+      continue;
+    }
     if (is_column(cmd)) {
       issue_column(active, i, now_c);
       return true;
@@ -438,33 +464,30 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
       const DramCommand cmd = command_of(h);
       if (is_column(cmd)) continue;
       if (cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
-      if (h.ready > now || exact_earliest(h, now_c) != now_c) continue;
-      other_ready = i;
-      row_queue = &other;
+      if (h.ready > now) {
+        skipped_[1].push_back(static_cast<std::uint32_t>(i));
+        continue;
+      }
+      const Cycles t = exact_earliest(h, now_c);
+      if (t == now_c) {
+        other_ready = i;
+        row_queue = &other;
+      } else {
+        soonest = std::min(soonest, t);  // wake for it too, or the slot is only used by chance
+      }
     }
   }
   if (!other_ready) {
-    // Pass 2, nothing issues: the controller sleeps until the earliest cycle any of
-    // those requests may issue (exact, so the bounds are brought up to date).
-    for (std::size_t i = 0; i < n; ++i) {
-      Hot& h = active.hot[i];
-      if (h.hazards > 0) continue;
-      if (h.cmd == DramCommand::kPrecharge && precharge_held(h, true)) continue;
-      next = std::min(next, exact_earliest(h, now_c));
-    }
-    for (std::size_t i = 0; i < other.size(); ++i) {
-      Hot& h = other.hot[i];
-      if (h.hazards > 0 || is_column(command_of(h))) continue;
-      if (h.cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
-      next = std::min(next, exact_earliest(h, now_c));  // wake for it too, or the slot is only used by chance
-    }
+    // Nothing issues: the exact bounds of the skipped requests complete `soonest`.
+    for (const std::uint32_t i : skipped_[0]) soonest = std::min(soonest, exact_earliest(active.hot[i], now_c));
+    for (const std::uint32_t i : skipped_[1]) soonest = std::min(soonest, exact_earliest(other.hot[i], now_c));
+    next = std::min(next, soonest);
     return false;
   }
   Entry& e = row_queue->cold[*other_ready];
   const DramCommand cmd = row_queue->hot[*other_ready].cmd;
   dram_.issue(cmd, e.at, now_c);
-  ++bank_version_;  // a row opened or closed
-  invalidate_commands(e.bank);
+  invalidate_commands(e.bank);  // a row opened or closed
   if (cmd == DramCommand::kActivate) {
     e.activated = true;
     hits_since_activate_[e.bank] = 0;
@@ -482,20 +505,6 @@ void MemoryController::invalidate_commands(std::uint32_t bank) {
   }
 }
 
-const MemoryController::Survey& MemoryController::survey(const Queue& q) {
-  Survey& sv = surveys_[&q == &read_q_ ? 0 : 1];
-  if (sv.queue_version == q.version && sv.bank_version == bank_version_) return sv;
-  sv.queue_version = q.version;
-  sv.bank_version = bank_version_;
-  sv.any = false;
-  sv.protected_banks = 0;  // at most 64 banks per channel (checked at construction)
-  for (const Hot& h : q.hot) {
-    if (h.hazards > 0) continue;
-    sv.any = true;
-    if (dram_.open_row_or_closed(h.bank) == h.row) sv.protected_banks |= std::uint64_t{1} << h.bank;
-  }
-  return sv;
-}
 
 void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
   Entry& e = q.cold[i];
@@ -534,8 +543,10 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
         if (younger.hazards == 0) continue;
         const Entry& y = other->cold[j];
         if (y.seq > e.seq && ordered(e, y)) {
-          ++other->version;
-          if (--younger.hazards == 0) --hazard_entries_;
+          if (--younger.hazards == 0) {
+            --hazard_entries_;
+            ++other->free;
+          }
         }
       }
     }

@@ -127,28 +127,19 @@ class MemoryController final : public Component, public MemTarget {
   struct Queue {
     std::vector<Hot> hot;
     std::vector<Entry> cold;
-    std::uint64_t version = 0;  // changes whenever an entry or its hazards change
+    std::uint32_t free = 0;     // entries with no hazards
     std::size_t size() const { return hot.size(); }
     bool empty() const { return hot.empty(); }
     void push(const Hot& h, const Entry& e) {
       hot.push_back(h);
       cold.push_back(e);
-      ++version;
+      if (h.hazards == 0) ++free;
     }
     void erase(std::size_t i) {
+      if (hot[i].hazards == 0) --free;
       hot.erase(hot.begin() + static_cast<std::ptrdiff_t>(i));
       cold.erase(cold.begin() + static_cast<std::ptrdiff_t>(i));
-      ++version;
     }
-  };
-  // A queue's survey (schedule_command): does any entry wait on nothing older, and which
-  // banks' open rows such entries hit. It depends only on the queue and on which rows
-  // are open, so it is kept until either changes.
-  struct Survey {
-    std::uint64_t queue_version = ~std::uint64_t{0};
-    std::uint64_t bank_version = ~std::uint64_t{0};
-    bool any = false;
-    std::uint64_t protected_banks = 0;
   };
 
   Cycles cycle_now() const { return clock_.cycle_at_or_after(now()); }
@@ -158,7 +149,6 @@ class MemoryController final : public Component, public MemTarget {
   bool admit(Cycles now);
   bool refresh(Cycles now, Cycles& next);
   bool schedule_command(Cycles now, Cycles& next);
-  const Survey& survey(const Queue& q);
   DramCommand next_command(const Hot& h) const;
   // h's next command, cached.
   DramCommand command_of(Hot& h) const {
@@ -197,10 +187,10 @@ class MemoryController final : public Component, public MemTarget {
   bool evaluated_once_ = false;
   bool asleep_ = true;     // nothing queued since the last tick (refresh catch-up on wake)
   Cycles last_evaluated_;  // the last cycle tick() ran (one evaluation per cycle)
-  std::uint64_t bank_version_ = 0;  // changes whenever a bank opens or closes
+  Cycles tick_cycle_;      // the cycle tick_event_ is scheduled for
   std::uint64_t next_seq_ = 1;
   Queue read_q_, write_q_;
-  std::array<Survey, 2> surveys_;  // of read_q_, write_q_
+  std::array<std::vector<std::uint32_t>, 2> skipped_;  // schedule_command's scratch
 
   const AddressMap& map_;
   std::uint32_t channel_;
