@@ -180,6 +180,35 @@ TEST(NodeModes, HomogeneousWithinThreePercentOfFull) {
   }
 }
 
+// Data that lands at per-GPU chunk addresses (all-gathers, all-to-all blocks) must
+// be mirrored into the chunk the real peer writes: values then check exactly, and
+// GPU 0's DRAM traffic is what it is in full mode (no mirrored arrival overwriting
+// GPU 0's own chunk).
+TEST(NodeModes, HomogeneousMirrorsChunkAddresses) {
+  struct Case {
+    CollectiveKind kind;
+    CollectiveImpl impl;
+    const char* topology;
+  };
+  for (const Case& c : {Case{CollectiveKind::kRingAllReduce, CollectiveImpl::kCu, "ring"},
+                        Case{CollectiveKind::kDirectAllGather, CollectiveImpl::kCu, "fully-connected"},
+                        Case{CollectiveKind::kAllToAll, CollectiveImpl::kCu, "fully-connected"},
+                        Case{CollectiveKind::kDirectAllGather, CollectiveImpl::kDma, "fully-connected"}}) {
+    NodeCollectiveParams p = ring(c.kind, 1024 * 1024, 16);
+    p.impl = c.impl;
+    p.values = true;
+    const std::vector<std::string> o = {std::string("net.topology=") + c.topology};
+    const CollectiveRun full = run_collective(table1(4, NetMode::kFull, o), p);
+    const CollectiveRun homo = run_collective(table1(4, NetMode::kHomogeneous, o), p);
+    const std::string what = fmt::format("{} on {}", to_string(c.kind), c.topology);
+    EXPECT_EQ(full.error, "") << what;
+    EXPECT_EQ(homo.error, "") << what;
+    EXPECT_GT(homo.words_checked, 0u) << what;
+    EXPECT_NEAR(static_cast<double>(homo.dram_write) / static_cast<double>(full.dram_write), 1.0, 0.02) << what;
+    EXPECT_NEAR(seconds(homo.time) / seconds(full.time), 1.0, 0.03) << what;
+  }
+}
+
 TEST(NodeDeterminism, SameSeedSameEverything) {
   NodeCollectiveParams p = ring(CollectiveKind::kRingAllReduce, 256 * 1024, 16);
   p.values = true;

@@ -48,6 +48,15 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
                                 "{} GPUs x {} B",
                                 p.array_bytes, n, granule_));
 
+  if (node.config().mode == NetMode::kHomogeneous && p.array_bytes % (std::uint64_t{n} * granule_) == 0) {
+    // The mirror must deliver what peer -d stores into *its* chunk (all-gather) or
+    // out block (all-to-all): a block index shifted by -d. With unequal chunks the
+    // blocks would not line up; such runs keep GPU 0's addresses (timing only).
+    const std::uint64_t chunk = p.array_bytes / n;
+    node.network().add_mirror_blocks(p.data_base, chunk);
+    if (p.kind == CollectiveKind::kAllToAll) node.network().add_mirror_blocks(collective_out_base(trace_params_[0]), chunk);
+  }
+
   if (p.impl == CollectiveImpl::kCu) {
     for (const KernelTrace& k : traces_[0]) bytes_sent_per_gpu_ += trace_totals(k).store_bytes_remote;
   } else {

@@ -128,6 +128,9 @@ class Network::Impl {
   Tick path_latency(std::uint32_t src, std::uint32_t dst) const;
   void kick(std::uint32_t server);
 
+  void add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes);
+  std::uint64_t mirrored_address(const NetPacket& p) const;
+
   // For T3SIM_CHECK.
   Tick now() const { return owner_.now(); }
   const std::string& name() const { return owner_.name(); }
@@ -145,6 +148,10 @@ class Network::Impl {
   std::vector<Server> servers_;
   std::vector<Source> sources_;
   std::vector<MirrorLine> lines_;
+  struct MirrorBlocks {
+    std::uint64_t base, block_bytes;
+  };
+  std::vector<MirrorBlocks> mirror_blocks_;  // kHomogeneous: add_mirror_blocks
   std::vector<std::uint32_t> worklist_;
   bool draining_ = false;
   std::vector<MemClient*> retrying_;  // scratch for retry()
@@ -655,7 +662,7 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   req.op = head.kind == NetPacket::Kind::kUpdate ? MemOp::kUpdate : MemOp::kWrite;
   req.stream = Stream::kCommunication;
   req.uncached = true;  // remote traffic is written at the memory controller (T3 §4.3)
-  req.address = head.address;
+  req.address = mode_ == NetMode::kFull ? head.address : mirrored_address(head);
   req.bytes = head.bytes;
   req.rows = 1;
   req.tag = (std::uint64_t{static_cast<std::uint32_t>(head.request)} << kSrcBits) | seen;
@@ -675,6 +682,31 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   owner_.sim().note_progress();
   ep.memory->accept(std::move(req));
   return true;
+}
+
+void Network::Impl::add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes) {
+  T3SIM_CHECK(block_bytes > 0, "add_mirror_blocks: empty blocks");
+  const std::uint64_t end = base + n_ * block_bytes;
+  for (const MirrorBlocks& m : mirror_blocks_) {
+    if (m.base == base && m.block_bytes == block_bytes) return;
+    T3SIM_CHECK(end <= m.base || m.base + n_ * m.block_bytes <= base,
+                fmt::format("mirror block regions overlap at {:#x} and {:#x}", base, m.base));
+  }
+  mirror_blocks_.push_back(MirrorBlocks{base, block_bytes});
+}
+
+std::uint64_t Network::Impl::mirrored_address(const NetPacket& p) const {
+  for (const MirrorBlocks& m : mirror_blocks_) {
+    if (p.address < m.base || p.address >= m.base + n_ * m.block_bytes) continue;
+    const std::uint64_t block = (p.address - m.base) / m.block_bytes;
+    const std::uint64_t offset = (p.address - m.base) % m.block_bytes;
+    T3SIM_CHECK(offset + p.bytes <= m.block_bytes,
+                fmt::format("packet at {:#x} ({} B) straddles mirror blocks of {} B", p.address, p.bytes,
+                            m.block_bytes));
+    const std::uint64_t seen_block = (block + n_ - p.dst) % n_;
+    return m.base + seen_block * m.block_bytes + offset;
+  }
+  return p.address;
 }
 
 void Network::Impl::serve(std::uint32_t server) {
@@ -896,6 +928,9 @@ void Network::attach(std::uint32_t gpu, MemTarget& memory,
 }
 
 RemoteAccess& Network::access(std::uint32_t gpu) { return impl_->endpoint(gpu); }
+void Network::add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes) {
+  if (impl_->mode_ == NetMode::kHomogeneous) impl_->add_mirror_blocks(base, block_bytes);
+}
 
 std::uint32_t Network::num_gpus() const { return impl_->n_; }
 NetMode Network::mode() const { return impl_->mode_; }

@@ -25,8 +25,9 @@
 // Modes (T3 §5.1.1): kFull simulates every GPU. kHomogeneous simulates GPU 0 only
 // and mirrors its peers: a packet GPU 0 sends to peer d crosses GPU 0's own
 // outgoing link(s) and is then delivered to GPU 0 itself as the packet GPU (-d mod
-// N) would have sent it (same address, same data). On symmetric workloads this is
-// exactly the traffic GPU 0 would receive.
+// N) would have sent it (same data; same address, except in registered block
+// regions, see add_mirror_blocks). On symmetric workloads this is exactly the
+// traffic GPU 0 would receive.
 
 #include <cstdint>
 #include <functional>
@@ -92,6 +93,14 @@ class Network final : public Component {
   void attach(std::uint32_t gpu, MemTarget& memory,
               std::function<void(std::uint64_t flag, std::uint64_t value)> set_flag);
   RemoteAccess& access(std::uint32_t gpu);
+  // Contract (kHomogeneous; ignored in kFull): [base, base + N x block_bytes) holds
+  // one block per GPU (a chunked array that an all-gather fills, an all-to-all
+  // output). On a symmetric node GPU r does what GPU 0 does with every block index
+  // shifted by r, so a packet GPU 0 sends to d for block c is delivered as the one
+  // GPU -d sends GPU 0, for block c - d (mod N), at the same offset. A packet must
+  // not straddle two blocks (internal error). Registering a region twice is a no-op;
+  // overlapping different regions is an internal error.
+  void add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes);
 
   std::uint32_t num_gpus() const;
   NetMode mode() const;

@@ -93,12 +93,6 @@ void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
       rs_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kRs); });
       break;
     case kRs:
-      // Homogeneous mode checks the reduce-scatter here: the all-gather's stores land
-      // at chunk addresses that differ per GPU, so a mirrored GPU 0 receives its own
-      // chunks, not its peers' (timing is the same, values are not).
-      if (values_ && node_->config().mode == NetMode::kHomogeneous) {
-        words_checked_ += rs_->verify(check_error_);
-      }
       ag_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kAg); });
       break;
     case kAg:
@@ -152,7 +146,7 @@ SublayerResult SublayerSystem::run(Tick max_time) {
 
   // The all-gather leaves every chunk of every GPU holding the sum over GPUs: the
   // reduce-scatter's result, gathered (an all-reduce in two kernels).
-  if (values_ && node_->config().mode == NetMode::kFull) {
+  if (values_) {
     NodeCollectiveParams ar = rs_->params();
     ar.kind = CollectiveKind::kRingAllReduce;
     NodeCollective expect(*node_, ar);
