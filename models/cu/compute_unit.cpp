@@ -195,10 +195,21 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   Slot& w = slots_[s];
   const WgOp& op = w.op;
   MemTarget* target = &memory_;
+  const StoreRouting* routing = w.launch.routing;
   if (op.remote()) {
     T3SIM_CHECK(remote_ != nullptr && mem_op != MemOp::kRead, "a remote store needs the multi-GPU system");
     target = &remote_->peer_memory(static_cast<std::uint32_t>(op.peer));
+  } else if (routing != nullptr && mem_op != MemOp::kRead) {
+    // T3 remote_map (§4.4): the unmodified kernel's store leaves for the peer.
+    const int peer = routing->remote_peer(w.launch.wg, op.addr());
+    if (peer >= 0) {
+      T3SIM_CHECK(remote_ != nullptr, "a remote-mapped store needs the multi-GPU system");
+      target = &remote_->peer_memory(static_cast<std::uint32_t>(peer));
+    }
   }
+  // Synthetic producer values (functional T3 runs): loads carry none, stores carry
+  // the routing's values instead of a reduction of loaded words.
+  const bool synthetic = routing != nullptr && routing->has_values();
   MemRequest r;
   r.op = mem_op;
   r.stream = w.launch.stream;
@@ -210,7 +221,11 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   r.tag = make_tag(s, mem_op == MemOp::kRead, mem_op == MemOp::kRead ? w.group : 0);
   r.client = this;
   r.created = now();
-  const std::uint32_t granule = w.launch.value_granule;
+  if (mem_op != MemOp::kRead) {
+    r.track_wg = w.launch.wg;  // T3 tracker metadata (§4.2.1)
+    r.track_wf = static_cast<std::uint8_t>(op.wf >= 0 ? op.wf : 0);
+  }
+  const std::uint32_t granule = synthetic ? 0 : w.launch.value_granule;
   const std::uint64_t words = granule > 0 ? r.total_bytes() / granule : 0;
   if (granule > 0 && mem_op != MemOp::kRead) {
     const Payload& sum = w.group_sum[(w.group + 2) % 3];  // the group of the last compute
@@ -234,6 +249,12 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
     } else {
       r.data = w.group_sum[(w.group + 2) % 3];
     }
+  } else if (synthetic && mem_op != MemOp::kRead && w.launch.value_granule > 0) {
+    const std::uint32_t g = w.launch.value_granule;
+    r.data.words.reserve(r.total_bytes() / g);
+    for (std::uint32_t row = 0; row < r.rows; ++row)
+      for (std::uint32_t b = 0; b < r.bytes; b += g)
+        r.data.words.push_back(routing->store_value(r.address + row * r.row_stride + b));
   }
   (mem_op == MemOp::kRead ? load_bytes_ : store_bytes_) += r.total_bytes();
   target->accept(std::move(r));

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/cu/store_routing.h"
 #include "models/mem/mem_request.h"
 #include "models/net/network.h"
 #include "sim/clock.h"
@@ -89,6 +90,7 @@ struct WgLaunch {
   Stream stream = Stream::kCompute;
   std::uint32_t kernel = 0;  // dispatcher's id
   std::uint32_t value_granule = 0;  // bytes per functional word; 0: timing only
+  const StoreRouting* routing = nullptr;  // T3 remote_map / synthetic store values; null: none
 };
 
 class ComputeUnit final : public Component, public MemClient {

@@ -52,7 +52,8 @@ void DmaEngine::launch(DmaCommand cmd) {
 }
 
 std::uint32_t DmaEngine::prequeue(DmaCommand cmd) {
-  T3SIM_CHECK(cmd.destination != nullptr && cmd.bytes > 0, "DMA command without destination or bytes");
+  T3SIM_CHECK(cmd.destination != nullptr && cmd.bytes > 0 && cmd.rows > 0, "DMA command without destination or bytes");
+  T3SIM_CHECK(cmd.rows == 1 || cmd.row_stride >= cmd.bytes, "DMA command rows overlap");
   armed_.push_back(std::move(cmd));
   fired_.push_back(false);
   return static_cast<std::uint32_t>(armed_.size() - 1);
@@ -81,18 +82,20 @@ void DmaEngine::pump() {
   for (const Active& a : queue_) in_flight += a.chunks_in_flight;
   for (std::size_t i = 0; i < queue_.size(); ++i) {
     Active& a = queue_[i];
-    while (a.next_chunk_offset < a.cmd.bytes) {
+    while (a.next_chunk_offset < a.total()) {
       if (in_flight >= cfg_.max_outstanding || read_blocked_) return;
       if (next_issue_ > now()) {
         if (!pump_event_.scheduled()) sim().schedule(pump_event_, next_issue_);
         return;
       }
-      const std::uint64_t chunk_bytes = std::min<std::uint64_t>(cfg_.chunk_bytes, a.cmd.bytes - a.next_chunk_offset);
+      const std::uint64_t row = a.next_chunk_offset / a.cmd.bytes;
+      const std::uint64_t in_row = a.next_chunk_offset % a.cmd.bytes;
+      const std::uint64_t chunk_bytes = std::min<std::uint64_t>(cfg_.chunk_bytes, a.cmd.bytes - in_row);
       MemRequest r;
       r.op = MemOp::kRead;
       r.stream = Stream::kCommunication;
       r.uncached = true;  // DMA bypasses the L2 (../seeds/003 VII-B2)
-      r.address = a.cmd.src + a.next_chunk_offset;
+      r.address = a.cmd.src + row * a.cmd.row_stride + in_row;
       r.bytes = static_cast<std::uint32_t>(chunk_bytes);
       r.tag = make_tag(false, command_base_ + i, a.next_chunk_offset / cfg_.chunk_bytes);
       r.client = this;
@@ -141,6 +144,8 @@ void DmaEngine::on_mem_response(MemRequest&& req) {
     w.address = a.cmd.dst + offset;
     w.bytes = req.bytes;
     w.tag = req.tag | kWriteBit;
+    w.track_wg = a.cmd.track_wg;
+    w.track_wf = a.cmd.track_wf;
     w.client = this;
     w.created = now();
     w.data = std::move(req.data);
@@ -156,7 +161,7 @@ void DmaEngine::on_mem_response(MemRequest&& req) {
 void DmaEngine::finish_front_if_done() {
   while (!queue_.empty()) {
     Active& f = queue_.front();
-    if (f.next_chunk_offset < f.cmd.bytes || f.chunks_in_flight > 0) return;
+    if (f.next_chunk_offset < f.total() || f.chunks_in_flight > 0) return;
     ++commands_done_;
     if (f.cmd.on_done) {
       if (f.host_launched) {
@@ -197,7 +202,7 @@ void DmaEngine::report_in_flight(std::vector<std::string>& out) const {
   std::uint64_t left = 0;
   std::uint32_t in_flight = 0;
   for (const Active& a : queue_) {
-    left += a.cmd.bytes - a.next_chunk_offset;
+    left += a.total() - a.next_chunk_offset;
     in_flight += a.chunks_in_flight;
   }
   out.push_back(fmt::format("{}: {} commands started, {} chunks in flight, {} bytes not yet read, {} writes "

@@ -39,8 +39,15 @@ DmaConfig read_dma_config(ConfigNode node);
 struct DmaCommand {
   std::uint64_t src = 0;           // local source address
   std::uint64_t dst = 0;           // destination address
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;          // of one row
+  // A 2D region (a GEMM WF's output sub-tile, T3 §4.2.2): `rows` rows of `bytes`,
+  // row r at src + r x row_stride (and dst + r x row_stride). Chunks never span rows.
+  std::uint32_t rows = 1;
+  std::uint64_t row_stride = 0;
   MemOp op = MemOp::kWrite;        // kWrite (store) or kUpdate (near-memory reduction)
+  // T3 tracker metadata the destination's tracker counts the writes against.
+  std::uint32_t track_wg = MemRequest::kNoWg;
+  std::uint8_t track_wf = 0;
   MemTarget* destination = nullptr;  // the peer's memory (or a network port), or local
   // Functional data (values granule of the memory system; 0 = timing only): chunks
   // read their words and carry them to the destination.
@@ -73,7 +80,8 @@ class DmaEngine final : public Component, public MemClient {
   struct Active {
     DmaCommand cmd;
     bool host_launched = false;
-    std::uint64_t next_chunk_offset = 0;  // bytes issued so far
+    std::uint64_t next_chunk_offset = 0;  // bytes issued so far (rows in order)
+    std::uint64_t total() const { return cmd.bytes * cmd.rows; }
     std::uint32_t chunks_in_flight = 0;
   };
   void enqueue(DmaCommand cmd, bool host_launched);

@@ -92,8 +92,9 @@ void Gpu::dispatch() {
       if (!target) break;
       next_cu_ = (*target + 1) % num_cus();
       if (k.next_wg == 0) k.stats.first_dispatch = now();
-      k.wg_start[k.next_wg] = now();
-      cus_[*target]->launch(WgLaunch{k.launch.trace, k.next_wg++, k.launch.stream, id, k.launch.value_granule});
+      const std::uint32_t wg = (k.next_wg++ + k.launch.first_wg) % k.stats.wgs;
+      k.wg_start[wg] = now();
+      cus_[*target]->launch(WgLaunch{k.launch.trace, wg, k.launch.stream, id, k.launch.value_granule, k.launch.routing});
     }
   }
   dispatching_ = false;

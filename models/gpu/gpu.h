@@ -38,6 +38,10 @@ struct KernelLaunch {
   Stream stream = Stream::kCompute;     // its memory requests' stream
   std::function<void()> on_done;        // called once when its last WG ends
   std::uint32_t value_granule = 0;      // carry functional values (bytes per word); 0: timing only
+  // Staggered WG scheduling (T3 §4.4): dispatch WG first_wg first, then in order,
+  // wrapping around; WG ids (and so the tracker's tags) stay the trace's.
+  std::uint32_t first_wg = 0;
+  const StoreRouting* routing = nullptr;  // T3 output mapping of its stores (must outlive it)
 };
 
 struct KernelStats {

@@ -196,6 +196,11 @@ bool MemoryController::idle() const {
 // ---------------------------------------------------------------------------
 // The cycle loop
 
+void MemoryController::on_tracker_space() {
+  tracker_waiting_ = false;
+  wake_at(cycle_now());
+}
+
 void MemoryController::wake_at(Cycles c) {
   // One evaluation per memory cycle: a wake-up for a cycle already evaluated moves on.
   if (c <= last_evaluated_ && evaluated_once_) c = last_evaluated_ + Cycles(1);
@@ -267,6 +272,9 @@ ArbiterView MemoryController::view(Cycles now_c) const {
       const Entry& head = ingress_[s].front();
       st.head_arrival = head.arrival;
       st.head_fits = head.op == MemOp::kRead ? read_q_.size() < read_capacity_ : write_q_.size() < write_capacity_;
+      // T3 tracker set full: the write waits (Tracker, "Set full").
+      if (st.head_fits && tracker_ != nullptr && head.op != MemOp::kRead && !tracker_->can_count(reqs_[head.slot]))
+        st.head_fits = false;
     }
   }
   return v;
@@ -277,6 +285,17 @@ bool MemoryController::admit(Cycles now_c) {
   ArbiterView v = view(now_c);
   arbiter_->observe(v);
   const std::optional<Stream> s = arbiter_->choose(v);
+  if (tracker_ != nullptr && !tracker_waiting_) {
+    for (int i = 0; i < kNumStreams; ++i) {
+      if (v.streams[i].waiting == 0 || v.streams[i].head_fits) continue;
+      const Entry& head = ingress_[i].front();
+      if (head.op != MemOp::kRead && !tracker_->can_count(reqs_[head.slot])) {
+        tracker_waiting_ = true;
+        tracker_->wait_for_space(this);
+        break;
+      }
+    }
+  }
   if (!s) return false;
   T3SIM_CHECK(v.eligible(*s), fmt::format("arbiter chose {} which cannot enter", to_string(*s)));
   arbiter_->on_admit(*s, v);
@@ -304,6 +323,7 @@ bool MemoryController::admit(Cycles now_c) {
   }
   Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
   q.push(h, e);
+  if (tracker_ != nullptr && e.op != MemOp::kRead) tracker_->count(reqs_[e.slot]);
   ++in_dram_queue_[si];
   ++*admissions_[si];
   ingress_occupancy_[si]->set(now(), static_cast<std::int64_t>(ingress_count_[si]));
@@ -580,6 +600,7 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
                             name(), ingress_size(0), ingress_size(1), read_q_.size(), write_q_.size(),
                             draining_writes_ ? " (draining)" : "", in_response_,
                             refresh_pending_ ? ", refresh pending" : ""));
+  if (tracker_waiting_) out.push_back(fmt::format("  {}: a write waits for a free tracker entry", name()));
   auto describe = [&](const char* where, const Queue& q) {
     for (std::size_t i = 0; i < q.size(); ++i) {
       const Entry& e = q.cold[i];

@@ -27,6 +27,7 @@
 #include "models/mc/address_map.h"
 #include "models/mc/i_arbiter.h"
 #include "models/mem/mem_request.h"
+#include "models/tracker/tracker.h"
 #include "sim/clock.h"
 #include "sim/component.h"
 #include "sim/event_queue.h"
@@ -64,7 +65,7 @@ struct McStreamStats {
   const TimeWeighted* dram_queue_occupancy = nullptr;
 };
 
-class MemoryController final : public Component, public MemTarget {
+class MemoryController final : public Component, public MemTarget, public TrackerWaiter {
  public:
   // `map` decodes bank group / bank / row / column; every request must belong to
   // `channel_index` and stay inside one interleave unit.
@@ -76,6 +77,12 @@ class MemoryController final : public Component, public MemTarget {
   bool can_accept(const MemRequest& req) const override;
   void accept(MemRequest&& req) override;
   void wait_for_space(MemClient* client) override;
+
+  // The GPU's T3 tracker (T3 §4.2.1): every write and update entering a DRAM queue
+  // is counted; a tracked one whose tracker set is full waits at its ingress head.
+  // nullptr (the default): no tracker.
+  void set_tracker(Tracker* tracker) { tracker_ = tracker; }
+  void on_tracker_space() override;
 
   // Kernel boundaries, forwarded to the arbiter (T3 §4.5).
   void kernel_begin();
@@ -195,6 +202,8 @@ class MemoryController final : public Component, public MemTarget {
   const AddressMap& map_;
   std::uint32_t channel_;
   std::unique_ptr<Arbiter> arbiter_;
+  Tracker* tracker_ = nullptr;
+  bool tracker_waiting_ = false;  // registered with the tracker for a freed entry
 
   std::array<std::deque<Entry>, kNumStreams> ingress_;
   std::vector<std::uint32_t> hits_since_activate_;  // per bank

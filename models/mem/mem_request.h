@@ -69,6 +69,13 @@ struct MemRequest {
   // operand. Read completion: the stored words. Empty = timing-only traffic, which
   // neither changes stored values nor gets them back.
   Payload data;
+  // T3 tracker metadata (T3 §4.2.1): the WG and WF whose output this write or update
+  // carries. Set by the CU on stores and kept by everything that forwards the bytes
+  // (L2 pieces, network packets, DMA commands); the tracker at the destination's
+  // memory controllers counts it against (track_wg, track_wf). kNoWg: untracked.
+  static constexpr std::uint32_t kNoWg = UINT32_MAX;
+  std::uint32_t track_wg = kNoWg;
+  std::uint8_t track_wf = 0;
 
   // Bytes moved: all rows (the gaps between rows excluded).
   std::uint64_t total_bytes() const { return std::uint64_t{bytes} * rows; }

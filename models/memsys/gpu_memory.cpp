@@ -48,6 +48,7 @@ GpuMemoryConfig read_gpu_memory_config(ConfigNode memory) {
   cfg.hbm = read_hbm_config(memory.child("hbm"));
   cfg.address_map = read_address_map_config(memory.child("address_map"), cfg.hbm);
   cfg.mc = read_mc_config(memory.child("mc"));
+  cfg.tracker = read_tracker_config(memory.child("tracker"));
   ConfigNode l2 = memory.child("l2");
   cfg.l2 = read_l2_config(l2);
   cfg.l2.value_granule = cfg.hbm.value_granule;
@@ -66,9 +67,11 @@ GpuMemoryConfig read_gpu_memory_config(ConfigNode memory) {
 
 GpuMemory::GpuMemory(Component& parent, std::string_view name, const GpuMemoryConfig& cfg)
     : Component(parent, name), cfg_(cfg), map_(cfg.address_map, cfg.hbm) {
+  tracker_ = std::make_unique<Tracker>(*this, "tracker", cfg.tracker);
   for (std::uint32_t c = 0; c < cfg.hbm.channels; ++c) {
     hbm_.push_back(std::make_unique<HbmChannel>(*this, fmt::format("hbm{}", c), cfg.hbm));
     mcs_.push_back(std::make_unique<MemoryController>(*this, fmt::format("mc{}", c), cfg.mc, *hbm_.back(), map_, c));
+    mcs_.back()->set_tracker(tracker_.get());
   }
   router_ = std::make_unique<Router>(map_, mcs_);
   L2Config l2 = cfg.l2;

@@ -17,6 +17,7 @@
 #include "models/mc/address_map.h"
 #include "models/mc/memory_controller.h"
 #include "models/mem/mem_request.h"
+#include "models/tracker/tracker.h"
 #include "sim/component.h"
 
 namespace t3sim {
@@ -28,6 +29,7 @@ struct GpuMemoryConfig {
   AddressMapConfig address_map;
   McConfig mc;
   L2Config l2;
+  TrackerConfig tracker;  // T3 tracker at the controllers (idle unless programmed)
 };
 
 // Reads a `memory:` section: model (hbm), hbm, address_map, mc, l2.
@@ -51,6 +53,8 @@ class GpuMemory final : public Component, public MemTarget {
   const GpuMemoryConfig& config() const { return cfg_; }
   std::uint32_t channels() const { return static_cast<std::uint32_t>(mcs_.size()); }
   L2Cache& l2() { return *l2_; }
+  // The T3 tracker every controller counts writes and updates into (T3 §4.2.1).
+  Tracker& tracker() { return *tracker_; }
   MemoryController& mc(std::uint32_t i) { return *mcs_[i]; }
   HbmChannel& hbm(std::uint32_t i) { return *hbm_[i]; }
   const AddressMap& address_map() const { return map_; }
@@ -72,6 +76,7 @@ class GpuMemory final : public Component, public MemTarget {
   std::vector<std::unique_ptr<MemoryController>> mcs_;
   std::unique_ptr<Router> router_;
   std::unique_ptr<L2Cache> l2_;
+  std::unique_ptr<Tracker> tracker_;
 };
 
 }  // namespace t3sim

@@ -129,7 +129,7 @@ class Network::Impl {
   void kick(std::uint32_t server);
 
   void add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes);
-  std::uint64_t mirrored_address(const NetPacket& p) const;
+  void mirror(const NetPacket& p, MemRequest& req) const;
 
   // For T3SIM_CHECK.
   Tick now() const { return owner_.now(); }
@@ -152,6 +152,7 @@ class Network::Impl {
     std::uint64_t base, block_bytes;
   };
   std::vector<MirrorBlocks> mirror_blocks_;  // kHomogeneous: add_mirror_blocks
+  std::vector<MirrorTranslator> mirror_translators_;  // kHomogeneous: add_mirror_translator
   std::vector<std::uint32_t> worklist_;
   bool draining_ = false;
   std::vector<MemClient*> retrying_;  // scratch for retry()
@@ -583,6 +584,8 @@ NetPacket Network::Impl::cut(PeerPort& port) {
   pkt.bytes = len;
   pkt.wire_bytes = len;
   pkt.request = e.slot;
+  pkt.track_wg = r.track_wg;
+  pkt.track_wf = r.track_wf;
   if (p.granule != 0) {
     const std::size_t count = len / p.granule;
     if (count == r.data.words.size()) {
@@ -662,8 +665,11 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   req.op = head.kind == NetPacket::Kind::kUpdate ? MemOp::kUpdate : MemOp::kWrite;
   req.stream = Stream::kCommunication;
   req.uncached = true;  // remote traffic is written at the memory controller (T3 §4.3)
-  req.address = mode_ == NetMode::kFull ? head.address : mirrored_address(head);
+  req.address = head.address;
   req.bytes = head.bytes;
+  req.track_wg = head.track_wg;
+  req.track_wf = head.track_wf;
+  if (mode_ == NetMode::kHomogeneous) mirror(head, req);
   req.rows = 1;
   req.tag = (std::uint64_t{static_cast<std::uint32_t>(head.request)} << kSrcBits) | seen;
   req.client = &ep;
@@ -695,7 +701,16 @@ void Network::Impl::add_mirror_blocks(std::uint64_t base, std::uint64_t block_by
   mirror_blocks_.push_back(MirrorBlocks{base, block_bytes});
 }
 
-std::uint64_t Network::Impl::mirrored_address(const NetPacket& p) const {
+void Network::Impl::mirror(const NetPacket& p, MemRequest& req) const {
+  Network::MirroredWrite w{p.address, p.bytes, p.track_wg, p.track_wf};
+  for (const MirrorTranslator& t : mirror_translators_) {
+    if (t(w, p.dst)) {
+      req.address = w.address;
+      req.track_wg = w.track_wg;
+      req.track_wf = w.track_wf;
+      return;
+    }
+  }
   for (const MirrorBlocks& m : mirror_blocks_) {
     if (p.address < m.base || p.address >= m.base + n_ * m.block_bytes) continue;
     const std::uint64_t block = (p.address - m.base) / m.block_bytes;
@@ -704,9 +719,9 @@ std::uint64_t Network::Impl::mirrored_address(const NetPacket& p) const {
                 fmt::format("packet at {:#x} ({} B) straddles mirror blocks of {} B", p.address, p.bytes,
                             m.block_bytes));
     const std::uint64_t seen_block = (block + n_ - p.dst) % n_;
-    return m.base + seen_block * m.block_bytes + offset;
+    req.address = m.base + seen_block * m.block_bytes + offset;
+    return;
   }
-  return p.address;
 }
 
 void Network::Impl::serve(std::uint32_t server) {
@@ -930,6 +945,9 @@ void Network::attach(std::uint32_t gpu, MemTarget& memory,
 RemoteAccess& Network::access(std::uint32_t gpu) { return impl_->endpoint(gpu); }
 void Network::add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes) {
   if (impl_->mode_ == NetMode::kHomogeneous) impl_->add_mirror_blocks(base, block_bytes);
+}
+void Network::add_mirror_translator(MirrorTranslator translate) {
+  if (impl_->mode_ == NetMode::kHomogeneous) impl_->mirror_translators_.push_back(std::move(translate));
 }
 
 std::uint32_t Network::num_gpus() const { return impl_->n_; }

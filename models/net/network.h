@@ -60,6 +60,8 @@ struct NetPacket {
   std::uint64_t value = 0;       // kFlag
   std::uint64_t request = 0;     // the sender's pending-request id (for the ack)
   std::uint32_t wire_bytes = 0;  // what the link serializes (payload, or flag_bytes)
+  std::uint32_t track_wg = MemRequest::kNoWg;  // T3 tracker metadata of the request
+  std::uint8_t track_wf = 0;
   std::uint64_t size_bytes() const { return wire_bytes; }
 };
 
@@ -101,6 +103,19 @@ class Network final : public Component {
   // not straddle two blocks (internal error). Registering a region twice is a no-op;
   // overlapping different regions is an internal error.
   void add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes);
+  // kHomogeneous (ignored in kFull): a custom rule for what add_mirror_blocks does
+  // with arithmetic on blocks, e.g. a GEMM output chunked by tiles (T3 fused RS),
+  // where the tracker tag (WG id) moves with the address. Contract: returns false
+  // if the write is not its business (left unchanged); true after rewriting it as
+  // GPU -d would have sent it. Consulted before the block regions, in order.
+  struct MirroredWrite {
+    std::uint64_t address;
+    std::uint32_t bytes;
+    std::uint32_t track_wg;
+    std::uint8_t track_wf;
+  };
+  using MirrorTranslator = std::function<bool(MirroredWrite& write, std::uint32_t d)>;
+  void add_mirror_translator(MirrorTranslator translate);
 
   std::uint32_t num_gpus() const;
   NetMode mode() const;

@@ -1,0 +1,24 @@
+#pragma once
+// Where a kernel's local stores go, and (functional runs) what they carry: T3's
+// output address-space configuration (T3 §4.4, Figure 12) seen from the CU. The
+// producer kernel is unmodified: its stores to a `remote_map`ped range leave for the
+// peer GPU instead of local memory (fine-grained remote writes/updates, T3 stage 1).
+
+#include <cstdint>
+
+namespace t3sim {
+
+class StoreRouting {
+ public:
+  virtual ~StoreRouting() = default;
+  // Contract: the peer GPU a local store of WG `wg` starting at `address` goes to
+  // (remote_map), or -1 for local memory.
+  virtual int remote_peer(std::uint32_t wg, std::uint64_t address) const = 0;
+  // Contract: whether stores carry synthetic values (store_value) in functional runs.
+  virtual bool has_values() const = 0;
+  // Contract: the value a store writes at granule-aligned `address` (the producer's
+  // output element, a function of this GPU and the address).
+  virtual std::uint64_t store_value(std::uint64_t address) const = 0;
+};
+
+}  // namespace t3sim

@@ -1,0 +1,266 @@
+#include "models/t3/fused_reduce_scatter.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/common/payload.h"
+#include "sim/error.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+
+// One GPU's side: its address space, the tracker program and its DMA table.
+class FusedReduceScatter::GpuState final : public TrackerProgram {
+ public:
+  GpuState(FusedReduceScatter& owner, std::uint32_t g) : owner_(owner), g_(g), as_(*owner.regions_, g) {}
+
+  std::uint64_t expected_bytes(std::uint32_t wg, std::uint8_t wf, std::uint64_t /*address*/) const override {
+    return as_.expected_bytes(wg, wf);
+  }
+
+  void on_region_ready(std::uint32_t wg, std::uint8_t wf) override {
+    const ChunkMapping& m = as_.mapping_of(wg);
+    if (m.kind == MapKind::kDma) {
+      trigger(wg, wf);
+    } else {
+      T3SIM_CHECK(m.kind == MapKind::kFinal, "tracker fired for an untracked region");
+      T3SIM_CHECK(final_left_ > 0, "more final regions completed than exist");
+      --final_left_;
+      check_done();
+    }
+  }
+
+  // Pre-queue one DMA command per dma_map'ped WF region, round-robin over engines.
+  void program_dma() {
+    Node& node = owner_.node_;
+    const OutputRegions& regions = *owner_.regions_;
+    dma_of_.assign(std::size_t{regions.num_wgs()} * regions.wfs_per_wg(), kNoDma);
+    std::uint32_t engine = 0;
+    for (const ChunkMapping& m : as_.mappings()) {
+      for (std::uint32_t wg = m.wgs.first; wg < m.wgs.end; ++wg) {
+        for (std::uint32_t wf = 0; wf < regions.wfs_per_wg(); ++wf) {
+          const WfRegion* r = regions.region(wg, wf);
+          if (r == nullptr) continue;
+          if (m.kind == MapKind::kFinal) ++final_left_;
+          if (m.kind != MapKind::kDma) continue;
+          DmaCommand cmd;
+          cmd.src = r->start;
+          cmd.dst = r->start;  // the same output address on the peer (T3 Figure 11)
+          cmd.bytes = r->row_bytes;
+          cmd.rows = r->rows;
+          cmd.row_stride = r->stride;
+          cmd.op = m.op;
+          cmd.destination = &node.dma_destination(g_, m.peer);
+          cmd.value_granule = owner_.p_.values ? owner_.granule_ : 0;
+          cmd.track_wg = wg;  // the destination's tracker counts it against the same WF (T3 §4.2.2)
+          cmd.track_wf = static_cast<std::uint8_t>(wf);
+          cmd.on_done = [this] {
+            --dma_left_;
+            check_done();
+          };
+          const std::uint32_t id = node.dma(g_, engine).prequeue(std::move(cmd));
+          dma_of_[std::size_t{wg} * regions.wfs_per_wg() + wf] = (std::uint64_t{engine} << 32) | id;
+          engine = (engine + 1) % node.dma_engines();
+          ++dma_left_;
+          ++dma_total_;
+        }
+      }
+    }
+  }
+
+  void trigger(std::uint32_t wg, std::uint32_t wf) {
+    const std::uint64_t e = dma_of_[std::size_t{wg} * owner_.regions_->wfs_per_wg() + wf];
+    T3SIM_CHECK(e != kNoDma, fmt::format("no DMA entry for WG {} WF {}", wg, wf));
+    owner_.node_.dma(g_, static_cast<std::uint32_t>(e >> 32)).trigger(static_cast<std::uint32_t>(e));
+  }
+
+  void start(std::function<void(std::uint32_t)> on_done) {
+    on_done_ = std::move(on_done);
+    started_ = true;
+    owner_.node_.gpu(g_).memory().tracker().program(this);
+    if (!owner_.p_.with_producer) {
+      // Stand-alone RS+NMC: the first chunk's data are ready; send them now.
+      const std::uint32_t n = owner_.node_.num_gpus();
+      const WgRange first = chunk_wgs(owner_.regions_->num_wgs(), n, (g_ + 1) % n);
+      for (std::uint32_t wg = first.first; wg < first.end; ++wg)
+        for (std::uint32_t wf = 0; wf < owner_.regions_->wfs_per_wg(); ++wf)
+          if (owner_.regions_->region(wg, wf) != nullptr) trigger(wg, wf);
+    }
+    check_done();
+  }
+
+  void check_done() {
+    if (!started_ || done_ || final_left_ > 0 || dma_left_ > 0) return;
+    done_ = true;
+    finished_ = owner_.node_.gpu(g_).now();
+    if (on_done_) on_done_(g_);
+  }
+
+  // For T3SIM_CHECK.
+  Tick now() const { return owner_.node_.gpu(g_).now(); }
+  std::string name() const { return fmt::format("gpu{}.t3", g_); }
+
+  static constexpr std::uint64_t kNoDma = ~std::uint64_t{0};
+  FusedReduceScatter& owner_;
+  std::uint32_t g_;
+  AddressSpace as_;
+  std::vector<std::uint64_t> dma_of_;  // per (wg, wf): engine << 32 | command id
+  std::uint64_t final_left_ = 0, dma_left_ = 0, dma_total_ = 0;
+  bool started_ = false, done_ = false;
+  Tick finished_;
+  std::function<void(std::uint32_t)> on_done_;
+};
+
+FusedReduceScatter::FusedReduceScatter(Node& node, const KernelTrace& producer, const FusedRsParams& p)
+    : node_(node), p_(p), regions_(std::make_unique<OutputRegions>(producer)) {
+  const std::uint32_t n = node.num_gpus();
+  granule_ = node.config().gpu.memory.hbm.value_granule;
+  chunk_wgs(regions_->num_wgs(), n, 0);  // UserError unless W is a multiple of N
+  for (std::uint32_t wg = 0; wg < regions_->num_wgs(); ++wg) {
+    for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
+      const WfRegion* r = regions_->region(wg, wf);
+      if (r == nullptr) continue;
+      out_lo_ = std::min(out_lo_, r->start);
+      out_hi_ = std::max(out_hi_, r->start + (r->rows - 1) * r->stride + r->row_bytes);
+      if (p.values && (r->start % granule_ != 0 || r->row_bytes % granule_ != 0 || r->stride % granule_ != 0))
+        throw UserError(fmt::format("functional values need the output regions aligned to the {} B value "
+                                    "granule (WG {} WF {} at {:#x}, rows of {} B)",
+                                    granule_, wg, wf, r->start, r->row_bytes));
+    }
+  }
+  if (p.algorithm == FusedAlgorithm::kDirect && !p.with_producer)
+    throw UserError("the stand-alone RS with NMC is modelled for the ring algorithm only");
+
+  if (node.config().mode == NetMode::kHomogeneous) {
+    // Mirroring moves tiles by whole chunks: every chunk must have the same tile shapes.
+    for (std::uint32_t wg = 0; wg < regions_->num_wgs(); ++wg)
+      for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
+        std::uint32_t w2 = wg;
+        const WfRegion* r = regions_->region(wg, wf);
+        std::uint64_t a = r != nullptr ? r->start : 0;
+        if (r != nullptr && !shift(w2, static_cast<std::uint8_t>(wf), a, 1))
+          throw UserError(fmt::format("homogeneous mode mirrors tiles chunk by chunk, but WG {}'s output differs "
+                                      "in shape from the WG one chunk later; use --mode full",
+                                      wg));
+      }
+    node.network().add_mirror_translator([this, n](Network::MirroredWrite& w, std::uint32_t d) {
+      if (w.track_wg == MemRequest::kNoWg || w.address < out_lo_ || w.address >= out_hi_) return false;
+      std::uint32_t wg = w.track_wg;
+      std::uint64_t a = w.address;
+      if (!shift(wg, w.track_wf, a, n - d)) return false;
+      w.track_wg = wg;
+      w.address = a;
+      return true;
+    });
+  }
+
+  for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
+    auto s = std::make_unique<GpuState>(*this, g);
+    if (p.algorithm == FusedAlgorithm::kRing) {
+      configure_ring_reduce_scatter(s->as_, n, p.with_producer);
+    } else {
+      configure_direct_reduce_scatter(s->as_, n);
+    }
+    if (p.values) s->as_.set_store_values([this, g](std::uint64_t address) { return value(g, address); });
+    gpus_.push_back(std::move(s));
+  }
+  for (auto& s : gpus_) s->program_dma();
+}
+
+FusedReduceScatter::~FusedReduceScatter() = default;
+
+const StoreRouting* FusedReduceScatter::routing(std::uint32_t g) const { return &gpus_[g]->as_; }
+const AddressSpace& FusedReduceScatter::address_space(std::uint32_t g) const { return gpus_[g]->as_; }
+std::uint32_t FusedReduceScatter::first_wg(std::uint32_t g) const {
+  return p_.algorithm == FusedAlgorithm::kRing ? ring_first_wg(regions_->num_wgs(), node_.num_gpus(), g)
+                                               : chunk_wgs(regions_->num_wgs(), node_.num_gpus(), (g + 1) % node_.num_gpus()).first;
+}
+bool FusedReduceScatter::done(std::uint32_t g) const { return gpus_[g]->done_; }
+Tick FusedReduceScatter::finished(std::uint32_t g) const { return gpus_[g]->finished_; }
+std::uint64_t FusedReduceScatter::dma_commands(std::uint32_t g) const { return gpus_[g]->dma_total_; }
+
+void FusedReduceScatter::start(std::uint32_t g, std::function<void(std::uint32_t)> on_done) {
+  gpus_[g]->start(std::move(on_done));
+}
+
+void FusedReduceScatter::finish() {
+  for (std::uint32_t g = 0; g < gpus_.size(); ++g) node_.gpu(g).memory().tracker().program(nullptr);
+}
+
+std::uint64_t FusedReduceScatter::value(std::uint32_t gpu, std::uint64_t address) const {
+  return InputPattern(p_.seed, gpu).value((address - out_lo_) / granule_);
+}
+
+bool FusedReduceScatter::shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& address,
+                               std::uint32_t chunks) const {
+  const std::uint32_t w = regions_->num_wgs();
+  const std::uint32_t per = w / node_.num_gpus();
+  const WfRegion* r = regions_->region(wg, wf);
+  if (r == nullptr) return false;
+  const std::uint32_t to = static_cast<std::uint32_t>((wg + std::uint64_t{chunks % node_.num_gpus()} * per) % w);
+  const WfRegion* s = regions_->region(to, wf);
+  if (s == nullptr || s->rows != r->rows || s->row_bytes != r->row_bytes || s->stride != r->stride) return false;
+  address = s->start + (address - r->start);
+  wg = to;
+  return true;
+}
+
+void FusedReduceScatter::preload() {
+  if (!p_.values) return;
+  for (std::uint32_t g = 0; g < gpus_.size(); ++g) {
+    for (std::uint32_t wg = 0; wg < regions_->num_wgs(); ++wg) {
+      for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
+        const WfRegion* r = regions_->region(wg, wf);
+        if (r == nullptr) continue;
+        for (std::uint32_t row = 0; row < r->rows; ++row) {
+          const std::uint64_t a = r->start + row * r->stride;
+          Payload data;
+          for (std::uint64_t b = 0; b < r->row_bytes; b += granule_)
+            data.words.push_back(p_.with_producer ? 0 : value(g, a + b));
+          node_.gpu(g).memory().preload(a, data);
+        }
+      }
+    }
+  }
+}
+
+std::uint64_t FusedReduceScatter::verify(std::string& first_error) const {
+  if (!p_.values) return 0;
+  const std::uint32_t n = node_.num_gpus();
+  std::uint64_t checked = 0;
+  for (std::uint32_t g = 0; g < gpus_.size(); ++g) {
+    const WgRange mine = chunk_wgs(regions_->num_wgs(), n, g);
+    for (std::uint32_t wg = mine.first; wg < mine.end; ++wg) {
+      for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
+        const WfRegion* r = regions_->region(wg, wf);
+        if (r == nullptr) continue;
+        for (std::uint32_t row = 0; row < r->rows; ++row) {
+          const std::uint64_t a = r->start + row * r->stride;
+          const Payload got = node_.gpu(g).memory().peek(a, r->row_bytes);
+          for (std::uint64_t i = 0; i < got.words.size(); ++i) {
+            const std::uint64_t addr = a + i * granule_;
+            std::uint64_t want = 0;
+            for (std::uint32_t h = 0; h < n; ++h) {
+              if (node_.config().mode == NetMode::kFull) {
+                want += value(h, addr);
+              } else {
+                std::uint32_t w2 = wg;
+                std::uint64_t a2 = addr;
+                shift(w2, static_cast<std::uint8_t>(wf), a2, h);
+                want += value(0, a2);
+              }
+            }
+            ++checked;
+            if (got.words[i] != want && first_error.empty())
+              first_error = fmt::format("gpu{} {:#x} (WG {} WF {}): got {:#x}, expected {:#x}", g, addr, wg, wf,
+                                        got.words[i], want);
+          }
+        }
+      }
+    }
+  }
+  return checked;
+}
+
+}  // namespace t3sim

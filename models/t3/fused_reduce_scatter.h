@@ -1,0 +1,85 @@
+#pragma once
+// T3's fused reduce-scatter on a node (T3 §4, Figures 7-9): the producer GEMM's
+// output address space is configured per GPU (AddressSpace), each GPU's tracker is
+// programmed with it and its DMA engines are pre-queued with one command per
+// dma_map'ped WF region (T3 §4.2.2: "the DMA commands are pre-queued during the
+// setup process"). While the GEMM runs (with uncached update stores and staggered
+// WG scheduling), its stores and the peers' DMA updates reduce in DRAM (near-memory
+// updates, T3 §4.3); each WF region the tracker sees complete fires its DMA, and the
+// reduce-scatter is done on a GPU once its own chunk is complete and its DMA
+// commands are acknowledged.
+//
+// Without a producer (`with_producer = false`) it is the stand-alone RS with NMC of
+// T3's Ideal-RS+NMC: the data are in memory already, the first chunk's DMAs start at
+// once and every later region expects one (incoming) update per element.
+//
+// Homogeneous mode: a mirror translator moves a packet GPU 0 sends to d for tile t
+// to tile t - d W/N (and its tracker tag with it), which is what GPU -d sends GPU 0.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/system/node.h"
+#include "models/t3/address_space.h"
+#include "models/tracker/tracker.h"
+#include "trace/trace.h"
+
+namespace t3sim {
+
+enum class FusedAlgorithm { kRing, kDirect };
+
+struct FusedRsParams {
+  FusedAlgorithm algorithm = FusedAlgorithm::kRing;
+  bool with_producer = true;
+  bool values = false;       // synthetic producer values, checked by verify()
+  std::uint64_t seed = 1;
+};
+
+class FusedReduceScatter {
+ public:
+  // `producer`: the GEMM trace every GPU runs (its WG ids are the tiles; chunks are
+  // runs of W/N WGs). UserError if it cannot be chunked or tracked.
+  FusedReduceScatter(Node& node, const KernelTrace& producer, const FusedRsParams& p);
+  ~FusedReduceScatter();
+
+  // For the producer's launch on GPU g: its store routing and first WG (staggered).
+  const StoreRouting* routing(std::uint32_t g) const;
+  std::uint32_t first_wg(std::uint32_t g) const;
+  const AddressSpace& address_space(std::uint32_t g) const;
+
+  // Functional runs: zero the output (updates accumulate into it; with_producer =
+  // false: the input pattern instead).
+  void preload();
+  // Arms GPU g (programs its tracker): call before the producer launches there.
+  // on_done(g) once GPU g's chunk is reduced and its DMAs are acknowledged.
+  void start(std::uint32_t g, std::function<void(std::uint32_t)> on_done = {});
+  bool done(std::uint32_t g) const;
+  Tick finished(std::uint32_t g) const;
+  // Unprograms the trackers (after the run).
+  void finish();
+
+  // Checks GPU g's chunk g (every simulated GPU): the sum over GPUs of the producer's
+  // values. Returns words checked; first mismatch in first_error.
+  std::uint64_t verify(std::string& first_error) const;
+
+  std::uint32_t num_wgs() const { return regions_->num_wgs(); }
+  std::uint64_t dma_commands(std::uint32_t g) const;
+
+ private:
+  class GpuState;
+  std::uint64_t value(std::uint32_t gpu, std::uint64_t address) const;
+  // Homogeneous mode: the WG and address of (wg, address) shifted by `chunks` chunks.
+  bool shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& address, std::uint32_t chunks) const;
+
+  Node& node_;
+  FusedRsParams p_;
+  std::unique_ptr<OutputRegions> regions_;
+  std::uint64_t out_lo_ = ~std::uint64_t{0}, out_hi_ = 0;  // bounding range of the output
+  std::uint32_t granule_ = 32;
+  std::vector<std::unique_ptr<GpuState>> gpus_;  // simulated GPUs
+};
+
+}  // namespace t3sim

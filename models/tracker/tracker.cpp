@@ -1,0 +1,134 @@
+#include "models/tracker/tracker.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/config.h"
+#include "sim/error.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+
+TrackerConfig read_tracker_config(ConfigNode node) {
+  TrackerConfig cfg;
+  cfg.sets = static_cast<std::uint32_t>(node.get_uint("sets", cfg.sets, 1, 1u << 20));
+  cfg.ways = static_cast<std::uint32_t>(node.get_uint("ways", cfg.ways, 1, 1024));
+  cfg.wg_msb_bits = static_cast<std::uint32_t>(node.get_uint("wg_msb_bits", cfg.wg_msb_bits, 0, 32));
+  cfg.wf_bits = static_cast<std::uint32_t>(node.get_uint("wf_bits", cfg.wf_bits, 0, 8));
+  cfg.address_bits = static_cast<std::uint32_t>(node.get_uint("address_bits", cfg.address_bits, 1, 64));
+  cfg.counter_bits = static_cast<std::uint32_t>(node.get_uint("counter_bits", cfg.counter_bits, 1, 64));
+  cfg.trigger_latency = node.get_time("trigger_latency", cfg.trigger_latency);
+  node.finish();
+  return cfg;
+}
+
+Tracker::Tracker(Component& parent, std::string_view name, const TrackerConfig& cfg)
+    : Component(parent, name),
+      cfg_(cfg),
+      entries_(std::size_t{cfg.sets} * cfg.ways),
+      accesses_(counter("accesses", "requests", "tracked writes and updates counted")),
+      bytes_counted_(counter("bytes_counted", "bytes", "bytes of tracked writes and updates counted")),
+      fills_(counter("fills", "entries", "entries allocated (a WF region's first tracked access)")),
+      fires_(counter("triggers", "regions", "regions completed: their DMA entry marked ready")),
+      set_full_stalls_(counter("set_full_stalls", "stalls",
+                               "times a controller held a tracked access because its set was full")),
+      max_live_(counter("max_live_entries", "entries", "most entries live at once")) {}
+
+void Tracker::program(TrackerProgram* program) {
+  T3SIM_CHECK(live_ == 0, fmt::format("reprogrammed with {} live entries", live_));
+  program_ = program;
+}
+
+int Tracker::find(std::uint32_t wg, std::uint8_t wf) const {
+  const std::size_t base = std::size_t{wg % cfg_.sets} * cfg_.ways;
+  for (std::uint32_t w = 0; w < cfg_.ways; ++w) {
+    const Entry& e = entries_[base + w];
+    if (e.valid && e.wg == wg && e.wf == wf) return static_cast<int>(base + w);
+  }
+  return -1;
+}
+
+int Tracker::free_way(std::uint32_t set) const {
+  const std::size_t base = std::size_t{set} * cfg_.ways;
+  for (std::uint32_t w = 0; w < cfg_.ways; ++w)
+    if (!entries_[base + w].valid) return static_cast<int>(base + w);
+  return -1;
+}
+
+bool Tracker::can_count(const MemRequest& req) const {
+  if (program_ == nullptr || req.track_wg == MemRequest::kNoWg || req.op == MemOp::kRead) return true;
+  if (find(req.track_wg, req.track_wf) >= 0) return true;
+  if (program_->expected_bytes(req.track_wg, req.track_wf, req.address) == 0) return true;
+  return free_way(req.track_wg % cfg_.sets) >= 0;
+}
+
+void Tracker::count(const MemRequest& req) {
+  if (program_ == nullptr || req.track_wg == MemRequest::kNoWg || req.op == MemOp::kRead) return;
+  int i = find(req.track_wg, req.track_wf);
+  if (i < 0) {
+    const std::uint64_t expected = program_->expected_bytes(req.track_wg, req.track_wf, req.address);
+    if (expected == 0) return;  // not tracked here
+    i = free_way(req.track_wg % cfg_.sets);
+    T3SIM_CHECK(i >= 0, "count() into a full set (the controller must check can_count first)");
+    Entry& e = entries_[static_cast<std::size_t>(i)];
+    e = Entry{true, req.track_wg, req.track_wf, req.address, 0, expected};
+    ++live_;
+    ++fills_;
+    if (live_ > max_live_.value()) max_live_ += live_ - max_live_.value();
+  }
+  Entry& e = entries_[static_cast<std::size_t>(i)];
+  e.start = std::min(e.start, req.address);
+  e.counted += req.bytes;
+  ++accesses_;
+  bytes_counted_ += req.bytes;
+  T3SIM_CHECK(e.counted <= e.expected,
+              fmt::format("WG {} WF {}: {} B counted, {} expected (an access counted twice?)", e.wg, e.wf,
+                          e.counted, e.expected));
+  if (e.counted < e.expected) return;
+  const std::uint32_t wg = e.wg;
+  const std::uint8_t wf = e.wf;
+  e.valid = false;
+  --live_;
+  ++fires_;
+  sim().events().schedule_callback(now() + cfg_.trigger_latency, [this, wg, wf] { fire(wg, wf); });
+  // An entry freed: controllers holding set-full accesses try again.
+  waking_.swap(waiters_);
+  for (TrackerWaiter* w : waking_) w->on_tracker_space();
+  waking_.clear();
+}
+
+void Tracker::fire(std::uint32_t wg, std::uint8_t wf) {
+  sim().note_progress();
+  program_->on_region_ready(wg, wf);
+}
+
+void Tracker::wait_for_space(TrackerWaiter* w) {
+  if (std::find(waiters_.begin(), waiters_.end(), w) != waiters_.end()) return;
+  ++set_full_stalls_;
+  waiters_.push_back(w);
+}
+
+std::uint64_t Tracker::size_bytes() const {
+  const std::uint64_t bits_per_entry =
+      std::uint64_t{cfg_.wg_msb_bits} + cfg_.wf_bits + cfg_.address_bits + cfg_.counter_bits;
+  return (std::uint64_t{cfg_.sets} * cfg_.ways * bits_per_entry + 7) / 8;
+}
+
+void Tracker::report_in_flight(std::vector<std::string>& out) const {
+  if (live_ == 0 && waiters_.empty()) return;
+  std::string list;
+  std::uint32_t shown = 0;
+  for (const Entry& e : entries_) {
+    if (!e.valid) continue;
+    if (shown++ == 8) {
+      list += " ...";
+      break;
+    }
+    list += fmt::format(" (WG {} WF {}: {}/{} B from {:#x})", e.wg, e.wf, e.counted, e.expected, e.start);
+  }
+  out.push_back(fmt::format("{} live entries{}; {} controllers held on a full set", live_, list,
+                            waiters_.size()));
+}
+
+}  // namespace t3sim

@@ -1,0 +1,129 @@
+#pragma once
+// The T3 tracker (T3 §4.2.1, Figure 9): at a GPU's memory controllers, it counts the
+// writes and updates of each producer WF's output region, and once a region has
+// received all it expects (wf_tile_size x updates_per_element) it marks the
+// region's pre-programmed DMA entry ready (T3 §4.2.2) and frees its entry.
+//
+//   sets x ways entries; set = WG id mod sets (the WG-id LSBs), tag = (WG id / sets,
+//   WF id) (the WG-id MSBs and the WF id); each entry: tag, the region's start
+//   address (the lowest address seen) and an access counter (bytes here).
+//
+// What is tracked, and what happens when a region is complete, is programmed ahead
+// of the kernel (the address-space configuration, T3 §4.4) through TrackerProgram.
+// Counting happens when a write or update enters a DRAM queue (T3: "once the
+// accesses are enqueued in the memory controller queue"), so the queue order that
+// makes near-memory updates atomic also orders the DMA's read after them.
+//
+// Set full: a tracked access whose (WG, WF) has no entry and whose set has no free
+// way is not counted and not admitted: the controller holds it at the head of its
+// stream's ingress queue (can_count() false) until an entry of any set frees, as a
+// cache holds a miss when its MSHRs are full. Counted as `set_full_stalls`; if it
+// never frees, the watchdog's deadlock report lists the tracker's live entries.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/mem/mem_request.h"
+#include "sim/component.h"
+#include "sim/event_queue.h"
+#include "sim/stats.h"
+
+namespace t3sim {
+
+class ConfigNode;
+
+struct TrackerConfig {
+  std::uint32_t sets = 256;  // indexed by WG-id LSBs (T3: 8 bits)
+  std::uint32_t ways = 8;    // per set (T3: up to eight WFs per WG, one WG per set)
+  // Only for the size report (T3 §4.2.1 comes to 19 KB): bits per entry field.
+  std::uint32_t wg_msb_bits = 4;   // log2(max WGs per stage / sets)
+  std::uint32_t wf_bits = 3;       // eight WFs per WG
+  std::uint32_t address_bits = 48; // start (virtual) address
+  std::uint32_t counter_bits = 21; // accesses counted
+  // From the access that completes a region to its DMA entry being ready.
+  Tick trigger_latency = Tick::zero();
+};
+
+// Reads `tracker:` (sets, ways, wg_msb_bits, wf_bits, address_bits, counter_bits,
+// trigger_latency).
+TrackerConfig read_tracker_config(ConfigNode node);
+
+// The tracker's programming (the address-space configuration, T3 §4.4).
+class TrackerProgram {
+ public:
+  virtual ~TrackerProgram() = default;
+  // Contract: the bytes of writes and updates the output region of (wg, wf) expects
+  // here before it is complete (its bytes x updates_per_element), if a write by
+  // (wg, wf) at `address` is tracked on this GPU; 0 if it is not. No side effects.
+  virtual std::uint64_t expected_bytes(std::uint32_t wg, std::uint8_t wf, std::uint64_t address) const = 0;
+  // Contract: called once per region, when its last expected byte was counted (plus
+  // the trigger latency): fire its DMA entry (or record it complete).
+  virtual void on_region_ready(std::uint32_t wg, std::uint8_t wf) = 0;
+};
+
+// Woken when a tracker entry frees (a controller holding a set-full access).
+class TrackerWaiter {
+ public:
+  virtual ~TrackerWaiter() = default;
+  // Contract: called once per Tracker::wait_for_space() registration.
+  virtual void on_tracker_space() = 0;
+};
+
+class Tracker final : public Component {
+ public:
+  Tracker(Component& parent, std::string_view name, const TrackerConfig& cfg);
+
+  // Contract: the program must outlive the tracker's use; nullptr = nothing tracked.
+  // Reprogramming requires no live entries.
+  void program(TrackerProgram* program);
+
+  // Contract: false iff `req` is a tracked write/update with no entry for its
+  // (WG, WF) and a full set (the controller must hold it). No side effects.
+  bool can_count(const MemRequest& req) const;
+  // Contract: precondition can_count(req). Counts a write or update entering a DRAM
+  // queue; a tracked one completing its region frees the entry and calls
+  // on_region_ready (after trigger_latency, from an event: never re-entrantly).
+  // Counting more than a region expects is an internal error (an update doubled).
+  void count(const MemRequest& req);
+  // Contract: `w` gets one on_tracker_space() the next time an entry frees.
+  void wait_for_space(TrackerWaiter* w);
+
+  std::uint32_t live_entries() const { return live_; }
+  std::uint64_t regions_completed() const { return fires_.value(); }
+  // Storage the entries take (T3 §4.2.1), in bytes.
+  std::uint64_t size_bytes() const;
+  const TrackerConfig& config() const { return cfg_; }
+
+  void report_in_flight(std::vector<std::string>& out) const override;
+
+ private:
+  struct Entry {
+    bool valid = false;
+    std::uint32_t wg = 0;
+    std::uint8_t wf = 0;
+    std::uint64_t start = 0;     // lowest address counted
+    std::uint64_t counted = 0;   // bytes
+    std::uint64_t expected = 0;  // bytes
+  };
+  // The entry of (wg, wf) in its set, or -1.
+  int find(std::uint32_t wg, std::uint8_t wf) const;
+  int free_way(std::uint32_t set) const;
+  void fire(std::uint32_t wg, std::uint8_t wf);
+
+  TrackerConfig cfg_;
+  TrackerProgram* program_ = nullptr;
+  std::vector<Entry> entries_;  // set * ways + way
+  std::uint32_t live_ = 0;
+  std::vector<TrackerWaiter*> waiters_;
+  std::vector<TrackerWaiter*> waking_;  // scratch
+
+  Counter& accesses_;
+  Counter& bytes_counted_;
+  Counter& fills_;
+  Counter& fires_;
+  Counter& set_full_stalls_;
+  Counter& max_live_;
+};
+
+}  // namespace t3sim
