@@ -35,13 +35,16 @@ struct LinkConfig {
   Tick latency;               // from the end of serialization to arrival
   std::uint32_t tx_buffer = 8;   // messages the sender may queue
   std::uint32_t rx_buffer = 64;  // messages the receiver may hold (credits)
+  // > 0: the receive buffer is also bounded in bytes (a flit buffer): a message needs
+  // room for its size, so small messages do not each take a maximum-size slot.
+  std::uint64_t rx_buffer_bytes = 0;
 };
 
 template <class Msg>
 class Link final : public Component {
  public:
   Link(Component& parent, std::string_view name, const LinkConfig& cfg)
-      : Component(parent, name), cfg_(cfg), credits_(cfg.rx_buffer),
+      : Component(parent, name), cfg_(cfg), credits_(cfg.rx_buffer), rx_bytes_free_(cfg.rx_buffer_bytes),
         arrival_event_(this->name() + ".arrival", [this] { deliver(); }, EventPriority::kDelivery),
         tx_free_event_(this->name() + ".tx_free", [this] { wake_sender(); }, EventPriority::kDelivery),
         bytes_sent_(counter("bytes_sent", "B", "payload bytes put on the wire")),
@@ -68,6 +71,8 @@ class Link final : public Component {
   // Contract: can_send() was true (sending into a full buffer is a bug).
   void send(Msg msg) {
     T3SIM_CHECK(tx_occupancy() < cfg_.tx_buffer, "send() on a full transmit buffer");
+    T3SIM_CHECK(cfg_.rx_buffer_bytes == 0 || msg.size_bytes() <= cfg_.rx_buffer_bytes,
+                fmt::format("a {} B message never fits the {} B receive buffer", msg.size_bytes(), cfg_.rx_buffer_bytes));
     waiting_.push_back(std::move(msg));
     start_transmissions();
   }
@@ -81,6 +86,7 @@ class Link final : public Component {
     Msg m = std::move(received_.front());
     received_.pop_front();
     ++credits_;  // the buffer slot is free again; credits return instantly (simplification)
+    if (cfg_.rx_buffer_bytes > 0) rx_bytes_free_ += m.size_bytes();
     start_transmissions();
     return m;
   }
@@ -124,11 +130,13 @@ class Link final : public Component {
   // accumulates over a long burst.
   void start_transmissions() {
     bool started = false;
-    while (!waiting_.empty() && credits_ > 0) {
+    while (!waiting_.empty() && credits_ > 0 &&
+           (cfg_.rx_buffer_bytes == 0 || waiting_.front().size_bytes() <= rx_bytes_free_)) {
       Msg msg = std::move(waiting_.front());
       waiting_.pop_front();
       --credits_;
       const std::uint64_t bytes = msg.size_bytes();
+      if (cfg_.rx_buffer_bytes > 0) rx_bytes_free_ -= bytes;
       if (wire_free_ <= now()) {  // wire was idle: a new burst starts now
         burst_start_ = now();
         burst_bytes_ = 0;
@@ -187,6 +195,7 @@ class Link final : public Component {
 
   LinkConfig cfg_;
   std::uint32_t credits_;
+  std::uint64_t rx_bytes_free_;  // rx_buffer_bytes > 0 only
   std::deque<Msg> waiting_;      // in the transmit buffer, not yet on the wire (no credit)
   std::deque<InFlight> wire_;    // serializing or propagating, in arrival order
   std::deque<Msg> received_;     // in the receive buffer

@@ -271,7 +271,7 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
        "slice"},
       {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.chanels=4",
        "unknown key (did you mean 'channels'?)"},
-      {"configs/workloads/gemm/small.yaml --config t3", "configuration 't3' is not implemented yet"},
+      {"configs/workloads/gemm/small.yaml --config fused", "configuration 'fused' is not a GEMM + collective"},
   };
   for (const auto& c : cases) {
     const auto r = t3sim(fmt::format("run configs/systems/table1.yaml {} -o '{}'", c.args, (dir_ / "o").string()));

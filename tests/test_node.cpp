@@ -320,7 +320,50 @@ TEST(Sequential, HomogeneousWithinThreePercentOfFullAndValuesChecked) {
 TEST(Sequential, OtherConfigurationsAreNotYetAvailable) {
   const NodeConfig cfg = table1(4);
   Simulator sim(3);
-  EXPECT_THROW(SublayerSystem(sim, cfg, small_gemm(cfg), SublayerOptions{}, "t3", 3), UserError);
+  EXPECT_THROW(SublayerSystem(sim, cfg, small_gemm(cfg), SublayerOptions{}, "fused", 3), UserError);
+}
+
+// T3 on a sub-layer: the fused RS leaves exactly the reduced values, beats
+// sequential, and removes the RS reads NMC removes (T3 Figure 10).
+TEST(T3Sublayer, FusedIsCorrectFasterAndReadsLess) {
+  auto run = [&](const char* configuration, const char* functional, NetMode mode, const GemmWorkload& wl) {
+    const NodeConfig cfg = table1(4, mode);
+    Simulator sim(3);
+    SublayerOptions opt;
+    opt.functional = functional;
+    SublayerSystem sys(sim, cfg, wl, opt, configuration, 3);
+    return sys.run();
+  };
+  for (NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
+    const SublayerResult t3v = run("t3", "values", mode, small_gemm(table1(4)));
+    EXPECT_TRUE(t3v.values_checked);
+    EXPECT_GT(t3v.words_checked, 0u);
+  }
+  // Several GEMM stages (512 WGs, 160 at a time), so there is something to overlap.
+  GemmParams g;
+  g.m = 8192;
+  g.n = 2048;
+  g.k = 512;
+  g.flops_per_cycle = table1(4).gpu.cu.flops_per_cycle;
+  GemmWorkload wl;
+  wl.trace = make_gemm_trace(g);
+  wl.params = g;
+  wl.description = "8192x2048x512";
+  const SublayerResult seq = run("sequential", "off", NetMode::kHomogeneous, wl);
+  const SublayerResult t3 = run("t3", "off", NetMode::kHomogeneous, wl);
+  const SublayerResult mca = run("t3-mca", "off", NetMode::kHomogeneous, wl);
+  EXPECT_LT(t3.total, seq.total);
+  EXPECT_LT(mca.total, seq.total);
+  // Never better than the ideal overlap (T3 §5.3): max(GEMM, RS) + AG of sequential.
+  EXPECT_GE(t3.total, std::max(seq.gemm, seq.rs) + seq.ag);
+  const double array = 8192.0 * 2048 * 2;
+  // Fused ring RS (N = 4): DMA reads of N-2 chunks, none of the received copies.
+  EXPECT_NEAR(static_cast<double>(t3.traffic[1].read), 0.5 * array, 0.01 * array);
+  EXPECT_LT(t3.traffic[1].read * 2, seq.traffic[1].read);
+  // Arriving updates: (N-1) chunks; the GEMM's local updates: (N-1) chunks.
+  // (the small GEMM's checks above ran on 1024 x 1024 outputs)
+  EXPECT_NEAR(static_cast<double>(t3.traffic[1].update), 0.75 * array, 0.01 * array);
+  EXPECT_NEAR(static_cast<double>(t3.traffic[0].update), 0.75 * array, 0.01 * array);
 }
 
 }  // namespace

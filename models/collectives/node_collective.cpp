@@ -37,6 +37,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     t.channels = channels_;
     t.slice_bytes = p.slice_bytes;
     t.data_base = p.data_base;
+    t.data_uncached = p.data_uncached;
     t.flag_base = p.flag_base;
     validate_collective(t);
     trace_params_.push_back(t);

@@ -36,6 +36,7 @@ struct NodeCollectiveParams {
   // one channel moves about a slice per round trip: few channels are latency-bound.
   std::uint64_t slice_bytes = 8 * 1024;
   std::uint64_t data_base = 0;       // the array (e.g. a GEMM's output)
+  bool data_uncached = false;        // the array is an uncached allocation (T3's GEMM output)
   std::uint64_t flag_base = 1ULL << 32;
   int priority = 0;
   bool values = false;               // carry and check functional values

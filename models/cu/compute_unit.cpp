@@ -221,8 +221,8 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   r.tag = make_tag(s, mem_op == MemOp::kRead, mem_op == MemOp::kRead ? w.group : 0);
   r.client = this;
   r.created = now();
-  if (mem_op != MemOp::kRead) {
-    r.track_wg = w.launch.wg;  // T3 tracker metadata (§4.2.1)
+  if (mem_op != MemOp::kRead && routing != nullptr) {
+    r.track_wg = w.launch.wg;  // T3 tracker metadata (§4.2.1) of a mapped producer's stores
     r.track_wf = static_cast<std::uint8_t>(op.wf >= 0 ? op.wf : 0);
   }
   const std::uint32_t granule = synthetic ? 0 : w.launch.value_granule;

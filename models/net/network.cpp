@@ -108,6 +108,7 @@ class Network::Impl {
     std::uint32_t link = 0;
     std::uint32_t hops = 0;
     std::deque<Delayed> packets;
+    std::uint64_t bytes = 0;  // wire bytes of `packets`
     Tick last_ready;
     std::uint32_t server = kNone;
     std::uint32_t source = kNone;
@@ -361,7 +362,13 @@ std::uint32_t Network::Impl::add_source(SourceKind kind, std::uint32_t a, std::u
 void Network::Impl::add_link(std::uint32_t from, std::uint32_t to, const LinkConfig& lc) {
   const auto slot = static_cast<std::uint32_t>(links_.size());
   LinkSlot ls;
-  ls.link = std::make_unique<Link<NetPacket>>(owner_, node_name(from) + "_" + node_name(to), lc);
+  // The receive buffer holds rx_buffer_packets maximum-size packets' worth of bytes
+  // (a flit buffer): a 256 B DMA row or a 64 B flag takes 256 B or 64 B of it, so
+  // small packets can cover the link's bandwidth-delay product too.
+  LinkConfig bytes_lc = lc;
+  bytes_lc.rx_buffer_bytes = std::uint64_t{lc.rx_buffer} * std::max<std::uint64_t>(cfg_.packet_bytes, cfg_.flag_bytes);
+  bytes_lc.rx_buffer = 1u << 30;
+  ls.link = std::make_unique<Link<NetPacket>>(owner_, node_name(from) + "_" + node_name(to), bytes_lc);
   ls.from = from;
   ls.to = to;
   ls.server = add_server(ServerKind::kLink, slot);
@@ -540,6 +547,7 @@ NetPacket Network::Impl::take(std::uint32_t source) {
   MirrorLine& m = lines_[s.a];
   NetPacket p = std::move(m.packets.front().packet);
   m.packets.pop_front();
+  m.bytes -= p.wire_bytes;
   return p;
 }
 
@@ -629,8 +637,10 @@ bool Network::Impl::offer(Server& sv, std::uint32_t source) {
       MirrorLine& m = lines_[sv.index];
       // Bounded like the receive buffers it stands for; a full line holds the head
       // packet in the link's receive buffer, which back-pressures GPU 0's sending.
-      if (m.packets.size() >= cfg_.link.rx_buffer) return false;
+      const std::uint64_t room = std::uint64_t{cfg_.link.rx_buffer} * std::max<std::uint64_t>(cfg_.packet_bytes, cfg_.flag_bytes);
+      if (m.bytes + peek(source).wire_bytes > room) return false;
       NetPacket p = take(source);
+      m.bytes += p.wire_bytes;
       const Tick per_hop = cfg_.link.latency + cfg_.link.bandwidth.transfer_time(p.wire_bytes);
       const Tick ready = std::max(m.last_ready, now() + per_hop * (m.hops - 1));
       m.last_ready = ready;

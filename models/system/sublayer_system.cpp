@@ -36,11 +36,21 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
                                const SublayerOptions& opt, std::string configuration, std::uint64_t seed)
     : sim_(sim), gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)) {
   if (!gemm_.params) throw std::invalid_argument("a sub-layer needs a generated GEMM (preset or m/n/k)");
-  if (configuration_ != "sequential")
-    throw UserError(fmt::format("configuration '{}' is not implemented yet for a GEMM + collective sub-layer "
-                                "(implemented: sequential)",
+  if (configuration_ != "sequential" && configuration_ != "t3" && configuration_ != "t3-mca")
+    throw UserError(fmt::format("configuration '{}' is not a GEMM + collective sub-layer configuration "
+                                "(sequential, t3, t3-mca, ideal-overlap, ideal-rs-nmc)",
                                 configuration_));
-  node_ = std::make_unique<Node>(sim, node);
+  t3_ = configuration_ != "sequential";
+  NodeConfig node_cfg = node;
+  if (configuration_ == "t3") {
+    node_cfg.gpu.memory.mc.arbiter = ArbiterConfig{};
+    node_cfg.gpu.memory.mc.arbiter.type = "round-robin";  // T3's baseline arbitration (§4.5)
+  } else if (configuration_ == "t3-mca" && node_cfg.gpu.memory.mc.arbiter.type != "mca") {
+    node_cfg.gpu.memory.mc.arbiter = ArbiterConfig{};
+    node_cfg.gpu.memory.mc.arbiter.type = "mca";
+    node_cfg.gpu.memory.mc.arbiter.dynamic = true;  // threshold from the GEMM's profiled occupancy
+  }
+  node_ = std::make_unique<Node>(sim, node_cfg);
   const GemmParams& p = *gemm_.params;
   const GemmAddresses addr = gemm_addresses(p);
   array_bytes_ = p.m * p.n * p.dtype_bytes;
@@ -64,18 +74,34 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
   c.values = values_;
   c.seed = seed;
   c.flag_base = 1ULL << 32;
-  rs_ = std::make_unique<NodeCollective>(*node_, c);
+  if (!t3_) {
+    rs_ = std::make_unique<NodeCollective>(*node_, c);
+    // The GEMM's stores carry no values, so the input pattern written here survives
+    // them and is what the reduce-scatter reduces.
+    rs_->preload();
+  } else {
+    // T3 §4.3: the output is allocated uncached and the GEMM's stores update memory.
+    GemmParams t3p = p;
+    t3p.store_uncached = true;
+    t3p.store_update = true;
+    t3_trace_ = make_gemm_trace(t3p);
+    FusedRsParams f;
+    f.algorithm = node_cfg.net.topology == "fully-connected" ? FusedAlgorithm::kDirect : FusedAlgorithm::kRing;
+    f.values = values_;
+    f.seed = seed;
+    fused_ = std::make_unique<FusedReduceScatter>(*node_, t3_trace_, f);
+    fused_->preload();
+    c.data_uncached = true;  // the all-gather reads the uncached output
+  }
   c.kind = CollectiveKind::kRingAllGather;
   c.flag_base = 1ULL << 33;
   ag_ = std::make_unique<NodeCollective>(*node_, c);
-  // The GEMM's stores carry no values, so the input pattern written here survives
-  // them and is what the reduce-scatter reduces.
-  rs_->preload();
 
   const std::uint32_t n = node_->simulated_gpus();
   phase_end_.resize(n);
   traffic_at_end_.resize(n);
   gemm_kernel_.resize(n);
+  t3_parts_done_.assign(n, 0);
 }
 
 SublayerSystem::~SublayerSystem() = default;
@@ -86,6 +112,13 @@ void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
   switch (phase) {
     case kGemm:
       node_->gpu(g).memory().kernel_end();
+      if (t3_) {
+        // The fused RS's traffic started with the GEMM: RS = the communication
+        // stream from the start until the RS ends.
+        traffic_at_end_[g][kGemm] = PhaseTraffic{};
+        on_t3_part_done(g);
+        break;
+      }
       // Kernel boundary: the GEMM's output leaves the L2 for DRAM (write-backs in the
       // compute stream, overlapping the reduce-scatter), so the breakdown counts it
       // as GEMM writes, as T3 Figure 18 does.
@@ -103,11 +136,26 @@ void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
   }
 }
 
+// T3: the all-gather starts on a GPU once its GEMM ended and its fused RS is done.
+void SublayerSystem::on_t3_part_done(std::uint32_t g) {
+  if (++t3_parts_done_[g] < 2) return;
+  phase_end_[g][kRs] = std::max(phase_end_[g][kGemm], fused_->finished(g));
+  traffic_at_end_[g][kRs] = dram_totals(node_->gpu(g).memory(), Stream::kCommunication);
+  ag_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kAg); });
+}
+
 SublayerResult SublayerSystem::run(Tick max_time) {
   const std::uint32_t n = node_->simulated_gpus();
   for (std::uint32_t g = 0; g < n; ++g) {
     KernelLaunch k;
     k.trace = &gemm_.trace;
+    if (t3_) {
+      k.trace = &t3_trace_;
+      k.first_wg = fused_->first_wg(g);  // staggered (T3 §4.4)
+      k.routing = fused_->routing(g);
+      k.value_granule = values_ ? node_->config().gpu.memory.hbm.value_granule : 0;
+      fused_->start(g, [this](std::uint32_t gpu) { on_t3_part_done(gpu); });
+    }
     for (std::uint32_t i = 0; i < gemm_.cus; ++i) k.cus.push_back(i);
     k.on_done = [this, g] { on_phase_end(g, kGemm); };
     node_->gpu(g).memory().kernel_begin();
@@ -144,9 +192,15 @@ SublayerResult SublayerSystem::run(Tick max_time) {
     }
   }
 
-  // The all-gather leaves every chunk of every GPU holding the sum over GPUs: the
-  // reduce-scatter's result, gathered (an all-reduce in two kernels).
-  if (values_) {
+  if (t3_) {
+    // T3: each GPU's chunk after the fused RS (the all-gather leaves it alone). The
+    // all-gather moves flat chunks, which are the RS's chunks only when those are
+    // whole tile rows; it is checked in the sequential configuration.
+    if (values_) words_checked_ += fused_->verify(check_error_);
+    fused_->finish();
+  } else if (values_) {
+    // The all-gather leaves every chunk of every GPU holding the sum over GPUs: the
+    // reduce-scatter's result, gathered (an all-reduce in two kernels).
     NodeCollectiveParams ar = rs_->params();
     ar.kind = CollectiveKind::kRingAllReduce;
     NodeCollective expect(*node_, ar);
@@ -183,14 +237,29 @@ SublayerResult SublayerSystem::run(Tick max_time) {
             {"gemm", gemm_.description},
             {"gemm_stages", ks.stages()},
             {"array_bytes", array_bytes_},
-            {"collective_channels", rs_->channels()},
+            {"collective_channels", ag_->channels()},
             {"time_ps", r.total.ps()},
             {"phases", phases},
             {"gpus", gpus},
             {"links", node_->network().link_results(r.total)},
             {"functional_check", values_ ? "passed" : "not run"},
+            {"arbiter", node_->config().gpu.memory.mc.arbiter.type},
             {"words_checked", r.words_checked}};
+  if (t3_) {
+    Tracker& t = node_->gpu(0).memory().tracker();
+    r.json["t3"] = {{"tracker_size_bytes", t.size_bytes()},
+                    {"gpu0_regions_completed", t.regions_completed()},
+                    {"gpu0_dma_commands", fused_->dma_commands(0)},
+                    {"stagger_first_wg_gpu0", fused_->first_wg(0)}};
+  }
   return r;
+}
+
+std::string SublayerSystem::rs_label() const {
+  if (!t3_) return fmt::format("ring, {} CU channels", ag_->channels());
+  return fmt::format("fused {}: tracker + DMA + NMC, {}; exposed part",
+                     node_->config().net.topology == "fully-connected" ? "direct" : "ring",
+                     node_->config().gpu.memory.mc.arbiter.type);
 }
 
 std::string SublayerSystem::summary(const SublayerResult& r) const {
@@ -199,11 +268,11 @@ std::string SublayerSystem::summary(const SublayerResult& r) const {
       "sub-layer {} on {} GPUs ({} topology, {} mode), configuration {}\n"
       "  total              {:.4f} ms\n"
       "  GEMM               {:.4f} ms\n"
-      "  reduce-scatter     {:.4f} ms (ring, {} CU channels)\n"
+      "  reduce-scatter     {:.4f} ms ({})\n"
       "  all-gather         {:.4f} ms\n"
       "  DRAM per GPU (MB)  {:>8} {:>8} {:>8}\n",
       gemm_.description, c.num_gpus, c.net.topology, to_string(c.mode), configuration_, ms(r.total), ms(r.gemm),
-      ms(r.rs), rs_->channels(), ms(r.ag), "read", "write", "update");
+      ms(r.rs), rs_label(), ms(r.ag), "read", "write", "update");
   const char* names[kPhases] = {"GEMM", "RS", "AG"};
   for (int ph = 0; ph < kPhases; ++ph)
     s += fmt::format("    {:<16} {:>8.1f} {:>8.1f} {:>8.1f}\n", names[ph], mb(r.traffic[ph].read),

@@ -11,7 +11,18 @@
 // (including the write-back of its output from the L2 at the kernel boundary), RS
 // and AG = the communication stream's between phase ends.
 //
-// Functional check (small outputs): the output array starts as a known pattern (the
+// `t3` (T3 §4): the GEMM's output is allocated uncached and its stores are
+// near-memory updates; it is fused with the reduce-scatter through the tracker and
+// pre-queued DMA updates (FusedReduceScatter: ring, or direct on a fully-connected
+// node), with staggered WG scheduling and round-robin MC arbitration; then the CU
+// ring all-gather. `t3-mca`: the same with T3's MC arbitration (MCA, T3 §4.5): the
+// system's `mca` arbiter if it names one (a threshold sweep), else dynamic MCA.
+// Phases: GEMM = until the GEMM kernel ends; RS = the exposed rest of the fused RS;
+// AG. Traffic: GEMM = the compute stream (reads and the output's local updates), RS
+// = the communication stream until the RS ends (DMA reads, arriving updates), AG =
+// after. Functional check: each GPU's chunk after the fused RS.
+//
+// Functional check, sequential (small outputs): the output array starts as a known pattern (the
 // GEMM's stores are timing-only and leave values alone) and must end as the sum
 // over GPUs everywhere (full mode), or GPU 0's chunk after the reduce-scatter
 // (homogeneous mode). Caveat: the L2 must write back and refetch a line the GEMM
@@ -30,6 +41,7 @@
 #include "models/collectives/node_collective.h"
 #include "models/system/gemm_system.h"
 #include "models/system/node.h"
+#include "models/t3/fused_reduce_scatter.h"
 
 namespace t3sim {
 
@@ -65,6 +77,7 @@ struct SublayerResult {
 class SublayerSystem {
  public:
   // Contract: gemm.params is set (a generated GEMM, not a trace file).
+  // configuration: sequential | t3 | t3-mca (UserError otherwise).
   SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm, const SublayerOptions& opt,
                  std::string configuration, std::uint64_t seed);
   ~SublayerSystem();
@@ -78,6 +91,8 @@ class SublayerSystem {
  private:
   enum Phase { kGemm, kRs, kAg, kPhases };
   void on_phase_end(std::uint32_t g, Phase phase);
+  void on_t3_part_done(std::uint32_t g);
+  std::string rs_label() const;
 
   Simulator& sim_;
   GemmWorkload gemm_;
@@ -85,6 +100,10 @@ class SublayerSystem {
   std::string configuration_;
   std::unique_ptr<Node> node_;
   std::unique_ptr<NodeCollective> rs_, ag_;
+  bool t3_ = false;
+  KernelTrace t3_trace_;                         // the GEMM with uncached update stores
+  std::unique_ptr<FusedReduceScatter> fused_;
+  std::vector<std::uint8_t> t3_parts_done_;      // per GPU: GEMM done + RS done (2 = both)
   bool values_ = false;
   std::uint64_t array_bytes_ = 0;
   // per simulated GPU: phase end times and DRAM totals at each phase end

@@ -94,6 +94,9 @@ class FusedReduceScatter::GpuState final : public TrackerProgram {
     if (!started_ || done_ || final_left_ > 0 || dma_left_ > 0) return;
     done_ = true;
     finished_ = owner_.node_.gpu(g_).now();
+    // Everything this GPU tracks has arrived: the driver unmaps (later writes to the
+    // output, e.g. the all-gather's, are not the tracker's business).
+    owner_.node_.gpu(g_).memory().tracker().program(nullptr);
     if (on_done_) on_done_(g_);
   }
 
@@ -185,7 +188,8 @@ void FusedReduceScatter::start(std::uint32_t g, std::function<void(std::uint32_t
 }
 
 void FusedReduceScatter::finish() {
-  for (std::uint32_t g = 0; g < gpus_.size(); ++g) node_.gpu(g).memory().tracker().program(nullptr);
+  for (std::uint32_t g = 0; g < gpus_.size(); ++g)
+    if (!gpus_[g]->done_) node_.gpu(g).memory().tracker().program(nullptr);
 }
 
 std::uint64_t FusedReduceScatter::value(std::uint32_t gpu, std::uint64_t address) const {
