@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build git
   libyaml-cpp-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3-matplotlib
 )
 
 missing=()
