@@ -253,6 +253,26 @@ TEST_F(Cli, SequentialSubLayerAndNodeCollectives) {
   EXPECT_NE(c.out.find("functional check   passed"), std::string::npos) << c.out;
 }
 
+// The T3 configurations of the same sub-layer, one flag apart: the fused RS is
+// checked functionally; the ideal ones come from isolated runs.
+TEST_F(Cli, T3AndIdealConfigurations) {
+  for (const char* config : {"t3", "t3-mca", "ideal-overlap", "ideal-rs-nmc"}) {
+    const auto r = t3sim(fmt::format("run configs/systems/table1.yaml configs/workloads/gemm/small.yaml --config {} "
+                                     "--set system.num_gpus=4 --mode homogeneous -o '{}'",
+                                     config, (dir_ / config).string()));
+    ASSERT_EQ(r.exit_code, 0) << config << "\n" << r.err;
+    EXPECT_NE(r.out.find(fmt::format("configuration {}", config)), std::string::npos) << r.out;
+    const auto results = nlohmann::json::parse(slurp(dir_ / config / "results.json"));
+    EXPECT_EQ(results["results"]["configuration"], config);
+    if (std::string(config).rfind("t3", 0) == 0) {
+      EXPECT_NE(r.out.find("functional check   passed"), std::string::npos) << r.out;
+      EXPECT_EQ(results["results"]["t3"]["tracker_size_bytes"], 19456);
+    } else {
+      EXPECT_NE(r.out.find("from isolated runs"), std::string::npos) << r.out;
+    }
+  }
+}
+
 TEST_F(Cli, NodeRunBadInputNamesTheKey) {
   struct Case {
     std::string args, expected;

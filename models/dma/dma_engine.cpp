@@ -78,7 +78,7 @@ bool DmaEngine::idle() const { return queue_.empty() && blocked_.empty(); }
 // Issue chunk reads of the first command with chunks left, within the in-flight limit
 // and the bandwidth.
 void DmaEngine::pump() {
-  std::uint32_t in_flight = 0;
+  auto in_flight = static_cast<std::uint32_t>(blocked_.size());  // writes not handed over count too
   for (const Active& a : queue_) in_flight += a.chunks_in_flight;
   for (std::size_t i = 0; i < queue_.size(); ++i) {
     Active& a = queue_[i];
@@ -150,10 +150,13 @@ void DmaEngine::on_mem_response(MemRequest&& req) {
     w.created = now();
     w.data = std::move(req.data);
     bytes_written_ += w.bytes;
+    --a.chunks_in_flight;  // posted: the slot frees once the write is handed over
+    ++a.writes_unacked;
     send(*a.cmd.destination, std::move(w));
+    pump();
     return;
   }
-  --a.chunks_in_flight;
+  --a.writes_unacked;
   finish_front_if_done();
   pump();
 }
@@ -161,7 +164,7 @@ void DmaEngine::on_mem_response(MemRequest&& req) {
 void DmaEngine::finish_front_if_done() {
   while (!queue_.empty()) {
     Active& f = queue_.front();
-    if (f.next_chunk_offset < f.total() || f.chunks_in_flight > 0) return;
+    if (f.next_chunk_offset < f.total() || f.chunks_in_flight > 0 || f.writes_unacked > 0) return;
     ++commands_done_;
     if (f.cmd.on_done) {
       if (f.host_launched) {
@@ -200,14 +203,15 @@ void DmaEngine::on_mem_retry() {
 void DmaEngine::report_in_flight(std::vector<std::string>& out) const {
   if (idle()) return;
   std::uint64_t left = 0;
-  std::uint32_t in_flight = 0;
+  std::uint32_t in_flight = 0, unacked = 0;
   for (const Active& a : queue_) {
     left += a.total() - a.next_chunk_offset;
     in_flight += a.chunks_in_flight;
+    unacked += a.writes_unacked;
   }
-  out.push_back(fmt::format("{}: {} commands started, {} chunks in flight, {} bytes not yet read, {} writes "
-                            "refused{}",
-                            name(), queue_.size(), in_flight, left, blocked_.size(),
+  out.push_back(fmt::format("{}: {} commands started, {} chunk reads in flight, {} writes unacknowledged, {} bytes "
+                            "not yet read, {} writes refused{}",
+                            name(), queue_.size(), in_flight, unacked, left, blocked_.size(),
                             read_blocked_ ? ", reads refused" : ""));
 }
 

@@ -8,8 +8,11 @@
 //    `completion_latency` (ConCCL's CPU-orchestrated transfers), or
 //  - pre-queued: armed ahead of time and started by trigger() with no latency (T3's
 //    tracker fires them, T3 §4.2).
-// An engine works on its commands in order; within one, at most `max_outstanding`
-// chunks are in flight and chunks leave no faster than `bandwidth`.
+// An engine works on its commands in order; at most `max_outstanding` chunk reads
+// are in flight (plus writes it could not hand over yet), and chunks leave no faster
+// than `bandwidth`. Writes are posted, as DMA writes over a fabric are: a chunk's
+// slot frees once its write is handed to the destination; the command completes
+// when every write is acknowledged.
 
 #include <cstdint>
 #include <deque>
@@ -82,7 +85,8 @@ class DmaEngine final : public Component, public MemClient {
     bool host_launched = false;
     std::uint64_t next_chunk_offset = 0;  // bytes issued so far (rows in order)
     std::uint64_t total() const { return cmd.bytes * cmd.rows; }
-    std::uint32_t chunks_in_flight = 0;
+    std::uint32_t chunks_in_flight = 0;  // reads issued, data not back yet
+    std::uint32_t writes_unacked = 0;    // posted writes/updates not yet acknowledged
   };
   void enqueue(DmaCommand cmd, bool host_launched);
   void pump();                      // issue what the limits allow

@@ -32,6 +32,31 @@ double ms(Tick t) { return static_cast<double>(t.ps()) * 1e-9; }
 double mb(std::uint64_t b) { return static_cast<double>(b) / 1e6; }
 }  // namespace
 
+IsolatedRs run_isolated_rs_nmc(const NodeConfig& cfg, const GemmWorkload& gemm, std::uint64_t seed) {
+  if (!gemm.params) throw std::invalid_argument("an isolated RS needs a generated GEMM's geometry");
+  Simulator sim(seed);
+  Node node(sim, cfg);
+  GemmParams p = *gemm.params;
+  p.store_uncached = true;
+  p.store_update = true;
+  const KernelTrace trace = make_gemm_trace(p);  // only its output geometry is used
+  FusedRsParams f;
+  f.with_producer = false;
+  f.seed = seed;
+  FusedReduceScatter rs(node, trace, f);
+  for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) rs.start(g);
+  sim.run();
+  IsolatedRs r;
+  for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
+    if (!rs.done(g)) throw SimulationError(fmt::format("the isolated RS with NMC did not finish on GPU {}", g));
+    r.time = std::max(r.time, rs.finished(g));
+  }
+  rs.finish();
+  r.traffic = dram_totals(node.gpu(0).memory(), Stream::kCommunication);
+  r.events = sim.events().dispatched();
+  return r;
+}
+
 SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm,
                                const SublayerOptions& opt, std::string configuration, std::uint64_t seed)
     : sim_(sim), gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)) {
@@ -262,7 +287,7 @@ std::string SublayerSystem::rs_label() const {
                      node_->config().gpu.memory.mc.arbiter.type);
 }
 
-std::string SublayerSystem::summary(const SublayerResult& r) const {
+std::string SublayerSystem::summary(const SublayerResult& r, std::string_view label) const {
   const NodeConfig& c = node_->config();
   std::string s = fmt::format(
       "sub-layer {} on {} GPUs ({} topology, {} mode), configuration {}\n"
@@ -271,7 +296,8 @@ std::string SublayerSystem::summary(const SublayerResult& r) const {
       "  reduce-scatter     {:.4f} ms ({})\n"
       "  all-gather         {:.4f} ms\n"
       "  DRAM per GPU (MB)  {:>8} {:>8} {:>8}\n",
-      gemm_.description, c.num_gpus, c.net.topology, to_string(c.mode), configuration_, ms(r.total), ms(r.gemm),
+      gemm_.description, c.num_gpus, c.net.topology, to_string(c.mode), label.empty() ? configuration_ : label,
+      ms(r.total), ms(r.gemm),
       ms(r.rs), rs_label(), ms(r.ag), "read", "write", "update");
   const char* names[kPhases] = {"GEMM", "RS", "AG"};
   for (int ph = 0; ph < kPhases; ++ph)

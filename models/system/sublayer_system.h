@@ -74,6 +74,18 @@ struct SublayerResult {
   nlohmann::json json;
 };
 
+// T3 §5.3 Ideal-RS+NMC's reduce-scatter: the ring RS with near-memory updates on its
+// own (FusedReduceScatter without a producer: the output is already in memory, each
+// GPU DMA-updates its first chunk at once and every later one when the tracker has
+// seen the incoming update), on the same node. Time = the last GPU done; traffic =
+// GPU 0's communication stream.
+struct IsolatedRs {
+  Tick time;
+  PhaseTraffic traffic;
+  std::uint64_t events = 0;
+};
+IsolatedRs run_isolated_rs_nmc(const NodeConfig& node, const GemmWorkload& gemm, std::uint64_t seed);
+
 class SublayerSystem {
  public:
   // Contract: gemm.params is set (a generated GEMM, not a trace file).
@@ -85,7 +97,8 @@ class SublayerSystem {
   // Simulate to completion; throws SimulationError on a deadlock, the time limit, or
   // a failed functional check.
   SublayerResult run(Tick max_time = Tick::max());
-  std::string summary(const SublayerResult& r) const;
+  // `label`: the configuration to print (default: the one simulated).
+  std::string summary(const SublayerResult& r, std::string_view label = {}) const;
   Node& node() { return *node_; }
 
  private:
