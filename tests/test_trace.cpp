@@ -393,8 +393,11 @@ TEST(Presets, EveryTable2SubLayer) {
       {"palm.fc1.tp32", 2048, 18432, 2304},    {"palm.ip.tp32", 2048, 18432, 1728},
       {"mtnlg.op.tp32", 2048, 20480, 640},     {"mtnlg.fc2.tp32", 2048, 20480, 2560},
       {"mtnlg.fc1.tp32", 2048, 20480, 2560},   {"mtnlg.ip.tp32", 2048, 20480, 1920},
+      // Beyond Table 2, for TP-degree sweeps: every model at TP 4, 8, 16 and 32.
+      {"tnlg.fc2.tp4", 8192, 4256, 4256},      {"tnlg.op.tp32", 8192, 4256, 133},
+      {"gpt3.fc2.tp8", 2048, 12288, 6144},
   };
-  EXPECT_EQ(gemm_preset_names().size(), std::size(want));
+  EXPECT_EQ(gemm_preset_names().size(), 5u * 4 * 4);
   for (const Want& w : want) {
     SCOPED_TRACE(w.name);
     const GemmParams p = gemm_preset_params(w.name);
@@ -418,7 +421,7 @@ TEST(Presets, EveryTable2SubLayer) {
 
 TEST(Presets, UnknownNameSuggests) {
   try {
-    find_gemm_preset("tnlg.fc2.tp9");
+    find_gemm_preset("tnlg.fc2.tq8");
     ADD_FAILURE();
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("did you mean 'tnlg.fc2.tp8'"));

@@ -344,13 +344,14 @@ const std::vector<GemmPreset>& gemm_presets() {
       bool forward;
     };
     // T3 Table 2 ("K" = 1024): Mega-GPT-2 H=3072, SL=1K, B=16; T-NLG H=4256, SL=1K,
-    // B=8; GPT-3 H=12K, PALM H=18K, MT-NLG H=20K, SL=1K, B=2.
+    // B=8 (Table 2: TP 8, 16); GPT-3 H=12K, PALM H=18K, MT-NLG H=20K, SL=1K, B=2
+    // (Table 2: TP 32). Every model also at TP 4 to 32, for TP-degree sweeps.
     const std::vector<Model> models = {
-        {"megagpt2", "Mega-GPT-2", 3072, 1024 * 16, {8, 16}},
-        {"tnlg", "T-NLG", 4256, 1024 * 8, {8, 16}},
-        {"gpt3", "GPT-3", 12 * 1024, 1024 * 2, {32}},
-        {"palm", "PALM", 18 * 1024, 1024 * 2, {32}},
-        {"mtnlg", "MT-NLG", 20 * 1024, 1024 * 2, {32}},
+        {"megagpt2", "Mega-GPT-2", 3072, 1024 * 16, {4, 8, 16, 32}},
+        {"tnlg", "T-NLG", 4256, 1024 * 8, {4, 8, 16, 32}},
+        {"gpt3", "GPT-3", 12 * 1024, 1024 * 2, {4, 8, 16, 32}},
+        {"palm", "PALM", 18 * 1024, 1024 * 2, {4, 8, 16, 32}},
+        {"mtnlg", "MT-NLG", 20 * 1024, 1024 * 2, {4, 8, 16, 32}},
     };
     const std::vector<Layer> layers = {
         {"op", "OP fwd (attention output projection)", 1, true},
