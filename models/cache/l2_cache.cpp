@@ -722,19 +722,20 @@ void L2Cache::send(MemRequest&& r) {
   // Same-address requests must reach the memory controller in order: a request waits
   // for the last earlier one to its line still queued in the other stream's FIFO.
   std::uint64_t after = 0;
-  const auto& other = out_queues_[1 - s];
-  for (auto it = other.rbegin(); it != other.rend(); ++it) {
-    if (it->req.address / cfg_.line_bytes == line) {
-      after = it->seq;
-      break;
-    }
+  const auto& other = out_lines_[1 - s];
+  if (!other.empty()) {
+    const auto it = other.find(line);
+    if (it != other.end()) after = it->second.newest_seq;
   }
   if (out_queues_[s].empty() && after == 0 && memory_.can_accept(r)) {
     memory_.accept(std::move(r));
     return;
   }
   ++memory_queued_;
-  out_queues_[s].push_back(Outbound{std::move(r), ++out_seq_, after});
+  QueuedLine& ql = out_lines_[s][line];
+  ql.newest_seq = ++out_seq_;
+  ++ql.count;
+  out_queues_[s].push_back(Outbound{std::move(r), out_seq_, after});
   memory_.wait_for_space(this);  // targets de-duplicate registrations
 }
 
@@ -751,12 +752,20 @@ void L2Cache::drain_out_queues() {
     for (auto& q : out_queues_) {
       while (!q.empty() && may_send(q.front()) && memory_.can_accept(q.front().req)) {
         memory_.accept(std::move(q.front().req));
-        q.pop_front();
+        pop_out_queue(static_cast<int>(&q - out_queues_.data()));
         progress = true;
       }
     }
   }
   if (!out_queues_[0].empty() || !out_queues_[1].empty()) memory_.wait_for_space(this);
+}
+
+void L2Cache::pop_out_queue(int s) {
+  auto& q = out_queues_[static_cast<std::size_t>(s)];
+  const std::uint64_t line = q.front().req.address / cfg_.line_bytes;
+  auto it = out_lines_[static_cast<std::size_t>(s)].find(line);
+  if (--it->second.count == 0) out_lines_[static_cast<std::size_t>(s)].erase(it);
+  q.pop_front();
 }
 
 void L2Cache::on_mem_retry() { drain_out_queues(); }

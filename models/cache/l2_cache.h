@@ -30,6 +30,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "models/mem/mem_request.h"
@@ -304,6 +305,15 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
     std::uint64_t after = 0;  // seq of an earlier request to the same line in the other FIFO (0: none)
   };
   std::array<std::deque<Outbound>, kNumStreams> out_queues_;
+  // Per FIFO: line -> (seq of its newest queued request, how many are queued), so
+  // send() finds `after` without scanning a FIFO that may hold thousands (T3's
+  // arriving updates and DMA reads waiting for a busy controller).
+  struct QueuedLine {
+    std::uint64_t newest_seq = 0;
+    std::uint32_t count = 0;
+  };
+  std::array<std::unordered_map<std::uint64_t, QueuedLine>, kNumStreams> out_lines_;
+  void pop_out_queue(int s);
   std::uint64_t out_seq_ = 0;
   bool may_send(const Outbound& o) const;
   void drain_out_queues();

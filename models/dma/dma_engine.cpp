@@ -77,11 +77,15 @@ bool DmaEngine::idle() const { return queue_.empty() && blocked_.empty(); }
 
 // Issue chunk reads of the first command with chunks left, within the in-flight limit
 // and the bandwidth.
+// Commands issue strictly in order, so the scan starts at the first one with chunks
+// left (next_issue_seq_): thousands of triggered commands may wait behind a busy link.
 void DmaEngine::pump() {
-  auto in_flight = static_cast<std::uint32_t>(blocked_.size());  // writes not handed over count too
-  for (const Active& a : queue_) in_flight += a.chunks_in_flight;
-  for (std::size_t i = 0; i < queue_.size(); ++i) {
+  // Writes not handed over count against the limit too.
+  std::uint32_t in_flight = reads_in_flight_ + static_cast<std::uint32_t>(blocked_.size());
+  for (std::uint64_t seq = std::max(next_issue_seq_, command_base_); seq < command_base_ + queue_.size(); ++seq) {
+    const std::size_t i = seq - command_base_;
     Active& a = queue_[i];
+    next_issue_seq_ = seq;
     while (a.next_chunk_offset < a.total()) {
       if (in_flight >= cfg_.max_outstanding || read_blocked_) return;
       if (next_issue_ > now()) {
@@ -111,6 +115,7 @@ void DmaEngine::pump() {
       bytes_read_ += chunk_bytes;
       a.next_chunk_offset += chunk_bytes;
       ++a.chunks_in_flight;
+      ++reads_in_flight_;
       ++in_flight;
       next_issue_ = std::max(next_issue_, now()) + cfg_.bandwidth.transfer_time(chunk_bytes);
     }
@@ -151,6 +156,7 @@ void DmaEngine::on_mem_response(MemRequest&& req) {
     w.data = std::move(req.data);
     bytes_written_ += w.bytes;
     --a.chunks_in_flight;  // posted: the slot frees once the write is handed over
+    --reads_in_flight_;
     ++a.writes_unacked;
     send(*a.cmd.destination, std::move(w));
     pump();

@@ -100,6 +100,8 @@ class DmaEngine final : public Component, public MemClient {
   std::vector<DmaCommand> armed_;   // pre-queued, by id
   std::vector<bool> fired_;
   Tick next_issue_;                 // bandwidth pacing
+  std::uint32_t reads_in_flight_ = 0;  // chunk reads issued, data not back (all commands)
+  std::uint64_t next_issue_seq_ = 0;   // sequence number of the first command with chunks left
   CallbackEvent pump_event_;
   std::vector<MemRequest> blocked_;  // refused writes waiting for a retry, in order
   bool read_blocked_ = false;
