@@ -7,6 +7,7 @@
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/simulator.h"
+#include "sim/timeline.h"
 
 namespace t3sim {
 
@@ -69,6 +70,7 @@ void DmaEngine::enqueue(DmaCommand cmd, bool host_launched) {
   Active a;
   a.cmd = std::move(cmd);
   a.host_launched = host_launched;
+  a.started = now();
   queue_.push_back(std::move(a));
   pump();
 }
@@ -172,6 +174,15 @@ void DmaEngine::finish_front_if_done() {
     Active& f = queue_.front();
     if (f.next_chunk_offset < f.total() || f.chunks_in_flight > 0 || f.writes_unacked > 0) return;
     ++commands_done_;
+    // Timeline (T3 Figure 17b): one slice per command, from its start to its last ack.
+    Timeline& tl = sim().timeline();
+    if (tl.enabled()) {
+      if (!timeline_track_made_) {
+        timeline_track_ = tl.track(name());
+        timeline_track_made_ = true;
+      }
+      tl.slice(timeline_track_, f.cmd.op == MemOp::kUpdate ? "dma update" : "dma store", f.started, now());
+    }
     if (f.cmd.on_done) {
       if (f.host_launched) {
         // Parked like a launch: the host hears of it after completion_latency.

@@ -87,6 +87,7 @@ class DmaEngine final : public Component, public MemClient {
     std::uint64_t total() const { return cmd.bytes * cmd.rows; }
     std::uint32_t chunks_in_flight = 0;  // reads issued, data not back yet
     std::uint32_t writes_unacked = 0;    // posted writes/updates not yet acknowledged
+    Tick started;                        // for the timeline
   };
   void enqueue(DmaCommand cmd, bool host_launched);
   void pump();                      // issue what the limits allow
@@ -100,6 +101,8 @@ class DmaEngine final : public Component, public MemClient {
   std::vector<DmaCommand> armed_;   // pre-queued, by id
   std::vector<bool> fired_;
   Tick next_issue_;                 // bandwidth pacing
+  bool timeline_track_made_ = false;
+  std::uint32_t timeline_track_ = 0;
   std::uint32_t reads_in_flight_ = 0;  // chunk reads issued, data not back (all commands)
   std::uint64_t next_issue_seq_ = 0;   // sequence number of the first command with chunks left
   CallbackEvent pump_event_;
