@@ -416,6 +416,34 @@ void L2Cache::process_cached(std::uint32_t ti) {
   // k-th line). Empty slots (a row spanning fewer lines) end a row: nothing to look up.
   std::uint32_t row = t.next_piece / ppr;
   std::uint32_t k = t.next_piece - row * ppr;
+  // With every GPU of a node simulated the tag arrays are tens of megabytes, and each
+  // look-up would wait for host memory (the set's partial tags, its tags, the way's
+  // Line) one piece after the other. A second cursor runs kAhead pieces ahead and
+  // prefetches those sets. Prefetches are hints only: every look-up is done in full,
+  // in order, so results do not depend on them.
+  constexpr std::uint32_t kAhead = 12;
+  std::uint32_t ahead_row = row, ahead_k = k;
+  auto prefetch_next = [&] {
+    while (ahead_row < rows) {
+      const std::uint64_t rs = t.req.address + std::uint64_t{ahead_row} * t.req.row_stride;
+      const std::uint64_t line = (rs >> line_shift_) + ahead_k;
+      if (ahead_k < ppr && (line << line_shift_) < rs + t.req.bytes) {
+        ++ahead_k;
+        const std::size_t base = std::size_t{set_in_bank(bank_of_line(line), line)} * assoc;
+        __builtin_prefetch(ptags + base);
+        __builtin_prefetch(tags + base);
+        __builtin_prefetch(tags + base + 8);
+        __builtin_prefetch(lines + base);
+        __builtin_prefetch(lines + base + 4);
+        __builtin_prefetch(lines + base + 8);
+        __builtin_prefetch(lines + base + 12);
+        return;
+      }
+      ++ahead_row;
+      ahead_k = 0;
+    }
+  };
+  for (std::uint32_t i = 0; i < kAhead; ++i) prefetch_next();
   for (; row < rows; ++row, k = 0) {
     const std::uint64_t row_start = t.req.address + std::uint64_t{row} * t.req.row_stride;
     const std::uint64_t row_end = row_start + t.req.bytes;
@@ -426,6 +454,7 @@ void L2Cache::process_cached(std::uint32_t ti) {
       if (line_start >= row_end) break;  // the rest of this row's slots are empty
       const std::uint64_t start = std::max(line_start, row_start);
       const auto bytes = static_cast<std::uint32_t>(std::min(line_start + line_bytes, row_end) - start);
+      prefetch_next();
       const std::uint32_t bank = bank_of_line(line);
       const std::uint32_t set = set_in_bank(bank, line);
       // find_in_set, inline.
@@ -718,7 +747,7 @@ void L2Cache::send_piece(std::uint32_t ti, std::uint32_t pi, const Piece& p, boo
 
 void L2Cache::send(MemRequest&& r) {
   const int s = index(r.stream);
-  const std::uint64_t line = r.address / cfg_.line_bytes;
+  const std::uint64_t line = r.address >> line_shift_;
   // Same-address requests must reach the memory controller in order: a request waits
   // for the last earlier one to its line still queued in the other stream's FIFO.
   std::uint64_t after = 0;

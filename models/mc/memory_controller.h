@@ -124,6 +124,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
     bool activated = false;       // an ACT was issued for it (row miss)
     bool precharged = false;      // a PRE was issued for it (row conflict)
     bool started = false;         // its first column command issued
+    bool has_data = false;        // the request carries values (reqs_ is read at the last burst only then)
     std::uint32_t slot = 0;       // the request, in reqs_
     std::uint64_t address = 0;    // of the request
     std::uint64_t seq = 0;        // admission order
@@ -235,6 +236,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
 
   // Every request from acceptance to its response, so none is moved per stage.
   std::vector<MemRequest> reqs_;
+  Payload no_data_;  // what apply() gets for a timing-only request (not reading its cold slot)
   std::deque<ResponseEvent> response_events_;  // one per reqs_ slot; a deque keeps them in place
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t in_response_ = 0;
