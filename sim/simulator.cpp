@@ -6,6 +6,7 @@
 
 #include "sim/component.h"
 #include "sim/error.h"
+#include "sim/huge_pages.h"
 
 namespace t3sim {
 
@@ -74,6 +75,7 @@ Simulator::StopReason Simulator::run(Tick until) {
     last_progress_time_ = now();
     events_.schedule(watchdog_event_, now() + watchdog_.interval);
   }
+  back_with_huge_pages();  // the model is built: its state is allocated
   events_.run(until);
   if (!events_.empty()) return StopReason::kTimeLimit;
   if (!in_flight_report().empty()) fail("deadlock: no events left");

@@ -232,7 +232,9 @@ void MemoryController::tick() {
   } else {
     issued = refresh(now_c, next);
   }
-  if (!issued && !refresh_pending_) issued = schedule_command(now_c, next);
+  // An admission already makes this cycle progress, so the next tick is the next cycle
+  // and the scheduler's wake-up time would go unused: it is not computed.
+  if (!issued && !refresh_pending_) issued = schedule_command(now_c, next, /*want_next=*/!progress);
   progress = progress || issued;
   in_tick_ = false;
   if (progress) sim().note_progress();
@@ -404,7 +406,7 @@ DramCommand MemoryController::next_command(const Hot& h) const {
 
 // FR-FCFS over the active DRAM queue: the oldest ready column command (row hit)
 // first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
-bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
+bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_next) {
   const bool write_waited_too_long =
       !write_q_.empty() && now_c >= write_q_.cold.front().admitted + Cycles(cfg_.write_drain_timeout);
   if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || write_waited_too_long ||
@@ -459,7 +461,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
     const DramCommand cmd = command_of(h);
     if (cmd == DramCommand::kPrecharge && precharge_held(h, true)) continue;
     if (h.ready > now) {
-      skipped_[0].push_back(static_cast<std::uint32_t>(i));
+      if (want_next) skipped_[0].push_back(static_cast<std::uint32_t>(i));
       continue;
     }
     const Cycles t = exact_earliest(h, now_c);
@@ -486,7 +488,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
       if (is_column(cmd)) continue;
       if (cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
       if (h.ready > now) {
-        skipped_[1].push_back(static_cast<std::uint32_t>(i));
+        if (want_next) skipped_[1].push_back(static_cast<std::uint32_t>(i));
         continue;
       }
       const Cycles t = exact_earliest(h, now_c);
@@ -499,6 +501,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next) {
     }
   }
   if (!other_ready) {
+    if (!want_next) return false;
     // Nothing issues: the exact bounds of the skipped requests complete `soonest`.
     for (const std::uint32_t i : skipped_[0]) soonest = std::min(soonest, exact_earliest(active.hot[i], now_c));
     for (const std::uint32_t i : skipped_[1]) soonest = std::min(soonest, exact_earliest(other.hot[i], now_c));

@@ -156,7 +156,9 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   ArbiterView view(Cycles now) const;
   bool admit(Cycles now);
   bool refresh(Cycles now, Cycles& next);
-  bool schedule_command(Cycles now, Cycles& next);
+  // Issues the cycle's command, if any. When none issues and want_next, lowers `next`
+  // to the earliest cycle one may (otherwise `next` is left as it may be).
+  bool schedule_command(Cycles now, Cycles& next, bool want_next);
   DramCommand next_command(const Hot& h) const;
   // h's next command, cached.
   DramCommand command_of(Hot& h) const {
