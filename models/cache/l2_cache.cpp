@@ -713,7 +713,8 @@ void L2Cache::send_fill(std::uint32_t m) {
   r.stream = txns_[ms.waiters.front().txn].req.stream;
   r.address = line_address(ms.slot);
   r.bytes = cfg_.line_bytes;
-  r.tag = make_tag(Kind::kFill, m);
+  // The piece bits of a fill's tag carry its way (slot), a hint for on_mem_response.
+  r.tag = make_tag(Kind::kFill, m, ms.slot < kMaxPieces ? ms.slot : 0);
   r.client = this;
   r.created = now();
   if (ms.functional) r.data.words.assign(words_per_line_, 0);  // ask for the values
@@ -804,7 +805,13 @@ void L2Cache::on_mem_response(MemRequest&& resp) {
   const auto kind = static_cast<Kind>(resp.tag >> 62);
   const auto idx = static_cast<std::uint32_t>(resp.tag);
   switch (kind) {
-    case Kind::kFill: on_fill(idx, std::move(resp)); break;
+    case Kind::kFill:
+      // on_fill reads the MSHR, then the way it names: both are far apart in the host's
+      // memory with many GPUs simulated, so start fetching the way now, from the tag's
+      // copy, rather than after the MSHR arrives.
+      __builtin_prefetch(lines_.data() + ((resp.tag >> 32) & (kMaxPieces - 1)));
+      on_fill(idx, std::move(resp));
+      break;
     case Kind::kWriteBack: --write_backs_in_flight_; break;
     case Kind::kPiece:
       on_piece_done(idx, static_cast<std::uint32_t>(resp.tag >> 32) & (kMaxPieces - 1), std::move(resp));

@@ -149,6 +149,7 @@ void MemoryController::accept(MemRequest&& req) {
     free_slots_.pop_back();
     reqs_[e.slot] = std::move(req);
   }
+  e.response_event = &response_events_[e.slot];
   const int s = index(e.stream);
   ingress_[s].push_back(e);
   ++ingress_count_[s];
@@ -546,6 +547,9 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
   const Cycles data_done = dram_.issue(q.hot[i].cmd, e.at, now_c);
   ++hits_since_activate_[e.bank];
   ++e.at.column;
+  // The request's next column command retires it and schedules its response event,
+  // which with many controllers has left the host's caches: fetch it meanwhile.
+  if (e.bursts_left == 2) __builtin_prefetch(e.response_event);
   if (--e.bursts_left == 0) {
     // The request's last column command: the near-bank ALUs apply it now, so stored
     // values follow command order (T3 §4.3: atomicity from MC queue order).
@@ -588,6 +592,7 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
   latency_ns_[s]->sample((respond_at - arrived).ps() / 1000);
 
   const std::uint32_t slot = e.slot;
+  __builtin_prefetch(&reqs_[slot]);  // respond() moves it out response_latency cycles from now
   ++in_response_;
   sim().schedule(response_events_[slot], respond_at);
 }

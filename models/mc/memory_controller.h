@@ -126,6 +126,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
     bool started = false;         // its first column command issued
     bool has_data = false;        // the request carries values (reqs_ is read at the last burst only then)
     std::uint32_t slot = 0;       // the request, in reqs_
+    const void* response_event = nullptr;  // response_events_[slot], for a prefetch before retiring
     std::uint64_t address = 0;    // of the request
     std::uint64_t seq = 0;        // admission order
     Cycles arrival;               // reached the controller
