@@ -292,6 +292,13 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
       {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.chanels=4",
        "unknown key (did you mean 'channels'?)"},
       {"configs/workloads/gemm/small.yaml --config fused", "configuration 'fused' is not a GEMM + collective"},
+      {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.sest=4",
+       "system.memory.tracker.sest: unknown key (known keys: sets, ways"},
+      {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.ways=0",
+       "system.memory.tracker.ways: 0 is out of range"},
+      // small.yaml has 32 output tiles: t3 cannot cut them into 3 equal chunks.
+      {"configs/workloads/gemm/small.yaml --config t3 --set system.num_gpus=3",
+       "system.num_gpus: t3 cuts the GEMM's 32 output tiles (WGs) into one chunk per GPU"},
   };
   for (const auto& c : cases) {
     const auto r = t3sim(fmt::format("run configs/systems/table1.yaml {} -o '{}'", c.args, (dir_ / "o").string()));

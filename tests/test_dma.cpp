@@ -26,6 +26,8 @@ class FakeMemory final : public MemTarget {
     ++in_flight_;
     max_in_flight = std::max(max_in_flight, in_flight_);
     ops.push_back(r.op);
+    last_track_wg = r.track_wg;
+    last_track_wf = r.track_wf;
     for (std::size_t i = 0; i < r.data.words.size(); ++i) {
       const std::uint64_t a = r.address + i * kGranule;
       if (r.op == MemOp::kRead) r.data.words[i] = words[a];
@@ -39,6 +41,8 @@ class FakeMemory final : public MemTarget {
   std::map<std::uint64_t, std::uint64_t> words;
   std::vector<MemOp> ops;
   std::uint32_t max_in_flight = 0;
+  std::uint32_t last_track_wg = MemRequest::kNoWg;
+  std::uint32_t last_track_wf = 0;
 
  private:
   void respond() {
@@ -141,6 +145,45 @@ TEST(Dma, OutstandingLimitAndBackPressure) {
   EXPECT_TRUE(rig.dma.idle());
   // Each chunk spends 1 us at the remote, two at a time: about 32 us.
   EXPECT_GE(rig.sim.now(), Tick::us(32));
+}
+
+// T3 §4.2.2: a WF's output sub-tile is a 2D region; chunks stay within rows, land at
+// the same row offsets at the destination and carry the tracker tag.
+TEST(Dma, TwoDimensionalCommandCopiesRowsAndCarriesTheTrackerTag) {
+  Rig rig(fast());
+  DmaCommand c = rig.copy(256);
+  c.rows = 3;
+  c.row_stride = 8192;
+  c.track_wg = 17;
+  c.track_wf = 2;
+  for (std::uint64_t r = 0; r < 3; ++r)
+    for (std::uint64_t i = 0; i < 256 / kGranule; ++i) rig.local.words[0x1000 + r * 8192 + i * kGranule] = r * 100 + i;
+  rig.dma.trigger(rig.dma.prequeue(c));
+  rig.sim.run();
+  for (std::uint64_t r = 0; r < 3; ++r)
+    for (std::uint64_t i = 0; i < 256 / kGranule; ++i)
+      EXPECT_EQ(rig.remote.words[0x80000 + r * 8192 + i * kGranule], r * 100 + i);
+  EXPECT_EQ(rig.remote.ops.size(), 3u);  // one 256 B chunk per row, none spanning rows
+  EXPECT_EQ(rig.remote.words.count(0x80000 + 256), 0u);  // nothing between rows
+  EXPECT_EQ(rig.remote.last_track_wg, 17u);
+  EXPECT_EQ(rig.remote.last_track_wf, 2u);
+}
+
+// Writes are posted: the outstanding limit counts reads, so a slow destination does not
+// cap the engine at max_outstanding writes per round trip; the command still completes
+// only once every write is acknowledged.
+TEST(Dma, WritesArePostedButCompletionWaitsForTheirAcks) {
+  DmaConfig c = fast();
+  c.max_outstanding = 2;
+  c.bandwidth = Bandwidth(0);
+  Rig rig(c, Tick::ns(100), Tick::us(10));
+  Tick done;
+  rig.dma.trigger(rig.dma.prequeue(rig.copy(16 * 4096, MemOp::kWrite, [&] { done = rig.sim.now(); })));
+  rig.sim.run();
+  EXPECT_LE(rig.local.max_in_flight, 2u);
+  EXPECT_GT(rig.remote.max_in_flight, 2u);  // more writes in flight than the read limit
+  EXPECT_GE(done, Tick::us(10));            // after the last write's 10 us acknowledgment
+  EXPECT_LT(done, Tick::us(20));            // not one 10 us round trip per pair of chunks
 }
 
 TEST(Dma, CommandsCompleteInOrderAndTriggersStartPrequeuedOnes) {

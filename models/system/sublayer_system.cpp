@@ -110,6 +110,10 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
     t3p.store_uncached = true;
     t3p.store_update = true;
     t3_trace_ = make_gemm_trace(t3p);
+    if (t3_trace_.num_wgs() % node_cfg.num_gpus != 0)
+      throw UserError(fmt::format("system.num_gpus: t3 cuts the GEMM's {} output tiles (WGs) into one chunk per GPU, "
+                                  "and {} is not a multiple of {} (change the GPU count or workload.tile_m / tile_n)",
+                                  t3_trace_.num_wgs(), t3_trace_.num_wgs(), node_cfg.num_gpus));
     FusedRsParams f;
     f.algorithm = node_cfg.net.topology == "fully-connected" ? FusedAlgorithm::kDirect : FusedAlgorithm::kRing;
     f.values = values_;
