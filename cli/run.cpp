@@ -1,6 +1,7 @@
 #include "cli/run.h"
 
 #include <chrono>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -190,25 +191,16 @@ RunOutcome run_sublayer(const RunContext& ctx, ConfigNode system, ConfigNode wor
   std::uint64_t events = sim.events().dispatched();
   std::string note;
   if (ideal) {
-    // No dependencies and no contention: max(GEMM, RS) + AG (the RS part of the
-    // result is what a GEMM of sequential's length leaves exposed).
-    Tick rs = r.rs;
+    std::optional<IsolatedRs> nmc;
     if (configuration == "ideal-rs-nmc") {
-      const IsolatedRs iso = run_isolated_rs_nmc(node, wl_for_ideal, ctx.seed);
-      rs = iso.time;
-      r.traffic[1] = iso.traffic;
-      events += iso.events;
+      nmc = run_isolated_rs_nmc(node, wl_for_ideal, ctx.seed);
+      events += nmc->events;
     }
-    r.json["isolated"] = {{"gemm_ps", r.gemm.ps()}, {"rs_ps", rs.ps()}, {"ag_ps", r.ag.ps()},
-                          {"rs", configuration == "ideal-rs-nmc" ? "ring RS with NMC (tracker + DMA updates)"
-                                                                 : "sequential's CU ring RS"}};
-    r.rs = rs > r.gemm ? rs - r.gemm : Tick::zero();
-    r.total = std::max(r.gemm, rs) + r.ag;
-    r.json["configuration"] = configuration;
-    r.json["time_ps"] = r.total.ps();
+    make_ideal_result(r, configuration, nmc ? &*nmc : nullptr);
+    const nlohmann::json& iso = r.json["isolated"];
     note = fmt::format("  (from isolated runs: GEMM {:.4f} ms, RS {:.4f} ms, AG {:.4f} ms; RS above = exposed)\n",
-                       static_cast<double>(r.gemm.ps()) * 1e-9, static_cast<double>(rs.ps()) * 1e-9,
-                       static_cast<double>(r.ag.ps()) * 1e-9);
+                       iso["gemm_ps"].get<double>() * 1e-9, iso["rs_ps"].get<double>() * 1e-9,
+                       iso["ag_ps"].get<double>() * 1e-9);
   }
   const double wall = seconds_since(wall_start);
   write_outputs(ctx, configuration, r.json, sim, wall);

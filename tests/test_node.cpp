@@ -11,20 +11,11 @@
 #include "models/system/sublayer_system.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
+#include "tests/table1_node.h"
 
 namespace t3sim {
 namespace {
 
-// Table 1's node (configs/systems/table1.yaml) with overrides ("net.topology=...").
-NodeConfig table1(std::uint32_t gpus, NetMode mode = NetMode::kFull, std::vector<std::string> overrides = {}) {
-  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
-  for (const auto& o : overrides) tree.apply_override(o);
-  ResolvedConfig resolved;
-  ConfigNode root(&tree.root(), "", &resolved);
-  NodeConfig cfg = read_node_config(root, mode);
-  cfg.num_gpus = gpus;
-  return cfg;
-}
 
 // A memory fast enough not to matter: 8x the channels (8 TB/s) and an L2 that is
 // not in the way.

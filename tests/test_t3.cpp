@@ -10,6 +10,7 @@
 #include "models/tracker/tracker.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
+#include "tests/table1_node.h"
 #include "trace/gemm.h"
 
 namespace t3sim {
@@ -188,15 +189,6 @@ TEST(AddressSpace, OverlapsAndBadRangesAreUserErrors) {
 // ---------------------------------------------------------------------------
 // The fused reduce-scatter on the node.
 
-NodeConfig table1(std::uint32_t gpus, NetMode mode, std::vector<std::string> overrides = {}) {
-  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
-  for (const auto& o : overrides) tree.apply_override(o);
-  ResolvedConfig resolved;
-  ConfigNode root(&tree.root(), "", &resolved);
-  NodeConfig cfg = read_node_config(root, mode);
-  cfg.num_gpus = gpus;
-  return cfg;
-}
 
 struct FusedRun {
   std::string error;

@@ -78,9 +78,8 @@ void DmaEngine::enqueue(DmaCommand cmd, bool host_launched) {
 bool DmaEngine::idle() const { return queue_.empty() && blocked_.empty(); }
 
 // Issue chunk reads of the first command with chunks left, within the in-flight limit
-// and the bandwidth.
-// Commands issue strictly in order, so the scan starts at the first one with chunks
-// left (next_issue_seq_): thousands of triggered commands may wait behind a busy link.
+// and the bandwidth. Commands issue strictly in order, so the scan starts at that
+// command (next_issue_seq_): thousands of triggered ones may wait behind a busy link.
 void DmaEngine::pump() {
   // Writes not handed over count against the limit too.
   std::uint32_t in_flight = reads_in_flight_ + static_cast<std::uint32_t>(blocked_.size());

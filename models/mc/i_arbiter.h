@@ -29,6 +29,7 @@ struct StreamQueueState {
   bool head_fits = false;        // the oldest one's DRAM queue (read or write) has room
   Cycles head_arrival;           // when the oldest one reached the controller
   std::uint32_t in_dram_queue = 0;  // this stream's requests in the DRAM queues
+  bool head_tracker_blocked = false;  // head_fits is false because its T3 tracker set is full
 };
 
 struct ArbiterView {

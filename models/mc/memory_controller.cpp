@@ -277,8 +277,10 @@ ArbiterView MemoryController::view(Cycles now_c) const {
       st.head_arrival = head.arrival;
       st.head_fits = head.op == MemOp::kRead ? read_q_.size() < read_capacity_ : write_q_.size() < write_capacity_;
       // T3 tracker set full: the write waits (Tracker, "Set full").
-      if (st.head_fits && tracker_ != nullptr && head.op != MemOp::kRead && !tracker_->can_count(reqs_[head.slot]))
+      if (st.head_fits && tracker_ != nullptr && head.op != MemOp::kRead && !tracker_->can_count(reqs_[head.slot])) {
         st.head_fits = false;
+        st.head_tracker_blocked = true;
+      }
     }
   }
   return v;
@@ -289,16 +291,9 @@ bool MemoryController::admit(Cycles now_c) {
   ArbiterView v = view(now_c);
   arbiter_->observe(v);
   const std::optional<Stream> s = arbiter_->choose(v);
-  if (tracker_ != nullptr && !tracker_waiting_) {
-    for (int i = 0; i < kNumStreams; ++i) {
-      if (v.streams[i].waiting == 0 || v.streams[i].head_fits) continue;
-      const Entry& head = ingress_[i].front();
-      if (head.op != MemOp::kRead && !tracker_->can_count(reqs_[head.slot])) {
-        tracker_waiting_ = true;
-        tracker_->wait_for_space(this);
-        break;
-      }
-    }
+  if (!tracker_waiting_ && (v.streams[0].head_tracker_blocked || v.streams[1].head_tracker_blocked)) {
+    tracker_waiting_ = true;  // woken by on_tracker_space() when an entry frees
+    tracker_->wait_for_space(this);
   }
   if (!s) return false;
   T3SIM_CHECK(v.eligible(*s), fmt::format("arbiter chose {} which cannot enter", to_string(*s)));
@@ -611,7 +606,7 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
                             name(), ingress_size(0), ingress_size(1), read_q_.size(), write_q_.size(),
                             draining_writes_ ? " (draining)" : "", in_response_,
                             refresh_pending_ ? ", refresh pending" : ""));
-  if (tracker_waiting_) out.push_back(fmt::format("  {}: a write waits for a free tracker entry", name()));
+  if (tracker_waiting_) out.push_back("  a write waits for a free tracker entry (set full)");
   auto describe = [&](const char* where, const Queue& q) {
     for (std::size_t i = 0; i < q.size(); ++i) {
       const Entry& e = q.cold[i];

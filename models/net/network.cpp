@@ -131,6 +131,13 @@ class Network::Impl {
 
   void add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes);
   void mirror(const NetPacket& p, MemRequest& req) const;
+  // A receive buffer holds rx_buffer_packets maximum-size packets' worth of bytes (a
+  // flit buffer): a 256 B DMA row or a 64 B flag takes 256 B or 64 B of it, so small
+  // packets can cover the link's bandwidth-delay product too. Mirror lines, which
+  // stand for receive buffers, are bounded alike.
+  std::uint64_t rx_buffer_bytes() const {
+    return std::uint64_t{cfg_.link.rx_buffer} * std::max<std::uint64_t>(cfg_.packet_bytes, cfg_.flag_bytes);
+  }
 
   // For T3SIM_CHECK.
   Tick now() const { return owner_.now(); }
@@ -362,12 +369,9 @@ std::uint32_t Network::Impl::add_source(SourceKind kind, std::uint32_t a, std::u
 void Network::Impl::add_link(std::uint32_t from, std::uint32_t to, const LinkConfig& lc) {
   const auto slot = static_cast<std::uint32_t>(links_.size());
   LinkSlot ls;
-  // The receive buffer holds rx_buffer_packets maximum-size packets' worth of bytes
-  // (a flit buffer): a 256 B DMA row or a 64 B flag takes 256 B or 64 B of it, so
-  // small packets can cover the link's bandwidth-delay product too.
   LinkConfig bytes_lc = lc;
-  bytes_lc.rx_buffer_bytes = std::uint64_t{lc.rx_buffer} * std::max<std::uint64_t>(cfg_.packet_bytes, cfg_.flag_bytes);
-  bytes_lc.rx_buffer = 1u << 30;
+  bytes_lc.rx_buffer_bytes = rx_buffer_bytes();
+  bytes_lc.rx_buffer = 1u << 30;  // bounded in bytes only
   ls.link = std::make_unique<Link<NetPacket>>(owner_, node_name(from) + "_" + node_name(to), bytes_lc);
   ls.from = from;
   ls.to = to;
@@ -637,8 +641,7 @@ bool Network::Impl::offer(Server& sv, std::uint32_t source) {
       MirrorLine& m = lines_[sv.index];
       // Bounded like the receive buffers it stands for; a full line holds the head
       // packet in the link's receive buffer, which back-pressures GPU 0's sending.
-      const std::uint64_t room = std::uint64_t{cfg_.link.rx_buffer} * std::max<std::uint64_t>(cfg_.packet_bytes, cfg_.flag_bytes);
-      if (m.bytes + peek(source).wire_bytes > room) return false;
+      if (m.bytes + peek(source).wire_bytes > rx_buffer_bytes()) return false;
       NetPacket p = take(source);
       m.bytes += p.wire_bytes;
       const Tick per_hop = cfg_.link.latency + cfg_.link.bandwidth.transfer_time(p.wire_bytes);

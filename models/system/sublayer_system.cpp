@@ -57,6 +57,20 @@ IsolatedRs run_isolated_rs_nmc(const NodeConfig& cfg, const GemmWorkload& gemm, 
   return r;
 }
 
+void make_ideal_result(SublayerResult& r, std::string_view configuration, const IsolatedRs* nmc) {
+  Tick rs = r.rs;
+  if (nmc != nullptr) {
+    rs = nmc->time;
+    r.traffic[1] = nmc->traffic;
+  }
+  r.json["isolated"] = {{"gemm_ps", r.gemm.ps()}, {"rs_ps", rs.ps()}, {"ag_ps", r.ag.ps()},
+                        {"rs", nmc != nullptr ? "ring RS with NMC (tracker + DMA updates)" : "sequential's CU ring RS"}};
+  r.rs = rs > r.gemm ? rs - r.gemm : Tick::zero();
+  r.total = std::max(r.gemm, rs) + r.ag;
+  r.json["configuration"] = configuration;
+  r.json["time_ps"] = r.total.ps();
+}
+
 SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm,
                                const SublayerOptions& opt, std::string configuration, std::uint64_t seed)
     : sim_(sim), gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)) {
@@ -287,7 +301,7 @@ SublayerResult SublayerSystem::run(Tick max_time) {
 std::string SublayerSystem::rs_label() const {
   if (!t3_) return fmt::format("ring, {} CU channels", ag_->channels());
   return fmt::format("fused {}: tracker + DMA + NMC, {}; exposed part",
-                     node_->config().net.topology == "fully-connected" ? "direct" : "ring",
+                     fused_->algorithm() == FusedAlgorithm::kDirect ? "direct" : "ring",
                      node_->config().gpu.memory.mc.arbiter.type);
 }
 

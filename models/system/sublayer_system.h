@@ -86,6 +86,14 @@ struct IsolatedRs {
 };
 IsolatedRs run_isolated_rs_nmc(const NodeConfig& node, const GemmWorkload& gemm, std::uint64_t seed);
 
+struct SublayerResult;
+// T3 §5.3's ideal configurations from isolated runs: turns sequential's result `r`
+// (GEMM, RS and AG each alone) into `configuration`'s: total = max(GEMM, rs) + AG,
+// r.rs = the part of rs a GEMM of sequential's length leaves exposed. `nmc`: the
+// isolated RS with NMC (ideal-rs-nmc; its traffic replaces the RS traffic), or null
+// (ideal-overlap: sequential's RS). Records the isolated times in r.json["isolated"].
+void make_ideal_result(SublayerResult& r, std::string_view configuration, const IsolatedRs* nmc);
+
 class SublayerSystem {
  public:
   // Contract: gemm.params is set (a generated GEMM, not a trace file).

@@ -6,13 +6,6 @@
 
 namespace t3sim {
 
-bool WfRegion::contains(std::uint64_t address) const {
-  if (rows == 0 || address < start) return false;
-  const std::uint64_t off = address - start;
-  const std::uint64_t row = rows == 1 ? 0 : off / stride;
-  return row < rows && off - row * (rows == 1 ? 0 : stride) < row_bytes;
-}
-
 OutputRegions::OutputRegions(const KernelTrace& producer)
     : num_wgs_(producer.num_wgs()), wfs_(producer.resources.wfs_per_wg) {
   regions_.assign(std::size_t{num_wgs_} * wfs_, WfRegion{});
@@ -40,13 +33,6 @@ const WfRegion* OutputRegions::region(std::uint32_t wg, std::uint32_t wf) const 
   if (wg >= num_wgs_ || wf >= wfs_) return nullptr;
   const WfRegion& r = regions_[std::size_t{wg} * wfs_ + wf];
   return r.rows == 0 ? nullptr : &r;
-}
-
-std::uint64_t OutputRegions::wg_bytes(std::uint32_t wg) const {
-  std::uint64_t b = 0;
-  for (std::uint32_t f = 0; f < wfs_; ++f)
-    if (const WfRegion* r = region(wg, f)) b += r->bytes();
-  return b;
 }
 
 std::string_view to_string(MapKind kind) {
@@ -88,31 +74,21 @@ void AddressSpace::add(ChunkMapping m) {
 }
 
 void AddressSpace::remote_map(WgRange wgs, std::uint32_t peer) {
-  ChunkMapping m;
-  m.wgs = wgs;
-  m.kind = MapKind::kRemote;
-  m.peer = peer;
-  add(m);
+  add(ChunkMapping{.wgs = wgs, .kind = MapKind::kRemote, .peer = peer});
 }
 
 void AddressSpace::dma_map(WgRange wgs, std::uint32_t peer, MemOp op, std::uint32_t updates_per_element,
                            std::uint32_t wf_tiles_per_dma) {
-  ChunkMapping m;
-  m.wgs = wgs;
-  m.kind = MapKind::kDma;
-  m.peer = peer;
-  m.op = op;
-  m.updates_per_element = updates_per_element;
-  m.wf_tiles_per_dma = wf_tiles_per_dma;
-  add(m);
+  add(ChunkMapping{.wgs = wgs,
+                   .kind = MapKind::kDma,
+                   .peer = peer,
+                   .op = op,
+                   .updates_per_element = updates_per_element,
+                   .wf_tiles_per_dma = wf_tiles_per_dma});
 }
 
 void AddressSpace::track_map(WgRange wgs, std::uint32_t updates_per_element) {
-  ChunkMapping m;
-  m.wgs = wgs;
-  m.kind = MapKind::kFinal;
-  m.updates_per_element = updates_per_element;
-  add(m);
+  add(ChunkMapping{.wgs = wgs, .kind = MapKind::kFinal, .updates_per_element = updates_per_element});
 }
 
 const ChunkMapping& AddressSpace::mapping_of(std::uint32_t wg) const {

@@ -34,7 +34,6 @@ struct WfRegion {
   std::uint32_t rows = 0;
   std::uint64_t stride = 0;
   std::uint64_t bytes() const { return std::uint64_t{row_bytes} * rows; }
-  bool contains(std::uint64_t address) const;
 };
 
 // Every (WG, WF)'s store region of a producer kernel, read from its trace: each WF
@@ -46,7 +45,6 @@ class OutputRegions {
   std::uint32_t wfs_per_wg() const { return wfs_; }
   // nullptr: that WF stores nothing.
   const WfRegion* region(std::uint32_t wg, std::uint32_t wf) const;
-  std::uint64_t wg_bytes(std::uint32_t wg) const;
 
  private:
   std::uint32_t num_wgs_ = 0, wfs_ = 0;
@@ -55,7 +53,6 @@ class OutputRegions {
 
 struct WgRange {
   std::uint32_t first = 0, end = 0;  // [first, end)
-  bool contains(std::uint32_t wg) const { return wg >= first && wg < end; }
 };
 
 enum class MapKind : std::uint8_t {

@@ -174,10 +174,9 @@ FusedReduceScatter::FusedReduceScatter(Node& node, const KernelTrace& producer, 
 FusedReduceScatter::~FusedReduceScatter() = default;
 
 const StoreRouting* FusedReduceScatter::routing(std::uint32_t g) const { return &gpus_[g]->as_; }
-const AddressSpace& FusedReduceScatter::address_space(std::uint32_t g) const { return gpus_[g]->as_; }
+// Ring and direct alike: GPU g starts with chunk g + 1 (its own chunk last).
 std::uint32_t FusedReduceScatter::first_wg(std::uint32_t g) const {
-  return p_.algorithm == FusedAlgorithm::kRing ? ring_first_wg(regions_->num_wgs(), node_.num_gpus(), g)
-                                               : chunk_wgs(regions_->num_wgs(), node_.num_gpus(), (g + 1) % node_.num_gpus()).first;
+  return ring_first_wg(regions_->num_wgs(), node_.num_gpus(), g);
 }
 bool FusedReduceScatter::done(std::uint32_t g) const { return gpus_[g]->done_; }
 Tick FusedReduceScatter::finished(std::uint32_t g) const { return gpus_[g]->finished_; }

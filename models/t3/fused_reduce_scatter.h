@@ -48,7 +48,6 @@ class FusedReduceScatter {
   // For the producer's launch on GPU g: its store routing and first WG (staggered).
   const StoreRouting* routing(std::uint32_t g) const;
   std::uint32_t first_wg(std::uint32_t g) const;
-  const AddressSpace& address_space(std::uint32_t g) const;
 
   // Functional runs: zero the output (updates accumulate into it; with_producer =
   // false: the input pattern instead).
@@ -65,8 +64,8 @@ class FusedReduceScatter {
   // values. Returns words checked; first mismatch in first_error.
   std::uint64_t verify(std::string& first_error) const;
 
-  std::uint32_t num_wgs() const { return regions_->num_wgs(); }
   std::uint64_t dma_commands(std::uint32_t g) const;
+  FusedAlgorithm algorithm() const { return p_.algorithm; }
 
  private:
   class GpuState;

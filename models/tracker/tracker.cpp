@@ -56,15 +56,13 @@ int Tracker::free_way(std::uint32_t set) const {
   return -1;
 }
 
-bool Tracker::can_count(const MemRequest& req) const {
-  if (program_ == nullptr || req.track_wg == MemRequest::kNoWg || req.op == MemOp::kRead) return true;
+bool Tracker::can_count_tracked(const MemRequest& req) const {
   if (find(req.track_wg, req.track_wf) >= 0) return true;
   if (program_->expected_bytes(req.track_wg, req.track_wf, req.address) == 0) return true;
   return free_way(req.track_wg % cfg_.sets) >= 0;
 }
 
-void Tracker::count(const MemRequest& req) {
-  if (program_ == nullptr || req.track_wg == MemRequest::kNoWg || req.op == MemOp::kRead) return;
+void Tracker::count_tracked(const MemRequest& req) {
   int i = find(req.track_wg, req.track_wf);
   if (i < 0) {
     const std::uint64_t expected = program_->expected_bytes(req.track_wg, req.track_wf, req.address);

@@ -80,12 +80,16 @@ class Tracker final : public Component {
 
   // Contract: false iff `req` is a tracked write/update with no entry for its
   // (WG, WF) and a full set (the controller must hold it). No side effects.
-  bool can_count(const MemRequest& req) const;
+  bool can_count(const MemRequest& req) const {
+    return !counts(req) || can_count_tracked(req);
+  }
   // Contract: precondition can_count(req). Counts a write or update entering a DRAM
   // queue; a tracked one completing its region frees the entry and calls
   // on_region_ready (after trigger_latency, from an event: never re-entrantly).
   // Counting more than a region expects is an internal error (an update doubled).
-  void count(const MemRequest& req);
+  void count(const MemRequest& req) {
+    if (counts(req)) count_tracked(req);
+  }
   // Contract: `w` gets one on_tracker_space() the next time an entry frees.
   void wait_for_space(TrackerWaiter* w);
 
@@ -98,6 +102,12 @@ class Tracker final : public Component {
   void report_in_flight(std::vector<std::string>& out) const override;
 
  private:
+  // Inline so every controller's writes pay one test while nothing is programmed.
+  bool counts(const MemRequest& req) const {
+    return program_ != nullptr && req.track_wg != MemRequest::kNoWg && req.op != MemOp::kRead;
+  }
+  bool can_count_tracked(const MemRequest& req) const;
+  void count_tracked(const MemRequest& req);
   struct Entry {
     bool valid = false;
     std::uint32_t wg = 0;
