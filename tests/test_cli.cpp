@@ -296,6 +296,8 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
        "system.memory.tracker.sest: unknown key (known keys: sets, ways"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.ways=0",
        "system.memory.tracker.ways: 0 is out of range"},
+      {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.set_full=drop",
+       "system.memory.tracker.set_full: expected one of overflow, stall; got 'drop'"},
       // small.yaml has 32 output tiles: t3 cannot cut them into 3 equal chunks.
       {"configs/workloads/gemm/small.yaml --config t3 --set system.num_gpus=3",
        "system.num_gpus: t3 cuts the GEMM's 32 output tiles (WGs) into one chunk per GPU"},

@@ -42,11 +42,17 @@ struct TrackerBench {
   TrackerConfig cfg;
   std::unique_ptr<Tracker> tracker;
   FakeProgram program;
-  explicit TrackerBench(std::uint32_t sets = 4, std::uint32_t ways = 2) {
+  explicit TrackerBench(std::uint32_t sets = 4, std::uint32_t ways = 2,
+                        SetFullPolicy set_full = SetFullPolicy::kOverflow) {
     cfg.sets = sets;
     cfg.ways = ways;
+    cfg.set_full = set_full;
     tracker = std::make_unique<Tracker>(root, "tracker", cfg);
     tracker->program(&program);
+  }
+  std::uint64_t stat(const std::string& name) {
+    const auto* c = dynamic_cast<const Counter*>(sim.stats().find("gpu0.tracker." + name));
+    return c != nullptr ? c->value() : ~std::uint64_t{0};
   }
   static MemRequest write(std::uint32_t wg, std::uint8_t wf, std::uint64_t address, std::uint32_t bytes = 64,
                           MemOp op = MemOp::kUpdate) {
@@ -108,8 +114,8 @@ TEST(Tracker, ReadsUntaggedAndUnprogrammedAccessesAreNotCounted) {
   EXPECT_EQ(b.tracker->live_entries(), 0u);
 }
 
-TEST(Tracker, FullSetHoldsNewTagsUntilAnEntryFrees) {
-  TrackerBench b(4, 2);  // sets of two ways
+TEST(Tracker, StallPolicyHoldsNewTagsOfAFullSetUntilAnEntryFrees) {
+  TrackerBench b(4, 2, SetFullPolicy::kStall);  // sets of two ways
   b.tracker->count(TrackerBench::write(2, 0, 0));  // set 2
   b.tracker->count(TrackerBench::write(6, 0, 0));  // set 2: full now
   EXPECT_TRUE(b.tracker->can_count(TrackerBench::write(2, 0, 64)));   // has an entry
@@ -125,6 +131,37 @@ TEST(Tracker, FullSetHoldsNewTagsUntilAnEntryFrees) {
   b.tracker->count(TrackerBench::write(6, 0, 64, 192));
   b.sim.run();
   EXPECT_EQ(b.program.fired.size(), 2u);
+}
+
+TEST(Tracker, OverflowPolicyCountsAFullSetsNewRegionsInTheBackingTable) {
+  TrackerBench b(4, 2);  // default: overflow
+  b.tracker->count(TrackerBench::write(2, 0, 0));  // set 2
+  b.tracker->count(TrackerBench::write(6, 0, 0));  // set 2: full now
+  // Nothing is ever held: a new tag of the full set is admitted ...
+  EXPECT_TRUE(b.tracker->can_count(TrackerBench::write(10, 0, 0x100)));
+  b.tracker->count(TrackerBench::write(10, 0, 0x100, 64));
+  EXPECT_EQ(b.tracker->overflowed_regions(), 1u);
+  EXPECT_EQ(b.tracker->live_entries(), 2u);
+  // ... and once the set has room, the overflowed region still counts in the table
+  // (its bytes so far are there), while a new region takes the free way.
+  b.tracker->count(TrackerBench::write(2, 0, 64, 192));  // completes (2, 0): a way frees
+  b.tracker->count(TrackerBench::write(10, 0, 0x140, 192));  // the rest of (10, 0)
+  b.tracker->count(TrackerBench::write(14, 1, 0x200, 64));   // new: takes the free way
+  EXPECT_EQ(b.tracker->live_entries(), 2u);
+  EXPECT_EQ(b.tracker->overflowed_regions(), 1u);
+  b.sim.run(Tick::ns(99));
+  EXPECT_EQ(b.program.fired.size(), 1u);  // (10, 0)'s counts are still on their way
+  b.sim.run(Tick::ns(101));
+  ASSERT_EQ(b.program.fired.size(), 2u);
+  EXPECT_EQ(b.program.fired[1], std::make_pair(10u, std::uint8_t{0}));
+  EXPECT_EQ(b.tracker->overflowed_regions(), 0u);
+  EXPECT_EQ(b.stat("overflow_regions"), 1u);
+  EXPECT_EQ(b.stat("overflow_accesses"), 2u);
+  EXPECT_EQ(b.stat("set_full_stalls"), 0u);
+  b.tracker->count(TrackerBench::write(6, 0, 64, 192));
+  b.tracker->count(TrackerBench::write(14, 1, 0x240, 192));
+  b.sim.run();
+  EXPECT_EQ(b.program.fired.size(), 4u);
 }
 
 TEST(Tracker, SizeIsTheT3Papers19KB) {
@@ -195,7 +232,7 @@ struct FusedRun {
   std::uint64_t words = 0;
   Tick rs_done;
   std::uint64_t comm_reads = 0, comm_updates = 0, compute_updates = 0;  // GPU 0's DRAM bytes
-  std::uint64_t tracker_fires = 0;
+  std::uint64_t tracker_fires = 0, tracker_overflows = 0;
   bool all_done = true;
 };
 
@@ -228,6 +265,7 @@ FusedRun run_fused(const NodeConfig& cfg, FusedRsParams p, const GemmParams& g) 
   r.comm_updates = comm.bytes[index(MemOp::kUpdate)];
   r.compute_updates = comp.bytes[index(MemOp::kUpdate)];
   r.tracker_fires = node.gpu(0).memory().tracker().regions_completed();
+  r.tracker_overflows = node.gpu(0).memory().tracker().overflows();
   rs.finish();
   return r;
 }
@@ -244,6 +282,29 @@ TEST(FusedReduceScatter, RingProducesExactlyTheReducedValues) {
     EXPECT_EQ(r.words, (mode == NetMode::kFull ? 4u : 1u) * 512 * 512 * 2 / 32) << to_string(mode);
     // Every tracked region of GPU 0 fired once: 3 chunks x 8 WGs x 4 WFs.
     EXPECT_EQ(r.tracker_fires, 3u * 8 * 4) << to_string(mode);
+  }
+}
+
+// A tracker far smaller than a stage's regions (T-NLG FC-2 at TP 4 outgrows the
+// paper's 256 sets): under `overflow` the fused RS still completes with exact values,
+// the spilled regions counted in the backing table; under `stall` the held accesses
+// block what would free the sets and the watchdog reports it (no hang).
+TEST(FusedReduceScatter, UndersizedTrackerOverflowsExactlyOrStallIsReported) {
+  FusedRsParams p;
+  p.values = true;
+  const FusedRun r = run_fused(table1(4, NetMode::kFull, {"memory.tracker.sets=1", "memory.tracker.ways=2"}), p,
+                               small_gemm(4));
+  EXPECT_TRUE(r.all_done);
+  EXPECT_EQ(r.error, "");
+  EXPECT_EQ(r.tracker_fires, 3u * 8 * 4);  // every region, wherever counted
+  EXPECT_GT(r.tracker_overflows, 0u);
+  try {
+    run_fused(table1(4, NetMode::kFull, {"memory.tracker.sets=1", "memory.tracker.ways=2",
+                                         "memory.tracker.set_full=stall"}),
+              p, small_gemm(4));
+    ADD_FAILURE() << "a 2-entry stalling tracker completed";
+  } catch (const SimulationError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("waits for a free tracker entry"));
   }
 }
 

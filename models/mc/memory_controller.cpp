@@ -235,10 +235,13 @@ void MemoryController::tick() {
   }
   // An admission already makes this cycle progress, so the next tick is the next cycle
   // and the scheduler's wake-up time would go unused: it is not computed.
+  const bool refreshed = issued;
   if (!issued && !refresh_pending_) issued = schedule_command(now_c, next, /*want_next=*/!progress);
+  // Refresh is upkeep, not progress: a controller whose requests can never issue (a
+  // held head) keeps refreshing, and that must not hide the stall from the watchdog.
+  if (progress || (issued && !refreshed)) sim().note_progress();
   progress = progress || issued;
   in_tick_ = false;
-  if (progress) sim().note_progress();
 
   if (!waiting_clients_.empty() && (ingress_size(0) < ingress_capacity_ || ingress_size(1) < ingress_capacity_)) {
     retry_scratch_.swap(waiting_clients_);

@@ -292,6 +292,7 @@ SublayerResult SublayerSystem::run(Tick max_time) {
     Tracker& t = node_->gpu(0).memory().tracker();
     r.json["t3"] = {{"tracker_size_bytes", t.size_bytes()},
                     {"gpu0_regions_completed", t.regions_completed()},
+                    {"gpu0_regions_overflowed", t.overflows()},
                     {"gpu0_dma_commands", fused_->dma_commands(0)},
                     {"stagger_first_wg_gpu0", fused_->first_wg(0)}};
   }

@@ -19,6 +19,9 @@ TrackerConfig read_tracker_config(ConfigNode node) {
   cfg.address_bits = static_cast<std::uint32_t>(node.get_uint("address_bits", cfg.address_bits, 1, 64));
   cfg.counter_bits = static_cast<std::uint32_t>(node.get_uint("counter_bits", cfg.counter_bits, 1, 64));
   cfg.trigger_latency = node.get_time("trigger_latency", cfg.trigger_latency);
+  cfg.set_full = node.get_enum("set_full", "overflow", {"overflow", "stall"}) == "stall" ? SetFullPolicy::kStall
+                                                                                          : SetFullPolicy::kOverflow;
+  cfg.overflow_latency = node.get_time("overflow_latency", cfg.overflow_latency);
   node.finish();
   return cfg;
 }
@@ -33,10 +36,14 @@ Tracker::Tracker(Component& parent, std::string_view name, const TrackerConfig& 
       fires_(counter("triggers", "regions", "regions completed: their DMA entry marked ready")),
       set_full_stalls_(counter("set_full_stalls", "stalls",
                                "times a controller held a tracked access because its set was full")),
+      overflow_regions_(counter("overflow_regions", "regions",
+                                "regions counted in the backing table because their set was full")),
+      overflow_accesses_(counter("overflow_accesses", "requests", "accesses counted in the backing table")),
       max_live_(counter("max_live_entries", "entries", "most entries live at once")) {}
 
 void Tracker::program(TrackerProgram* program) {
-  T3SIM_CHECK(live_ == 0, fmt::format("reprogrammed with {} live entries", live_));
+  T3SIM_CHECK(live_ == 0 && overflow_.empty(),
+              fmt::format("reprogrammed with {} live entries, {} overflowed regions", live_, overflow_.size()));
   program_ = program;
 }
 
@@ -57,18 +64,40 @@ int Tracker::free_way(std::uint32_t set) const {
 }
 
 bool Tracker::can_count_tracked(const MemRequest& req) const {
+  if (cfg_.set_full == SetFullPolicy::kOverflow) return true;  // a full set overflows
   if (find(req.track_wg, req.track_wf) >= 0) return true;
   if (program_->expected_bytes(req.track_wg, req.track_wf, req.address) == 0) return true;
   return free_way(req.track_wg % cfg_.sets) >= 0;
 }
 
+bool Tracker::add(Entry& e, const MemRequest& req) {
+  e.start = std::min(e.start, req.address);
+  e.counted += req.bytes;
+  T3SIM_CHECK(e.counted <= e.expected,
+              fmt::format("WG {} WF {}: {} B counted, {} expected (an access counted twice?)", e.wg, e.wf,
+                          e.counted, e.expected));
+  return e.counted == e.expected;
+}
+
 void Tracker::count_tracked(const MemRequest& req) {
   int i = find(req.track_wg, req.track_wf);
   if (i < 0) {
+    if (!overflow_.empty() && overflow_.count(key(req.track_wg, req.track_wf)) > 0) {
+      overflow(req);  // the region lives in the backing table: count it there
+      return;
+    }
     const std::uint64_t expected = program_->expected_bytes(req.track_wg, req.track_wf, req.address);
     if (expected == 0) return;  // not tracked here
     i = free_way(req.track_wg % cfg_.sets);
-    T3SIM_CHECK(i >= 0, "count() into a full set (the controller must check can_count first)");
+    if (i < 0) {
+      T3SIM_CHECK(cfg_.set_full == SetFullPolicy::kOverflow,
+                  "count() into a full set (the controller must check can_count first)");
+      overflow_.emplace(key(req.track_wg, req.track_wf), Entry{true, req.track_wg, req.track_wf, req.address, 0,
+                                                               expected});
+      ++overflow_regions_;
+      overflow(req);
+      return;
+    }
     Entry& e = entries_[static_cast<std::size_t>(i)];
     e = Entry{true, req.track_wg, req.track_wf, req.address, 0, expected};
     ++live_;
@@ -76,14 +105,9 @@ void Tracker::count_tracked(const MemRequest& req) {
     if (live_ > max_live_.value()) max_live_ += live_ - max_live_.value();
   }
   Entry& e = entries_[static_cast<std::size_t>(i)];
-  e.start = std::min(e.start, req.address);
-  e.counted += req.bytes;
   ++accesses_;
   bytes_counted_ += req.bytes;
-  T3SIM_CHECK(e.counted <= e.expected,
-              fmt::format("WG {} WF {}: {} B counted, {} expected (an access counted twice?)", e.wg, e.wf,
-                          e.counted, e.expected));
-  if (e.counted < e.expected) return;
+  if (!add(e, req)) return;
   const std::uint32_t wg = e.wg;
   const std::uint8_t wf = e.wf;
   e.valid = false;
@@ -94,6 +118,33 @@ void Tracker::count_tracked(const MemRequest& req) {
   waking_.swap(waiters_);
   for (TrackerWaiter* w : waking_) w->on_tracker_space();
   waking_.clear();
+}
+
+// set_full: overflow. The access is already admitted; its count lands in the backing
+// table overflow_latency later (all with the same latency, so in admission order).
+void Tracker::overflow(const MemRequest& req) {
+  ++accesses_;
+  ++overflow_accesses_;
+  bytes_counted_ += req.bytes;
+  const std::uint64_t k = key(req.track_wg, req.track_wf);
+  const std::uint64_t address = req.address;
+  const std::uint32_t bytes = req.bytes;
+  sim().events().schedule_callback(now() + cfg_.overflow_latency,
+                                   [this, k, address, bytes] { count_overflowed(k, address, bytes); });
+}
+
+void Tracker::count_overflowed(std::uint64_t k, std::uint64_t address, std::uint32_t bytes) {
+  const auto it = overflow_.find(k);
+  T3SIM_CHECK(it != overflow_.end(), "an overflowed access of a region no longer in the backing table");
+  MemRequest r;
+  r.address = address;
+  r.bytes = bytes;
+  if (!add(it->second, r)) return;
+  const std::uint32_t wg = it->second.wg;
+  const std::uint8_t wf = it->second.wf;
+  overflow_.erase(it);
+  ++fires_;
+  sim().events().schedule_callback(now() + cfg_.trigger_latency, [this, wg, wf] { fire(wg, wf); });
 }
 
 void Tracker::fire(std::uint32_t wg, std::uint8_t wf) {
@@ -114,7 +165,7 @@ std::uint64_t Tracker::size_bytes() const {
 }
 
 void Tracker::report_in_flight(std::vector<std::string>& out) const {
-  if (live_ == 0 && waiters_.empty()) return;
+  if (live_ == 0 && waiters_.empty() && overflow_.empty()) return;
   std::string list;
   std::uint32_t shown = 0;
   for (const Entry& e : entries_) {
@@ -125,8 +176,8 @@ void Tracker::report_in_flight(std::vector<std::string>& out) const {
     }
     list += fmt::format(" (WG {} WF {}: {}/{} B from {:#x})", e.wg, e.wf, e.counted, e.expected, e.start);
   }
-  out.push_back(fmt::format("{} live entries{}; {} controllers held on a full set", live_, list,
-                            waiters_.size()));
+  out.push_back(fmt::format("{} live entries{}; {} regions in the backing table; {} controllers held on a full set",
+                            live_, list, overflow_.size(), waiters_.size()));
 }
 
 }  // namespace t3sim

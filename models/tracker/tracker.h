@@ -14,14 +14,23 @@
 // accesses are enqueued in the memory controller queue"), so the queue order that
 // makes near-memory updates atomic also orders the DMA's read after them.
 //
-// Set full: a tracked access whose (WG, WF) has no entry and whose set has no free
-// way is not counted and not admitted: the controller holds it at the head of its
-// stream's ingress queue (can_count() false) until an entry of any set frees, as a
-// cache holds a miss when its MSHRs are full. Counted as `set_full_stalls`; if it
-// never frees, the watchdog's deadlock report lists the tracker's live entries.
+// Set full (a tracked access whose (WG, WF) has no entry and whose set has no free
+// way), by `set_full` (the paper does not say):
+//  - overflow (default): the region is counted in a backing table in memory instead
+//    (a counter read-modify-write per access, `overflow_latency` later); the access is
+//    admitted at once and the region's later accesses are counted there too, so it
+//    completes, later. Never blocks, so a tracker smaller than a stage's regions
+//    (T-NLG TP4's 272-WG chunks on 256 sets) costs trigger delay, not a deadlock.
+//    Counted as `overflow_regions` / `overflow_accesses`.
+//  - stall: the controller holds the access at the head of its stream's ingress
+//    queue (can_count() false) until an entry of any set frees, as a cache holds a
+//    miss when its MSHRs are full. Counted as `set_full_stalls`. It can deadlock: the
+//    held access may block (head of line) the accesses that would complete the live
+//    entries; the watchdog's deadlock report then lists them.
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/mem/mem_request.h"
@@ -33,6 +42,8 @@ namespace t3sim {
 
 class ConfigNode;
 
+enum class SetFullPolicy : std::uint8_t { kOverflow, kStall };
+
 struct TrackerConfig {
   std::uint32_t sets = 256;  // indexed by WG-id LSBs (T3: 8 bits)
   std::uint32_t ways = 8;    // per set (T3: up to eight WFs per WG, one WG per set)
@@ -43,10 +54,15 @@ struct TrackerConfig {
   std::uint32_t counter_bits = 21; // accesses counted
   // From the access that completes a region to its DMA entry being ready.
   Tick trigger_latency = Tick::zero();
+  SetFullPolicy set_full = SetFullPolicy::kOverflow;
+  // overflow: from an access's admission to its count in the backing table (one DRAM
+  // counter read-modify-write, uncontended; a simplification: it takes no DRAM
+  // bandwidth).
+  Tick overflow_latency = Tick::ns(100);
 };
 
 // Reads `tracker:` (sets, ways, wg_msb_bits, wf_bits, address_bits, counter_bits,
-// trigger_latency).
+// trigger_latency, set_full: overflow | stall, overflow_latency).
 TrackerConfig read_tracker_config(ConfigNode node);
 
 // The tracker's programming (the address-space configuration, T3 §4.4).
@@ -79,7 +95,8 @@ class Tracker final : public Component {
   void program(TrackerProgram* program);
 
   // Contract: false iff `req` is a tracked write/update with no entry for its
-  // (WG, WF) and a full set (the controller must hold it). No side effects.
+  // (WG, WF) and a full set under set_full: stall (the controller must hold it). No
+  // side effects.
   bool can_count(const MemRequest& req) const {
     return !counts(req) || can_count_tracked(req);
   }
@@ -93,8 +110,11 @@ class Tracker final : public Component {
   // Contract: `w` gets one on_tracker_space() the next time an entry frees.
   void wait_for_space(TrackerWaiter* w);
 
+  // Regions being counted: in entries, and (overflow) in the backing table.
   std::uint32_t live_entries() const { return live_; }
+  std::size_t overflowed_regions() const { return overflow_.size(); }
   std::uint64_t regions_completed() const { return fires_.value(); }
+  std::uint64_t overflows() const { return overflow_regions_.value(); }
   // Storage the entries take (T3 §4.2.1), in bytes.
   std::uint64_t size_bytes() const;
   const TrackerConfig& config() const { return cfg_; }
@@ -119,12 +139,19 @@ class Tracker final : public Component {
   // The entry of (wg, wf) in its set, or -1.
   int find(std::uint32_t wg, std::uint8_t wf) const;
   int free_way(std::uint32_t set) const;
+  static std::uint64_t key(std::uint32_t wg, std::uint8_t wf) { return (std::uint64_t{wg} << 8) | wf; }
+  // Adds bytes to an entry (in the tracker or the backing table); true if complete.
+  bool add(Entry& e, const MemRequest& req);
+  void overflow(const MemRequest& req);
+  void count_overflowed(std::uint64_t key, std::uint64_t address, std::uint32_t bytes);
   void fire(std::uint32_t wg, std::uint8_t wf);
 
   TrackerConfig cfg_;
   TrackerProgram* program_ = nullptr;
   std::vector<Entry> entries_;  // set * ways + way
   std::uint32_t live_ = 0;
+  // set_full: overflow: regions counted in the backing table (by key()).
+  std::unordered_map<std::uint64_t, Entry> overflow_;
   std::vector<TrackerWaiter*> waiters_;
   std::vector<TrackerWaiter*> waking_;  // scratch
 
@@ -133,6 +160,8 @@ class Tracker final : public Component {
   Counter& fills_;
   Counter& fires_;
   Counter& set_full_stalls_;
+  Counter& overflow_regions_;
+  Counter& overflow_accesses_;
   Counter& max_live_;
 };
 
