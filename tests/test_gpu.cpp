@@ -58,6 +58,28 @@ TEST(Gpu, StagesAreWgsOverConcurrentSlots) {
   EXPECT_EQ(run(gpu, gemm(2048, 2048, 256, gpu, 16)).stages, 8u);
 }
 
+// Posted stores (CuConfig::posted_stores): a WG whose stores bypass the L2 gives its
+// slot back while they travel to DRAM, so the next WG starts sooner; the kernel still
+// ends only once every store is acknowledged (all bytes reached DRAM).
+TEST(Gpu, PostedStoresFreeSlotsBeforeTheirAcknowledgments) {
+  GpuConfig gpu = table1_gpu();
+  GemmWorkload wl = gemm(4096, 4096, 64, gpu);  // short WGs: the store round trip counts
+  GemmParams p;
+  p.m = 4096;
+  p.n = 4096;
+  p.k = 64;
+  p.flops_per_cycle = gpu.cu.flops_per_cycle;
+  p.store_uncached = true;  // T3's producer stores go to DRAM
+  wl.trace = make_gemm_trace(p);
+  const GemmResult posted = run(gpu, wl);
+  gpu.cu.posted_stores = false;
+  const GemmResult held = run(gpu, wl);
+  EXPECT_EQ(posted.wgs, held.wgs);
+  EXPECT_EQ(posted.dram_write_bytes, held.dram_write_bytes);
+  EXPECT_EQ(posted.dram_write_bytes, 4096u * 4096 * 2);  // every store landed before the end
+  EXPECT_LT(posted.time, held.time);
+}
+
 TEST(Gpu, TimeWithinAFactorOfTheRoofline) {
   const GpuConfig gpu = table1_gpu();
   for (auto [m, n, k] : {std::tuple{2560, 2048, 1024}, std::tuple{4096, 4096, 128}, std::tuple{1024, 1024, 4096}}) {

@@ -21,6 +21,7 @@ CuConfig read_cu_config(ConfigNode node) {
   cfg.max_outstanding_per_wf =
       static_cast<std::uint32_t>(node.get_uint("max_outstanding_per_wf", cfg.max_outstanding_per_wf, 1, 1u << 16));
   cfg.flops_per_cycle = static_cast<std::uint32_t>(node.get_uint("flops_per_cycle", cfg.flops_per_cycle, 1, 1u << 24));
+  cfg.posted_stores = node.get_bool("posted_stores", cfg.posted_stores);
   node.finish();
   return cfg;
 }
@@ -75,11 +76,13 @@ void FlagTable::wait(std::uint64_t flag, std::uint64_t value, std::function<void
 // ComputeUnit
 
 namespace {
-// Memory request tags: slot, whether a load, and the load group.
+// Memory request tags: a load's slot and load group; a store's WG record (it may
+// outlive the slot, posted stores).
 constexpr std::uint64_t kLoadBit = std::uint64_t{1} << 39;
-std::uint64_t make_tag(std::uint32_t slot, bool load, std::uint64_t group) {
-  return (std::uint64_t{slot} << 40) | (load ? kLoadBit : 0) | (group & ((std::uint64_t{1} << 39) - 1));
+std::uint64_t load_tag(std::uint32_t slot, std::uint64_t group) {
+  return (std::uint64_t{slot} << 40) | kLoadBit | (group & ((std::uint64_t{1} << 39) - 1));
 }
+std::uint64_t store_tag(std::uint32_t record) { return std::uint64_t{record} << 40; }
 }  // namespace
 
 ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfig& cfg, MemTarget& memory,
@@ -120,6 +123,13 @@ void ComputeUnit::launch(const WgLaunch& wg) {
   w = Slot{};
   w.busy = true;
   w.launch = wg;
+  if (free_records_.empty()) {
+    free_records_.push_back(static_cast<std::uint32_t>(records_.size()));
+    records_.emplace_back();
+  }
+  w.record = free_records_.back();
+  free_records_.pop_back();
+  records_[w.record] = WgRecord{wg, static_cast<std::int32_t>(s), 0};
   w.ops.reset(*wg.trace, wg.wg);
   w.budget = std::max<std::uint32_t>(r.wfs_per_wg, 1) * cfg_.max_outstanding_per_wf;
   ++running_;
@@ -218,7 +228,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   r.bytes = static_cast<std::uint32_t>(op.row_bytes());
   r.rows = static_cast<std::uint32_t>(op.rows());
   r.row_stride = op.stride();
-  r.tag = make_tag(s, mem_op == MemOp::kRead, mem_op == MemOp::kRead ? w.group : 0);
+  r.tag = mem_op == MemOp::kRead ? load_tag(s, w.group) : store_tag(w.record);
   r.client = this;
   r.created = now();
   if (mem_op != MemOp::kRead && routing != nullptr) {
@@ -259,6 +269,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   (mem_op == MemOp::kRead ? load_bytes_ : store_bytes_) += r.total_bytes();
   target->accept(std::move(r));
   ++w.outstanding;
+  if (mem_op != MemOp::kRead) ++records_[w.record].stores_in_flight;
   return true;
 }
 
@@ -285,27 +296,40 @@ void ComputeUnit::on_compute_done(std::uint32_t s) {
 }
 
 void ComputeUnit::on_mem_response(MemRequest&& req) {
+  sim().note_progress();
+  if (!(req.tag & kLoadBit)) {
+    const auto rec = static_cast<std::uint32_t>(req.tag >> 40);
+    WgRecord& r = records_[rec];
+    T3SIM_CHECK(r.stores_in_flight > 0, "store response for a WG with none in flight");
+    --r.stores_in_flight;
+    if (r.slot < 0) {  // the WG gave its slot back: done with its last store
+      if (r.stores_in_flight == 0) wg_done(rec);
+      return;
+    }
+    const auto s = static_cast<std::uint32_t>(r.slot);
+    T3SIM_CHECK(slots_[s].busy && slots_[s].outstanding > 0, "response for an idle slot");
+    --slots_[s].outstanding;
+    advance(s);
+    return;
+  }
   const auto s = static_cast<std::uint32_t>(req.tag >> 40);
   Slot& w = slots_[s];
   T3SIM_CHECK(w.busy && w.outstanding > 0, "response for an idle slot");
   --w.outstanding;
-  sim().note_progress();
-  if (req.tag & kLoadBit) {
-    const std::uint64_t group = req.tag & (kLoadBit - 1);
-    --w.group_loads[group % 3];
-    if (!req.data.empty()) {
-      Payload& sum = w.group_sum[group % 3];
-      if (sum.words.empty()) {
-        sum = std::move(req.data);
-      } else {
-        T3SIM_CHECK(sum.words.size() == req.data.words.size(),
-                    fmt::format("{}: WG {}: loads of one group differ in size ({} vs {} words)", name(),
-                                w.launch.wg, sum.words.size(), req.data.words.size()));
-        sum.add(req.data);
-      }
+  const std::uint64_t group = req.tag & (kLoadBit - 1);
+  --w.group_loads[group % 3];
+  if (!req.data.empty()) {
+    Payload& sum = w.group_sum[group % 3];
+    if (sum.words.empty()) {
+      sum = std::move(req.data);
+    } else {
+      T3SIM_CHECK(sum.words.size() == req.data.words.size(),
+                  fmt::format("{}: WG {}: loads of one group differ in size ({} vs {} words)", name(),
+                              w.launch.wg, sum.words.size(), req.data.words.size()));
+      sum.add(req.data);
     }
-    try_compute_start(s);
   }
+  try_compute_start(s);
   advance(s);
 }
 
@@ -327,21 +351,39 @@ void ComputeUnit::on_mem_retry() {
 
 void ComputeUnit::finish_if_done(std::uint32_t s) {
   Slot& w = slots_[s];
-  if (!w.busy || w.has_op || !w.ops.done() || w.compute_waiting || w.compute_running || w.outstanding > 0 ||
-      w.waiting_flag)
-    return;
-  const WgLaunch done = w.launch;
-  const TraceResources& r = done.trace->resources;
+  if (!w.busy || w.has_op || !w.ops.done() || w.compute_waiting || w.compute_running || w.waiting_flag) return;
+  const std::uint32_t stores = records_[w.record].stores_in_flight;
+  // Everything answered, or (posted stores) only stores still in flight.
+  if (w.outstanding > (cfg_.posted_stores ? stores : 0)) return;
+  const TraceResources& r = w.launch.trace->resources;
   w.busy = false;
   --running_;
   threads_used_ -= r.threads_per_wg;
   registers_used_ -= static_cast<std::uint32_t>(std::uint64_t{r.threads_per_wg} * r.regs_per_thread);
   lds_used_ -= r.lds_bytes;
+  if (stores == 0) {
+    wg_done(w.record);
+    return;
+  }
+  records_[w.record].slot = -1;  // its store responses now go to the record alone
+  if (on_slot_free_) on_slot_free_();
+}
+
+void ComputeUnit::wg_done(std::uint32_t record) {
+  WgRecord& r = records_[record];
+  r.slot = -1;
+  const WgLaunch done = r.launch;
+  free_records_.push_back(record);
   ++wgs_done_;
   if (on_wg_done_) on_wg_done_(done);
 }
 
 void ComputeUnit::report_in_flight(std::vector<std::string>& out) const {
+  for (const WgRecord& r : records_) {
+    if (r.slot < 0 && r.stores_in_flight > 0)
+      out.push_back(fmt::format("{}: WG {} of kernel {} ended, {} stores unacknowledged", name(), r.launch.wg,
+                                r.launch.kernel, r.stores_in_flight));
+  }
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     const Slot& w = slots_[s];
     if (!w.busy) continue;

@@ -14,12 +14,19 @@
 //    (release), then sets a GPU flag; wait: blocks until the flag reaches a value;
 //  - a WG keeps at most wfs x max_outstanding_per_wf memory requests in flight;
 //  - remote stores and remote flag sets go through the GPU's RemoteAccess (the
-//    network): a remote store counts as in flight until the peer acknowledges it.
+//    network): a remote store counts as in flight until the peer acknowledges it;
+//  - posted stores (`posted_stores`, default): a WG whose ops are done and whose only
+//    requests in flight are stores gives its slot back at once (as a GPU wave ends
+//    with stores in flight); it is reported done when the last store is
+//    acknowledged, so a kernel still ends only once all its stores are. Without it a
+//    WG holds its slot for its stores' round trip (a remote store: the link latency
+//    twice), which slows producers whose stores bypass the L2 (T3's NMC updates).
 // Functional values (kernels launched with a value granule, e.g. collectives): a
 // load brings back its words, and a store carries the element-wise sum of the loads
 // of its group (the loads feeding the compute before it). That is what a reduction
 // (local + received) or a copy (one load) computes on the CU's vector ALUs.
-// A WG ends when its ops are done, its computes finished and its requests answered.
+// A WG ends when its ops are done, its computes finished and its requests answered
+// (its slot frees earlier with posted stores, see above).
 //
 // Events: one per compute completion and one per memory response; nothing while the
 // CU waits.
@@ -53,6 +60,8 @@ struct CuConfig {
   // Matrix-core throughput (FP16 FLOPs per CU cycle): what trace generators turn
   // FLOPs into compute cycles with. T3 Table 1 CU: ~1024 (115 TFLOP/s at 80 CUs).
   std::uint32_t flops_per_cycle = 1024;
+  // A WG frees its slot once only its stores are in flight (see the file comment).
+  bool posted_stores = true;
 };
 
 CuConfig read_cu_config(ConfigNode node);
@@ -104,6 +113,9 @@ class ComputeUnit final : public Component, public MemClient {
   // Contract: precondition can_host. on_wg_done(launch) is called when the WG ends.
   void launch(const WgLaunch& wg);
   void set_on_wg_done(std::function<void(const WgLaunch&)> fn) { on_wg_done_ = std::move(fn); }
+  // Called when a WG gives its slot back before it is done (posted stores in flight):
+  // the CU may host another WG.
+  void set_on_slot_free(std::function<void()> fn) { on_slot_free_ = std::move(fn); }
   // Where remote stores and flag sets go (nullptr: a single GPU; remote ops are then
   // an internal error).
   void set_remote(RemoteAccess* remote) { remote_ = remote; }
@@ -117,8 +129,16 @@ class ComputeUnit final : public Component, public MemClient {
   void report_in_flight(std::vector<std::string>& out) const override;
 
  private:
+  // A WG from launch until done: its slot while it runs (or -1 once it gave the
+  // slot back) and its stores in flight. Store responses find their WG here.
+  struct WgRecord {
+    WgLaunch launch;
+    std::int32_t slot = -1;
+    std::uint32_t stores_in_flight = 0;
+  };
   struct Slot {
     bool busy = false;
+    std::uint32_t record = 0;  // in records_
     WgLaunch launch;
     WgExpander ops;
     WgOp op;                        // the op being processed
@@ -139,6 +159,7 @@ class ComputeUnit final : public Component, public MemClient {
   bool try_compute_start(std::uint32_t s);
   void on_compute_done(std::uint32_t s);
   void finish_if_done(std::uint32_t s);
+  void wg_done(std::uint32_t record);
   bool issue_memory(std::uint32_t s, MemOp op);
 
   CuConfig cfg_;
@@ -156,6 +177,9 @@ class ComputeUnit final : public Component, public MemClient {
   bool retrying_ = false;
   bool waiting_for_memory_ = false;
   std::function<void(const WgLaunch&)> on_wg_done_;
+  std::function<void()> on_slot_free_;
+  std::vector<WgRecord> records_;
+  std::vector<std::uint32_t> free_records_;
 
   Counter& wgs_done_;
   Counter& load_bytes_;

@@ -32,6 +32,7 @@ void Gpu::build() {
   for (std::uint32_t i = 0; i < cfg_.num_cus; ++i) {
     cus_.push_back(std::make_unique<ComputeUnit>(*this, fmt::format("cu{}", i), cfg_.cu, *memory_, flags_));
     cus_.back()->set_on_wg_done([this, i](const WgLaunch& wg) { on_wg_done(i, wg); });
+    cus_.back()->set_on_slot_free([this] { sim().events().schedule_callback(now(), [this] { dispatch(); }); });
   }
 }
 
