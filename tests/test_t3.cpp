@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "models/system/node.h"
-#include "models/t3/fused_reduce_scatter.h"
+#include "models/t3/t3_collective.h"
 #include "models/tracker/tracker.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
@@ -212,6 +212,30 @@ TEST(AddressSpace, RingReduceScatterOnFourGpusMapsAsT3Figure11) {
   EXPECT_EQ(ring_first_wg(32, 4, 3), 0u);
 }
 
+// T3 §7.1: the all-gather reuses the ring's configuration with stores, no updates.
+TEST(AddressSpace, AllGatherMapsStoresRingOrDirect) {
+  const KernelTrace trace = make_gemm_trace(small_gemm(4));  // 32 WGs: chunks of 8
+  OutputRegions regions(trace);
+  AddressSpace ring(regions, 0);
+  configure_ring_all_gather(ring, 4);
+  for (std::uint32_t wg : {0u, 8u, 16u}) {  // own chunk 0, then chunks 1, 2 forwarded
+    EXPECT_EQ(ring.mapping_of(wg).kind, MapKind::kDma) << wg;
+    EXPECT_EQ(ring.mapping_of(wg).peer, 3u);
+    EXPECT_EQ(ring.mapping_of(wg).op, MemOp::kWrite);
+    EXPECT_EQ(ring.mapping_of(wg).updates_per_element, 1u);
+  }
+  EXPECT_EQ(ring.mapping_of(24).kind, MapKind::kFinal);  // chunk 3 arrives last (3 hops)
+  EXPECT_EQ(ring.expected_bytes(24, 0), 64u * 128 * 2);  // one store per element
+  AddressSpace direct(regions, 2);
+  configure_direct_all_gather(direct, 4);
+  EXPECT_EQ(direct.mapping_of(16).kind, MapKind::kDma);
+  EXPECT_THAT(direct.mapping_of(16).peers, testing::ElementsAre(3u, 0u, 1u));
+  for (std::uint32_t wg : {0u, 8u, 24u}) EXPECT_EQ(direct.mapping_of(wg).kind, MapKind::kFinal) << wg;
+  EXPECT_THROW(direct.dma_map({0, 8}, std::vector<std::uint32_t>{1, 2}, MemOp::kWrite, 1), UserError);  // mapped
+  AddressSpace self(regions, 1);
+  EXPECT_THROW(self.dma_map({0, 8}, std::vector<std::uint32_t>{0, 1}, MemOp::kWrite, 1), UserError);  // to itself
+}
+
 TEST(AddressSpace, OverlapsAndBadRangesAreUserErrors) {
   const KernelTrace trace = make_gemm_trace(small_gemm(4));
   OutputRegions regions(trace);
@@ -231,16 +255,16 @@ struct FusedRun {
   std::string error;
   std::uint64_t words = 0;
   Tick rs_done;
-  std::uint64_t comm_reads = 0, comm_updates = 0, compute_updates = 0;  // GPU 0's DRAM bytes
+  std::uint64_t comm_reads = 0, comm_writes = 0, comm_updates = 0, compute_updates = 0;  // GPU 0's DRAM bytes
   std::uint64_t tracker_fires = 0, tracker_overflows = 0;
   bool all_done = true;
 };
 
-FusedRun run_fused(const NodeConfig& cfg, FusedRsParams p, const GemmParams& g) {
+FusedRun run_fused(const NodeConfig& cfg, T3CollectiveParams p, const GemmParams& g) {
   Simulator sim(p.seed);
   Node node(sim, cfg);
   const KernelTrace trace = make_gemm_trace(g);
-  FusedReduceScatter rs(node, trace, p);
+  T3Collective rs(node, trace, p);
   rs.preload();
   for (std::uint32_t gpu = 0; gpu < node.simulated_gpus(); ++gpu) {
     rs.start(gpu);
@@ -263,6 +287,7 @@ FusedRun run_fused(const NodeConfig& cfg, FusedRsParams p, const GemmParams& g) 
   const McStreamStats comp = node.gpu(0).memory().stream_totals(Stream::kCompute);
   r.comm_reads = comm.bytes[index(MemOp::kRead)];
   r.comm_updates = comm.bytes[index(MemOp::kUpdate)];
+  r.comm_writes = comm.bytes[index(MemOp::kWrite)];
   r.compute_updates = comp.bytes[index(MemOp::kUpdate)];
   r.tracker_fires = node.gpu(0).memory().tracker().regions_completed();
   r.tracker_overflows = node.gpu(0).memory().tracker().overflows();
@@ -270,9 +295,9 @@ FusedRun run_fused(const NodeConfig& cfg, FusedRsParams p, const GemmParams& g) 
   return r;
 }
 
-TEST(FusedReduceScatter, RingProducesExactlyTheReducedValues) {
+TEST(T3Collective, RingProducesExactlyTheReducedValues) {
   for (NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
-    FusedRsParams p;
+    T3CollectiveParams p;
     p.values = true;
     p.seed = 5;
     const FusedRun r = run_fused(table1(4, mode), p, small_gemm(4));
@@ -289,8 +314,8 @@ TEST(FusedReduceScatter, RingProducesExactlyTheReducedValues) {
 // paper's 256 sets): under `overflow` the fused RS still completes with exact values,
 // the spilled regions counted in the backing table; under `stall` the held accesses
 // block what would free the sets and the watchdog reports it (no hang).
-TEST(FusedReduceScatter, UndersizedTrackerOverflowsExactlyOrStallIsReported) {
-  FusedRsParams p;
+TEST(T3Collective, UndersizedTrackerOverflowsExactlyOrStallIsReported) {
+  T3CollectiveParams p;
   p.values = true;
   const FusedRun r = run_fused(table1(4, NetMode::kFull, {"memory.tracker.sets=1", "memory.tracker.ways=2"}), p,
                                small_gemm(4));
@@ -308,8 +333,42 @@ TEST(FusedReduceScatter, UndersizedTrackerOverflowsExactlyOrStallIsReported) {
   }
 }
 
-TEST(FusedReduceScatter, NmcReadsEachPartialOnceAndNeverTheReceivedCopy) {
-  FusedRsParams p;
+// The all-gather through tracker + DMA (T3 §7.1): every GPU ends with every chunk
+// (the owner's values), on a ring (N-1 hops, each region forwarded once the tracker
+// saw it arrive) and direct on a fully-connected node, in both modes. DRAM reads:
+// N-1 chunks per GPU either way (ring: the own chunk and N-2 forwarded ones; direct:
+// the own chunk once per peer); writes: the N-1 chunks that arrive.
+TEST(T3AllGather, EveryGpuHoldsEveryChunk) {
+  const GemmParams g = small_gemm(4);
+  const std::uint64_t chunk = g.m * g.n * 2 / 4;
+  for (FusedAlgorithm algorithm : {FusedAlgorithm::kRing, FusedAlgorithm::kDirect}) {
+    for (NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
+      T3CollectiveParams p;
+      p.kind = T3CollectiveKind::kAllGather;
+      p.algorithm = algorithm;
+      p.with_producer = false;
+      p.values = true;
+      const std::vector<std::string> topo =
+          algorithm == FusedAlgorithm::kDirect ? std::vector<std::string>{"net.topology=fully-connected"}
+                                               : std::vector<std::string>{};
+      const std::string what = fmt::format("{} {}", algorithm == FusedAlgorithm::kRing ? "ring" : "direct",
+                                           to_string(mode));
+      const FusedRun r = run_fused(table1(4, mode, topo), p, g);
+      EXPECT_TRUE(r.all_done) << what;
+      EXPECT_EQ(r.error, "") << what;
+      EXPECT_EQ(r.words, (mode == NetMode::kFull ? 4u : 1u) * 4 * chunk / 32) << what;  // all chunks
+      EXPECT_EQ(r.comm_reads, 3 * chunk) << what;
+      EXPECT_EQ(r.comm_writes, 3 * chunk) << what;
+      EXPECT_EQ(r.comm_updates, 0u) << what;
+    }
+  }
+  T3CollectiveParams with_producer;
+  with_producer.kind = T3CollectiveKind::kAllGather;
+  EXPECT_THROW(run_fused(table1(4), with_producer, g), UserError);
+}
+
+TEST(T3Collective, NmcReadsEachPartialOnceAndNeverTheReceivedCopy) {
+  T3CollectiveParams p;
   const GemmParams g = small_gemm(4);
   const FusedRun r = run_fused(table1(4, NetMode::kFull), p, g);
   ASSERT_TRUE(r.all_done);
@@ -323,8 +382,8 @@ TEST(FusedReduceScatter, NmcReadsEachPartialOnceAndNeverTheReceivedCopy) {
   EXPECT_EQ(r.compute_updates, 3 * chunk);
 }
 
-TEST(FusedReduceScatter, DirectOnFullyConnectedIssuesNoCollectiveReads) {
-  FusedRsParams p;
+TEST(T3Collective, DirectOnFullyConnectedIssuesNoCollectiveReads) {
+  T3CollectiveParams p;
   p.algorithm = FusedAlgorithm::kDirect;
   p.values = true;
   const FusedRun r = run_fused(table1(4, NetMode::kFull, {"net.topology=fully-connected"}), p, small_gemm(4));
@@ -333,9 +392,9 @@ TEST(FusedReduceScatter, DirectOnFullyConnectedIssuesNoCollectiveReads) {
   EXPECT_EQ(r.comm_reads, 0u);
 }
 
-TEST(FusedReduceScatter, StandAloneRsWithNmcReducesPreloadedData) {
+TEST(T3Collective, StandAloneRsWithNmcReducesPreloadedData) {
   for (NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
-    FusedRsParams p;
+    T3CollectiveParams p;
     p.with_producer = false;
     p.values = true;
     const FusedRun r = run_fused(table1(4, mode), p, small_gemm(4));

@@ -40,10 +40,10 @@ IsolatedRs run_isolated_rs_nmc(const NodeConfig& cfg, const GemmWorkload& gemm, 
   p.store_uncached = true;
   p.store_update = true;
   const KernelTrace trace = make_gemm_trace(p);  // only its output geometry is used
-  FusedRsParams f;
+  T3CollectiveParams f;
   f.with_producer = false;
   f.seed = seed;
-  FusedReduceScatter rs(node, trace, f);
+  T3Collective rs(node, trace, f);
   for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) rs.start(g);
   sim.run();
   IsolatedRs r;
@@ -128,11 +128,11 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
       throw UserError(fmt::format("system.num_gpus: t3 cuts the GEMM's {} output tiles (WGs) into one chunk per GPU, "
                                   "and {} is not a multiple of {} (change the GPU count or workload.tile_m / tile_n)",
                                   t3_trace_.num_wgs(), t3_trace_.num_wgs(), node_cfg.num_gpus));
-    FusedRsParams f;
+    T3CollectiveParams f;
     f.algorithm = node_cfg.net.topology == "fully-connected" ? FusedAlgorithm::kDirect : FusedAlgorithm::kRing;
     f.values = values_;
     f.seed = seed;
-    fused_ = std::make_unique<FusedReduceScatter>(*node_, t3_trace_, f);
+    fused_ = std::make_unique<T3Collective>(*node_, t3_trace_, f);
     fused_->preload();
     c.data_uncached = true;  // the all-gather reads the uncached output
   }

@@ -13,7 +13,7 @@
 //
 // `t3` (T3 §4): the GEMM's output is allocated uncached and its stores are
 // near-memory updates; it is fused with the reduce-scatter through the tracker and
-// pre-queued DMA updates (FusedReduceScatter: ring, or direct on a fully-connected
+// pre-queued DMA updates (T3Collective: ring, or direct on a fully-connected
 // node), with staggered WG scheduling and round-robin MC arbitration; then the CU
 // ring all-gather. `t3-mca`: the same with T3's MC arbitration (MCA, T3 §4.5): the
 // system's `mca` arbiter if it names one (a threshold sweep), else dynamic MCA.
@@ -41,7 +41,7 @@
 #include "models/collectives/node_collective.h"
 #include "models/system/gemm_system.h"
 #include "models/system/node.h"
-#include "models/t3/fused_reduce_scatter.h"
+#include "models/t3/t3_collective.h"
 
 namespace t3sim {
 
@@ -75,7 +75,7 @@ struct SublayerResult {
 };
 
 // T3 §5.3 Ideal-RS+NMC's reduce-scatter: the ring RS with near-memory updates on its
-// own (FusedReduceScatter without a producer: the output is already in memory, each
+// own (T3Collective without a producer: the output is already in memory, each
 // GPU DMA-updates its first chunk at once and every later one when the tracker has
 // seen the incoming update), on the same node. Time = the last GPU done; traffic =
 // GPU 0's communication stream.
@@ -123,7 +123,7 @@ class SublayerSystem {
   std::unique_ptr<NodeCollective> rs_, ag_;
   bool t3_ = false;
   KernelTrace t3_trace_;                         // the GEMM with uncached update stores
-  std::unique_ptr<FusedReduceScatter> fused_;
+  std::unique_ptr<T3Collective> fused_;
   std::vector<std::uint8_t> t3_parts_done_;      // per GPU: GEMM done + RS done (2 = both)
   bool values_ = false;
   std::uint64_t array_bytes_ = 0;

@@ -1,5 +1,7 @@
 #include "models/t3/address_space.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/error.h"
@@ -52,7 +54,8 @@ void AddressSpace::add(ChunkMapping m) {
   if (m.wgs.first >= m.wgs.end || m.wgs.end > regions_.num_wgs())
     throw UserError(fmt::format("{} of WGs [{}, {}) on GPU {}: the producer has {} WGs", to_string(m.kind),
                                 m.wgs.first, m.wgs.end, gpu_, regions_.num_wgs()));
-  if ((m.kind == MapKind::kRemote || m.kind == MapKind::kDma) && m.peer == gpu_)
+  const bool to_self = m.peer == gpu_ || std::find(m.peers.begin(), m.peers.end(), gpu_) != m.peers.end();
+  if ((m.kind == MapKind::kRemote || m.kind == MapKind::kDma) && to_self)
     throw UserError(fmt::format("{} of WGs [{}, {}) on GPU {} to itself", to_string(m.kind), m.wgs.first,
                                 m.wgs.end, gpu_));
   if (m.kind == MapKind::kDma && m.wf_tiles_per_dma != 1)
@@ -74,21 +77,38 @@ void AddressSpace::add(ChunkMapping m) {
 }
 
 void AddressSpace::remote_map(WgRange wgs, std::uint32_t peer) {
-  add(ChunkMapping{.wgs = wgs, .kind = MapKind::kRemote, .peer = peer});
+  ChunkMapping m;
+  m.wgs = wgs;
+  m.kind = MapKind::kRemote;
+  m.peer = peer;
+  add(std::move(m));
 }
 
 void AddressSpace::dma_map(WgRange wgs, std::uint32_t peer, MemOp op, std::uint32_t updates_per_element,
                            std::uint32_t wf_tiles_per_dma) {
-  add(ChunkMapping{.wgs = wgs,
-                   .kind = MapKind::kDma,
-                   .peer = peer,
-                   .op = op,
-                   .updates_per_element = updates_per_element,
-                   .wf_tiles_per_dma = wf_tiles_per_dma});
+  dma_map(wgs, std::vector<std::uint32_t>{peer}, op, updates_per_element, wf_tiles_per_dma);
+}
+
+void AddressSpace::dma_map(WgRange wgs, std::vector<std::uint32_t> peers, MemOp op,
+                           std::uint32_t updates_per_element, std::uint32_t wf_tiles_per_dma) {
+  if (peers.empty()) throw UserError("dma_map needs at least one destination GPU");
+  ChunkMapping m;
+  m.wgs = wgs;
+  m.kind = MapKind::kDma;
+  m.peer = peers.front();
+  m.peers = std::move(peers);
+  m.op = op;
+  m.updates_per_element = updates_per_element;
+  m.wf_tiles_per_dma = wf_tiles_per_dma;
+  add(std::move(m));
 }
 
 void AddressSpace::track_map(WgRange wgs, std::uint32_t updates_per_element) {
-  add(ChunkMapping{.wgs = wgs, .kind = MapKind::kFinal, .updates_per_element = updates_per_element});
+  ChunkMapping m;
+  m.wgs = wgs;
+  m.kind = MapKind::kFinal;
+  m.updates_per_element = updates_per_element;
+  add(std::move(m));
 }
 
 const ChunkMapping& AddressSpace::mapping_of(std::uint32_t wg) const {
@@ -134,6 +154,33 @@ void configure_ring_reduce_scatter(AddressSpace& as, std::uint32_t n, bool with_
       as.remote_map(chunk, prev);
     } else {
       as.dma_map(chunk, prev, MemOp::kUpdate, expected);
+    }
+  }
+}
+
+void configure_ring_all_gather(AddressSpace& as, std::uint32_t n) {
+  const std::uint32_t g = as.gpu();
+  const std::uint32_t w = as.regions().num_wgs();
+  const std::uint32_t prev = (g + n - 1) % n;
+  for (std::uint32_t c = 0; c < n; ++c) {
+    if (c == prev) {
+      as.track_map(chunk_wgs(w, n, c), 1);  // arrives last: nowhere to forward
+    } else {
+      as.dma_map(chunk_wgs(w, n, c), prev, MemOp::kWrite, 1);  // own (sent at start) or forwarded
+    }
+  }
+}
+
+void configure_direct_all_gather(AddressSpace& as, std::uint32_t n) {
+  const std::uint32_t g = as.gpu();
+  const std::uint32_t w = as.regions().num_wgs();
+  std::vector<std::uint32_t> peers;
+  for (std::uint32_t d = 1; d < n; ++d) peers.push_back((g + d) % n);
+  for (std::uint32_t c = 0; c < n; ++c) {
+    if (c == g) {
+      as.dma_map(chunk_wgs(w, n, c), peers, MemOp::kWrite, 1);
+    } else {
+      as.track_map(chunk_wgs(w, n, c), 1);
     }
   }
 }

@@ -66,7 +66,8 @@ std::string_view to_string(MapKind kind);
 struct ChunkMapping {
   WgRange wgs;
   MapKind kind = MapKind::kLocal;
-  std::uint32_t peer = 0;                 // kRemote, kDma
+  std::uint32_t peer = 0;                 // kRemote, kDma (the first of `peers`)
+  std::vector<std::uint32_t> peers;       // kDma: every destination (direct all-gather: all peers)
   MemOp op = MemOp::kUpdate;              // kDma: store (kWrite) or update
   std::uint32_t updates_per_element = 1;  // kDma, kFinal: writes expected per element here
   std::uint32_t wf_tiles_per_dma = 1;     // kDma granularity (T3 Figure 9c): 1 = one DMA per WF
@@ -80,6 +81,9 @@ class AddressSpace final : public StoreRouting {
   // the producer's WGs.
   void remote_map(WgRange wgs, std::uint32_t peer);
   void dma_map(WgRange wgs, std::uint32_t peer, MemOp op, std::uint32_t updates_per_element,
+               std::uint32_t wf_tiles_per_dma = 1);
+  // One DMA per destination once a region is complete (direct all-gather, T3 §7.1).
+  void dma_map(WgRange wgs, std::vector<std::uint32_t> peers, MemOp op, std::uint32_t updates_per_element,
                std::uint32_t wf_tiles_per_dma = 1);
   void track_map(WgRange wgs, std::uint32_t updates_per_element);
 
@@ -125,6 +129,17 @@ void configure_ring_reduce_scatter(AddressSpace& as, std::uint32_t num_gpus, boo
 // remote-mapped to GPU c (the producer's updates reduce there), chunk g is final with
 // N updates per element. No DMA, so no collective DRAM reads.
 void configure_direct_reduce_scatter(AddressSpace& as, std::uint32_t num_gpus);
+// All-gather (T3 §7.1: "reuses ring-RS's configuration and setup, except the GEMMs
+// and DMA transfers do not update memory locations"), on data already in memory
+// (each GPU's own chunk g, e.g. the reduce-scatter's result): stores, one write per
+// element expected.
+//  ring:   chunk c travels c -> c-1 -> ... -> c+1 (the RS's direction); on GPU g,
+//          chunk g is dma_map'ped to g-1 (sent at start), every chunk but g and g-1
+//          is dma_map'ped to g-1 (forwarded once it has arrived), chunk g-1 (the
+//          last to arrive, N-1 hops) is final.
+//  direct: chunk g is dma_map'ped to every peer; every other chunk is final.
+void configure_ring_all_gather(AddressSpace& as, std::uint32_t num_gpus);
+void configure_direct_all_gather(AddressSpace& as, std::uint32_t num_gpus);
 // The WGs of chunk c of N.
 WgRange chunk_wgs(std::uint32_t num_wgs, std::uint32_t num_gpus, std::uint32_t chunk);
 // Staggered scheduling (T3 §4.4): the WG GPU g dispatches first under the ring RS

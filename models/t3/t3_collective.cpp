@@ -1,4 +1,4 @@
-#include "models/t3/fused_reduce_scatter.h"
+#include "models/t3/t3_collective.h"
 
 #include <algorithm>
 
@@ -11,9 +11,9 @@
 namespace t3sim {
 
 // One GPU's side: its address space, the tracker program and its DMA table.
-class FusedReduceScatter::GpuState final : public TrackerProgram {
+class T3Collective::GpuState final : public TrackerProgram {
  public:
-  GpuState(FusedReduceScatter& owner, std::uint32_t g) : owner_(owner), g_(g), as_(*owner.regions_, g) {}
+  GpuState(T3Collective& owner, std::uint32_t g) : owner_(owner), g_(g), as_(*owner.regions_, g) {}
 
   std::uint64_t expected_bytes(std::uint32_t wg, std::uint8_t wf, std::uint64_t /*address*/) const override {
     return as_.expected_bytes(wg, wf);
@@ -31,7 +31,8 @@ class FusedReduceScatter::GpuState final : public TrackerProgram {
     }
   }
 
-  // Pre-queue one DMA command per dma_map'ped WF region, round-robin over engines.
+  // Pre-queue one DMA command per dma_map'ped WF region and destination, round-robin
+  // over engines.
   void program_dma() {
     Node& node = owner_.node_;
     const OutputRegions& regions = *owner_.regions_;
@@ -44,35 +45,43 @@ class FusedReduceScatter::GpuState final : public TrackerProgram {
           if (r == nullptr) continue;
           if (m.kind == MapKind::kFinal) ++final_left_;
           if (m.kind != MapKind::kDma) continue;
-          DmaCommand cmd;
-          cmd.src = r->start;
-          cmd.dst = r->start;  // the same output address on the peer (T3 Figure 11)
-          cmd.bytes = r->row_bytes;
-          cmd.rows = r->rows;
-          cmd.row_stride = r->stride;
-          cmd.op = m.op;
-          cmd.destination = &node.dma_destination(g_, m.peer);
-          cmd.value_granule = owner_.p_.values ? owner_.granule_ : 0;
-          cmd.track_wg = wg;  // the destination's tracker counts it against the same WF (T3 §4.2.2)
-          cmd.track_wf = static_cast<std::uint8_t>(wf);
-          cmd.on_done = [this] {
-            --dma_left_;
-            check_done();
-          };
-          const std::uint32_t id = node.dma(g_, engine).prequeue(std::move(cmd));
-          dma_of_[std::size_t{wg} * regions.wfs_per_wg() + wf] = (std::uint64_t{engine} << 32) | id;
-          engine = (engine + 1) % node.dma_engines();
-          ++dma_left_;
-          ++dma_total_;
+          dma_of_[std::size_t{wg} * regions.wfs_per_wg() + wf] = commands_.size();
+          for (std::uint32_t peer : m.peers) {
+            DmaCommand cmd;
+            cmd.src = r->start;
+            cmd.dst = r->start;  // the same output address on the peer (T3 Figure 11)
+            cmd.bytes = r->row_bytes;
+            cmd.rows = r->rows;
+            cmd.row_stride = r->stride;
+            cmd.op = m.op;
+            cmd.destination = &node.dma_destination(g_, peer);
+            cmd.value_granule = owner_.p_.values ? owner_.granule_ : 0;
+            cmd.track_wg = wg;  // the destination's tracker counts it against the same WF (T3 §4.2.2)
+            cmd.track_wf = static_cast<std::uint8_t>(wf);
+            cmd.on_done = [this] {
+              --dma_left_;
+              check_done();
+            };
+            const std::uint32_t id = node.dma(g_, engine).prequeue(std::move(cmd));
+            commands_.push_back((std::uint64_t{engine} << 32) | id);
+            engine = (engine + 1) % node.dma_engines();
+            ++dma_left_;
+            ++dma_total_;
+          }
         }
       }
     }
   }
 
+  // The region's DMA entries (one per destination) are ready.
   void trigger(std::uint32_t wg, std::uint32_t wf) {
-    const std::uint64_t e = dma_of_[std::size_t{wg} * owner_.regions_->wfs_per_wg() + wf];
-    T3SIM_CHECK(e != kNoDma, fmt::format("no DMA entry for WG {} WF {}", wg, wf));
-    owner_.node_.dma(g_, static_cast<std::uint32_t>(e >> 32)).trigger(static_cast<std::uint32_t>(e));
+    const std::uint64_t first = dma_of_[std::size_t{wg} * owner_.regions_->wfs_per_wg() + wf];
+    T3SIM_CHECK(first != kNoDma, fmt::format("no DMA entry for WG {} WF {}", wg, wf));
+    const std::size_t count = as_.mapping_of(wg).peers.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint64_t e = commands_[first + i];
+      owner_.node_.dma(g_, static_cast<std::uint32_t>(e >> 32)).trigger(static_cast<std::uint32_t>(e));
+    }
   }
 
   void start(std::function<void(std::uint32_t)> on_done) {
@@ -80,9 +89,11 @@ class FusedReduceScatter::GpuState final : public TrackerProgram {
     started_ = true;
     owner_.node_.gpu(g_).memory().tracker().program(this);
     if (!owner_.p_.with_producer) {
-      // Stand-alone RS+NMC: the first chunk's data are ready; send them now.
+      // Stand-alone RS+NMC: the first chunk's data are ready; send them now (the
+      // all-gather: the GPU's own chunk).
       const std::uint32_t n = owner_.node_.num_gpus();
-      const WgRange first = chunk_wgs(owner_.regions_->num_wgs(), n, (g_ + 1) % n);
+      const std::uint32_t chunk = owner_.p_.kind == T3CollectiveKind::kAllGather ? g_ : (g_ + 1) % n;
+      const WgRange first = chunk_wgs(owner_.regions_->num_wgs(), n, chunk);
       for (std::uint32_t wg = first.first; wg < first.end; ++wg)
         for (std::uint32_t wf = 0; wf < owner_.regions_->wfs_per_wg(); ++wf)
           if (owner_.regions_->region(wg, wf) != nullptr) trigger(wg, wf);
@@ -105,17 +116,18 @@ class FusedReduceScatter::GpuState final : public TrackerProgram {
   std::string name() const { return fmt::format("gpu{}.t3", g_); }
 
   static constexpr std::uint64_t kNoDma = ~std::uint64_t{0};
-  FusedReduceScatter& owner_;
+  T3Collective& owner_;
   std::uint32_t g_;
   AddressSpace as_;
-  std::vector<std::uint64_t> dma_of_;  // per (wg, wf): engine << 32 | command id
+  std::vector<std::uint64_t> dma_of_;   // per (wg, wf): its first entry in commands_
+  std::vector<std::uint64_t> commands_;  // engine << 32 | command id; a region's are consecutive
   std::uint64_t final_left_ = 0, dma_left_ = 0, dma_total_ = 0;
   bool started_ = false, done_ = false;
   Tick finished_;
   std::function<void(std::uint32_t)> on_done_;
 };
 
-FusedReduceScatter::FusedReduceScatter(Node& node, const KernelTrace& producer, const FusedRsParams& p)
+T3Collective::T3Collective(Node& node, const KernelTrace& producer, const T3CollectiveParams& p)
     : node_(node), p_(p), regions_(std::make_unique<OutputRegions>(producer)) {
   const std::uint32_t n = node.num_gpus();
   granule_ = node.config().gpu.memory.hbm.value_granule;
@@ -132,8 +144,11 @@ FusedReduceScatter::FusedReduceScatter(Node& node, const KernelTrace& producer, 
                                     granule_, wg, wf, r->start, r->row_bytes));
     }
   }
-  if (p.algorithm == FusedAlgorithm::kDirect && !p.with_producer)
+  const bool all_gather = p.kind == T3CollectiveKind::kAllGather;
+  if (!all_gather && p.algorithm == FusedAlgorithm::kDirect && !p.with_producer)
     throw UserError("the stand-alone RS with NMC is modelled for the ring algorithm only");
+  if (all_gather && p.with_producer)
+    throw UserError("the T3 all-gather runs on data in memory (each GPU's own chunk): with_producer must be false");
 
   if (node.config().mode == NetMode::kHomogeneous) {
     // Mirroring moves tiles by whole chunks: every chunk must have the same tile shapes.
@@ -160,7 +175,10 @@ FusedReduceScatter::FusedReduceScatter(Node& node, const KernelTrace& producer, 
 
   for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
     auto s = std::make_unique<GpuState>(*this, g);
-    if (p.algorithm == FusedAlgorithm::kRing) {
+    const bool ring = p.algorithm == FusedAlgorithm::kRing;
+    if (all_gather) {
+      ring ? configure_ring_all_gather(s->as_, n) : configure_direct_all_gather(s->as_, n);
+    } else if (ring) {
       configure_ring_reduce_scatter(s->as_, n, p.with_producer);
     } else {
       configure_direct_reduce_scatter(s->as_, n);
@@ -171,31 +189,31 @@ FusedReduceScatter::FusedReduceScatter(Node& node, const KernelTrace& producer, 
   for (auto& s : gpus_) s->program_dma();
 }
 
-FusedReduceScatter::~FusedReduceScatter() = default;
+T3Collective::~T3Collective() = default;
 
-const StoreRouting* FusedReduceScatter::routing(std::uint32_t g) const { return &gpus_[g]->as_; }
+const StoreRouting* T3Collective::routing(std::uint32_t g) const { return &gpus_[g]->as_; }
 // Ring and direct alike: GPU g starts with chunk g + 1 (its own chunk last).
-std::uint32_t FusedReduceScatter::first_wg(std::uint32_t g) const {
+std::uint32_t T3Collective::first_wg(std::uint32_t g) const {
   return ring_first_wg(regions_->num_wgs(), node_.num_gpus(), g);
 }
-bool FusedReduceScatter::done(std::uint32_t g) const { return gpus_[g]->done_; }
-Tick FusedReduceScatter::finished(std::uint32_t g) const { return gpus_[g]->finished_; }
-std::uint64_t FusedReduceScatter::dma_commands(std::uint32_t g) const { return gpus_[g]->dma_total_; }
+bool T3Collective::done(std::uint32_t g) const { return gpus_[g]->done_; }
+Tick T3Collective::finished(std::uint32_t g) const { return gpus_[g]->finished_; }
+std::uint64_t T3Collective::dma_commands(std::uint32_t g) const { return gpus_[g]->dma_total_; }
 
-void FusedReduceScatter::start(std::uint32_t g, std::function<void(std::uint32_t)> on_done) {
+void T3Collective::start(std::uint32_t g, std::function<void(std::uint32_t)> on_done) {
   gpus_[g]->start(std::move(on_done));
 }
 
-void FusedReduceScatter::finish() {
+void T3Collective::finish() {
   for (std::uint32_t g = 0; g < gpus_.size(); ++g)
     if (!gpus_[g]->done_) node_.gpu(g).memory().tracker().program(nullptr);
 }
 
-std::uint64_t FusedReduceScatter::value(std::uint32_t gpu, std::uint64_t address) const {
+std::uint64_t T3Collective::value(std::uint32_t gpu, std::uint64_t address) const {
   return InputPattern(p_.seed, gpu).value((address - out_lo_) / granule_);
 }
 
-bool FusedReduceScatter::shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& address,
+bool T3Collective::shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& address,
                                std::uint32_t chunks) const {
   const std::uint32_t w = regions_->num_wgs();
   const std::uint32_t per = w / node_.num_gpus();
@@ -209,10 +227,15 @@ bool FusedReduceScatter::shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t
   return true;
 }
 
-void FusedReduceScatter::preload() {
+void T3Collective::preload() {
   if (!p_.values) return;
+  const bool all_gather = p_.kind == T3CollectiveKind::kAllGather;
   for (std::uint32_t g = 0; g < gpus_.size(); ++g) {
+    const WgRange own = chunk_wgs(regions_->num_wgs(), node_.num_gpus(), g);
     for (std::uint32_t wg = 0; wg < regions_->num_wgs(); ++wg) {
+      // The data before the collective: the RS's inputs (or the zeroed output the
+      // producer updates); the all-gather's own chunk, stale zeros elsewhere.
+      const bool pattern = all_gather ? (wg >= own.first && wg < own.end) : !p_.with_producer;
       for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
         const WfRegion* r = regions_->region(wg, wf);
         if (r == nullptr) continue;
@@ -220,7 +243,7 @@ void FusedReduceScatter::preload() {
           const std::uint64_t a = r->start + row * r->stride;
           Payload data;
           for (std::uint64_t b = 0; b < r->row_bytes; b += granule_)
-            data.words.push_back(p_.with_producer ? 0 : value(g, a + b));
+            data.words.push_back(pattern ? value(g, a + b) : 0);
           node_.gpu(g).memory().preload(a, data);
         }
       }
@@ -228,13 +251,44 @@ void FusedReduceScatter::preload() {
   }
 }
 
-std::uint64_t FusedReduceScatter::verify(std::string& first_error) const {
+std::uint64_t T3Collective::expected(std::uint32_t g, std::uint32_t wg, std::uint8_t wf,
+                                     std::uint64_t address) const {
+  const std::uint32_t n = node_.num_gpus();
+  const bool full = node_.config().mode == NetMode::kFull;
+  if (p_.kind == T3CollectiveKind::kAllGather) {
+    const std::uint32_t owner = wg / (regions_->num_wgs() / n);
+    if (full) return value(owner, address);
+    // Homogeneous: every GPU is GPU 0 rotated, so chunk c here holds what GPU 0's own
+    // chunk 0 holds at the same offset.
+    std::uint32_t w2 = wg;
+    std::uint64_t a2 = address;
+    shift(w2, wf, a2, (n - owner) % n);
+    (void)g;
+    return value(0, a2);
+  }
+  std::uint64_t want = 0;
+  for (std::uint32_t h = 0; h < n; ++h) {
+    if (full) {
+      want += value(h, address);
+    } else {
+      std::uint32_t w2 = wg;
+      std::uint64_t a2 = address;
+      shift(w2, wf, a2, h);
+      want += value(0, a2);
+    }
+  }
+  return want;
+}
+
+std::uint64_t T3Collective::verify(std::string& first_error) const {
   if (!p_.values) return 0;
   const std::uint32_t n = node_.num_gpus();
   std::uint64_t checked = 0;
   for (std::uint32_t g = 0; g < gpus_.size(); ++g) {
-    const WgRange mine = chunk_wgs(regions_->num_wgs(), n, g);
-    for (std::uint32_t wg = mine.first; wg < mine.end; ++wg) {
+    // The RS leaves GPU g its chunk g; the all-gather, every chunk.
+    const WgRange check = p_.kind == T3CollectiveKind::kAllGather ? WgRange{0, regions_->num_wgs()}
+                                                                 : chunk_wgs(regions_->num_wgs(), n, g);
+    for (std::uint32_t wg = check.first; wg < check.end; ++wg) {
       for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
         const WfRegion* r = regions_->region(wg, wf);
         if (r == nullptr) continue;
@@ -243,17 +297,7 @@ std::uint64_t FusedReduceScatter::verify(std::string& first_error) const {
           const Payload got = node_.gpu(g).memory().peek(a, r->row_bytes);
           for (std::uint64_t i = 0; i < got.words.size(); ++i) {
             const std::uint64_t addr = a + i * granule_;
-            std::uint64_t want = 0;
-            for (std::uint32_t h = 0; h < n; ++h) {
-              if (node_.config().mode == NetMode::kFull) {
-                want += value(h, addr);
-              } else {
-                std::uint32_t w2 = wg;
-                std::uint64_t a2 = addr;
-                shift(w2, static_cast<std::uint8_t>(wf), a2, h);
-                want += value(0, a2);
-              }
-            }
+            const std::uint64_t want = expected(g, wg, static_cast<std::uint8_t>(wf), addr);
             ++checked;
             if (got.words[i] != want && first_error.empty())
               first_error = fmt::format("gpu{} {:#x} (WG {} WF {}): got {:#x}, expected {:#x}", g, addr, wg, wf,

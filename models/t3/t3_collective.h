@@ -1,5 +1,8 @@
 #pragma once
-// T3's fused reduce-scatter on a node (T3 §4, Figures 7-9): the producer GEMM's
+// T3's collectives on a node: the reduce-scatter fused with its producer (T3 §4,
+// Figures 7-9), and the all-gather through the same mechanism (T3 §7.1).
+//
+// Reduce-scatter: the producer GEMM's
 // output address space is configured per GPU (AddressSpace), each GPU's tracker is
 // programmed with it and its DMA engines are pre-queued with one command per
 // dma_map'ped WF region (T3 §4.2.2: "the DMA commands are pre-queued during the
@@ -12,6 +15,12 @@
 // Without a producer (`with_producer = false`) it is the stand-alone RS with NMC of
 // T3's Ideal-RS+NMC: the data are in memory already, the first chunk's DMAs start at
 // once and every later region expects one (incoming) update per element.
+//
+// All-gather (kind = kAllGather; stand-alone only: each GPU's own chunk is in memory,
+// e.g. the reduce-scatter's result): the own chunk's DMA stores start at once; ring:
+// each region that arrives is forwarded once the tracker saw it complete, N-1 hops;
+// direct: the own chunk goes to every peer. Done once every chunk has arrived and the
+// GPU's DMAs are acknowledged.
 //
 // Homogeneous mode: a mirror translator moves a packet GPU 0 sends to d for tile t
 // to tile t - d W/N (and its tracker tag with it), which is what GPU -d sends GPU 0.
@@ -30,27 +39,30 @@
 namespace t3sim {
 
 enum class FusedAlgorithm { kRing, kDirect };
+enum class T3CollectiveKind { kReduceScatter, kAllGather };
 
-struct FusedRsParams {
+struct T3CollectiveParams {
+  T3CollectiveKind kind = T3CollectiveKind::kReduceScatter;
   FusedAlgorithm algorithm = FusedAlgorithm::kRing;
   bool with_producer = true;
   bool values = false;       // synthetic producer values, checked by verify()
   std::uint64_t seed = 1;
 };
 
-class FusedReduceScatter {
+class T3Collective {
  public:
   // `producer`: the GEMM trace every GPU runs (its WG ids are the tiles; chunks are
   // runs of W/N WGs). UserError if it cannot be chunked or tracked.
-  FusedReduceScatter(Node& node, const KernelTrace& producer, const FusedRsParams& p);
-  ~FusedReduceScatter();
+  T3Collective(Node& node, const KernelTrace& producer, const T3CollectiveParams& p);
+  ~T3Collective();
 
   // For the producer's launch on GPU g: its store routing and first WG (staggered).
   const StoreRouting* routing(std::uint32_t g) const;
   std::uint32_t first_wg(std::uint32_t g) const;
 
   // Functional runs: zero the output (updates accumulate into it; with_producer =
-  // false: the input pattern instead).
+  // false: the input pattern instead; all-gather: each GPU's own chunk holds its
+  // pattern, the others zero).
   void preload();
   // Arms GPU g (programs its tracker): call before the producer launches there.
   // on_done(g) once GPU g's chunk is reduced and its DMAs are acknowledged.
@@ -61,20 +73,24 @@ class FusedReduceScatter {
   void finish();
 
   // Checks GPU g's chunk g (every simulated GPU): the sum over GPUs of the producer's
-  // values. Returns words checked; first mismatch in first_error.
+  // values; all-gather: every chunk c of every GPU holds GPU c's pattern. Returns
+  // words checked; first mismatch in first_error.
   std::uint64_t verify(std::string& first_error) const;
 
   std::uint64_t dma_commands(std::uint32_t g) const;
   FusedAlgorithm algorithm() const { return p_.algorithm; }
+  T3CollectiveKind kind() const { return p_.kind; }
 
  private:
   class GpuState;
   std::uint64_t value(std::uint32_t gpu, std::uint64_t address) const;
+  // What GPU g's chunk-c word at `address` (of WG wg, WF wf) must hold after the run.
+  std::uint64_t expected(std::uint32_t g, std::uint32_t wg, std::uint8_t wf, std::uint64_t address) const;
   // Homogeneous mode: the WG and address of (wg, address) shifted by `chunks` chunks.
   bool shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& address, std::uint32_t chunks) const;
 
   Node& node_;
-  FusedRsParams p_;
+  T3CollectiveParams p_;
   std::unique_ptr<OutputRegions> regions_;
   std::uint64_t out_lo_ = ~std::uint64_t{0}, out_hi_ = 0;  // bounding range of the output
   std::uint32_t granule_ = 32;
