@@ -273,6 +273,23 @@ TEST_F(Cli, T3AndIdealConfigurations) {
   }
 }
 
+// small.yaml on 8 GPUs: T3's chunks (4 tiles, half a tile row) are not the flat
+// chunks a CU all-gather moves. Out of the box, t3 checks the RS's result (the CU AG
+// runs timing-only); with T3's own all-gather every chunk of every GPU is checked.
+TEST_F(Cli, T3AllGatherCuOrDmaChecksValues) {
+  const std::uint64_t words = 1024 * 1024 * 2 / 32;  // the output in 32 B value granules
+  for (const char* ag : {"cu", "dma"}) {
+    const auto r = t3sim(fmt::format("run configs/systems/table1.yaml configs/workloads/gemm/small.yaml --config t3 "
+                                     "--set workload.collective.t3_all_gather={} -o '{}'",
+                                     ag, (dir_ / ag).string()));
+    ASSERT_EQ(r.exit_code, 0) << ag << "\n" << r.err;
+    const std::uint64_t checked = std::string(ag) == "cu" ? words : 8 * words;
+    EXPECT_NE(r.out.find(fmt::format("functional check   passed ({} words)", checked)), std::string::npos)
+        << ag << "\n" << r.out;
+    EXPECT_EQ(r.out.find("(T3: tracker + DMA, ring)") != std::string::npos, std::string(ag) == "dma") << r.out;
+  }
+}
+
 TEST_F(Cli, NodeRunBadInputNamesTheKey) {
   struct Case {
     std::string args, expected;
@@ -296,6 +313,8 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
        "system.memory.tracker.sest: unknown key (known keys: sets, ways"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.ways=0",
        "system.memory.tracker.ways: 0 is out of range"},
+      {"configs/workloads/gemm/small.yaml --config t3 --set workload.collective.t3_all_gather=nccl",
+       "workload.collective.t3_all_gather: expected one of cu, dma; got 'nccl'"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.set_full=drop",
        "system.memory.tracker.set_full: expected one of overflow, stall; got 'drop'"},
       // small.yaml has 32 output tiles: t3 cannot cut them into 3 equal chunks.

@@ -15,6 +15,7 @@ SublayerOptions read_sublayer_options(ConfigNode c) {
   o.slice_bytes = c.get_bytes("slice_size", o.slice_bytes, 1, 1ULL << 30);
   o.functional = c.get_enum("functional", o.functional, {"auto", "values", "off"});
   o.values_limit = c.get_bytes("values_limit", o.values_limit, 0, 1ULL << 40);
+  o.t3_all_gather = c.get_enum("t3_all_gather", o.t3_all_gather, {"cu", "dma"});
   c.finish();
   return o;
 }
@@ -135,6 +136,19 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
     fused_ = std::make_unique<T3Collective>(*node_, t3_trace_, f);
     fused_->preload();
     c.data_uncached = true;  // the all-gather reads the uncached output
+    // The CU ring all-gather moves flat chunks. When T3's chunks are not flat (the
+    // TP=32 tilings) it moves the same bytes between the same GPUs, but other ranges:
+    // right for timing, not for values, so it runs timing-only there and only the
+    // RS's result is checked.
+    cu_ag_checked_ = opt.t3_all_gather == "cu" && fused_->chunks_are_flat(addr.c, array_bytes_);
+    if (opt.t3_all_gather == "cu" && !cu_ag_checked_) c.values = false;
+    if (opt.t3_all_gather == "dma") {
+      T3CollectiveParams a = f;
+      a.kind = T3CollectiveKind::kAllGather;
+      a.with_producer = false;
+      a.gathers = fused_.get();
+      t3_ag_ = std::make_unique<T3Collective>(*node_, t3_trace_, a);
+    }
   }
   c.kind = CollectiveKind::kRingAllGather;
   c.flag_base = 1ULL << 33;
@@ -179,12 +193,20 @@ void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
   }
 }
 
-// T3: the all-gather starts on a GPU once its GEMM ended and its fused RS is done.
+// T3: the all-gather starts on a GPU once its GEMM ended and its fused RS is done;
+// T3's own (DMA) all-gather once that holds on every GPU (its tracker program
+// replaces the RS's on all of them).
 void SublayerSystem::on_t3_part_done(std::uint32_t g) {
   if (++t3_parts_done_[g] < 2) return;
   phase_end_[g][kRs] = std::max(phase_end_[g][kGemm], fused_->finished(g));
   traffic_at_end_[g][kRs] = dram_totals(node_->gpu(g).memory(), Stream::kCommunication);
-  ag_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kAg); });
+  if (!t3_ag_) {
+    ag_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kAg); });
+    return;
+  }
+  if (++t3_rs_done_ < node_->simulated_gpus()) return;
+  for (std::uint32_t gpu = 0; gpu < node_->simulated_gpus(); ++gpu)
+    t3_ag_->start(gpu, [this](std::uint32_t h) { on_phase_end(h, kAg); });
 }
 
 SublayerResult SublayerSystem::run(Tick max_time) {
@@ -236,11 +258,19 @@ SublayerResult SublayerSystem::run(Tick max_time) {
   }
 
   if (t3_) {
-    // T3: each GPU's chunk after the fused RS (the all-gather leaves it alone). The
-    // all-gather moves flat chunks, which are the RS's chunks only when those are
-    // whole tile rows; it is checked in the sequential configuration.
-    if (values_) words_checked_ += fused_->verify(check_error_);
+    // After the all-gather every chunk of every GPU holds the RS's sums (T3's own AG,
+    // or the CU one when it moved T3's chunks); otherwise GPU g's chunk g.
+    if (values_) {
+      if (t3_ag_) {
+        words_checked_ += t3_ag_->verify(check_error_);
+      } else if (cu_ag_checked_) {
+        words_checked_ += fused_->verify_gathered(check_error_);
+      } else {
+        words_checked_ += fused_->verify(check_error_);
+      }
+    }
     fused_->finish();
+    if (t3_ag_) t3_ag_->finish();
   } else if (values_) {
     // The all-gather leaves every chunk of every GPU holding the sum over GPUs: the
     // reduce-scatter's result, gathered (an all-reduce in two kernels).
@@ -313,11 +343,14 @@ std::string SublayerSystem::summary(const SublayerResult& r, std::string_view la
       "  total              {:.4f} ms\n"
       "  GEMM               {:.4f} ms\n"
       "  reduce-scatter     {:.4f} ms ({})\n"
-      "  all-gather         {:.4f} ms\n"
+      "  all-gather         {:.4f} ms{}\n"
       "  DRAM per GPU (MB)  {:>8} {:>8} {:>8}\n",
       gemm_.description, c.num_gpus, c.net.topology, to_string(c.mode), label.empty() ? configuration_ : label,
-      ms(r.total), ms(r.gemm),
-      ms(r.rs), rs_label(), ms(r.ag), "read", "write", "update");
+      ms(r.total), ms(r.gemm), ms(r.rs), rs_label(), ms(r.ag),
+      t3_ag_ ? fmt::format(" (T3: tracker + DMA, {})",
+                           t3_ag_->algorithm() == FusedAlgorithm::kDirect ? "direct" : "ring")
+             : std::string(),
+      "read", "write", "update");
   const char* names[kPhases] = {"GEMM", "RS", "AG"};
   for (int ph = 0; ph < kPhases; ++ph)
     s += fmt::format("    {:<16} {:>8.1f} {:>8.1f} {:>8.1f}\n", names[ph], mb(r.traffic[ph].read),

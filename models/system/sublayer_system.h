@@ -55,6 +55,11 @@ struct SublayerOptions {
   std::uint64_t slice_bytes = 8 * 1024;
   std::string functional = "auto";       // auto | values | off
   std::uint64_t values_limit = 16ULL << 20;  // auto: values when the output is at most this
+  // t3 / t3-mca: the all-gather after the fused RS. cu: the CU ring AG (the paper's
+  // "followed by sequential all-gather", T3 §6); dma: T3's own all-gather through the
+  // tracker and DMA engines (T3 §7.1; ring, or direct on a fully-connected node),
+  // started once every GPU's RS is done (the driver reprograms the trackers).
+  std::string t3_all_gather = "cu";
 };
 
 // The `collective:` section of a GEMM workload (optional).
@@ -124,7 +129,10 @@ class SublayerSystem {
   bool t3_ = false;
   KernelTrace t3_trace_;                         // the GEMM with uncached update stores
   std::unique_ptr<T3Collective> fused_;
+  std::unique_ptr<T3Collective> t3_ag_;          // t3_all_gather: dma
   std::vector<std::uint8_t> t3_parts_done_;      // per GPU: GEMM done + RS done (2 = both)
+  std::uint32_t t3_rs_done_ = 0;                 // GPUs whose GEMM and RS are done
+  bool cu_ag_checked_ = false;                   // the CU AG moves T3's chunks (values checked)
   bool values_ = false;
   std::uint64_t array_bytes_ = 0;
   // per simulated GPU: phase end times and DRAM totals at each phase end

@@ -228,7 +228,7 @@ bool T3Collective::shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& addr
 }
 
 void T3Collective::preload() {
-  if (!p_.values) return;
+  if (!p_.values || p_.gathers != nullptr) return;
   const bool all_gather = p_.kind == T3CollectiveKind::kAllGather;
   for (std::uint32_t g = 0; g < gpus_.size(); ++g) {
     const WgRange own = chunk_wgs(regions_->num_wgs(), node_.num_gpus(), g);
@@ -255,6 +255,7 @@ std::uint64_t T3Collective::expected(std::uint32_t g, std::uint32_t wg, std::uin
                                      std::uint64_t address) const {
   const std::uint32_t n = node_.num_gpus();
   const bool full = node_.config().mode == NetMode::kFull;
+  if (p_.gathers != nullptr) return p_.gathers->expected(g, wg, wf, address);  // a sum, any chunk
   if (p_.kind == T3CollectiveKind::kAllGather) {
     const std::uint32_t owner = wg / (regions_->num_wgs() / n);
     if (full) return value(owner, address);
@@ -281,14 +282,27 @@ std::uint64_t T3Collective::expected(std::uint32_t g, std::uint32_t wg, std::uin
 }
 
 std::uint64_t T3Collective::verify(std::string& first_error) const {
+  // The RS leaves GPU g its chunk g; the all-gather, every chunk.
+  if (p_.kind == T3CollectiveKind::kAllGather)
+    return check([](const T3Collective& c, std::uint32_t) { return WgRange{0, c.regions_->num_wgs()}; },
+                 first_error);
+  return check([](const T3Collective& c, std::uint32_t g) {
+    return chunk_wgs(c.regions_->num_wgs(), c.node_.num_gpus(), g);
+  }, first_error);
+}
+
+std::uint64_t T3Collective::verify_gathered(std::string& first_error) const {
+  return check([](const T3Collective& c, std::uint32_t) { return WgRange{0, c.regions_->num_wgs()}; },
+               first_error);
+}
+
+std::uint64_t T3Collective::check(WgRange (*range)(const T3Collective&, std::uint32_t g),
+                                  std::string& first_error) const {
   if (!p_.values) return 0;
-  const std::uint32_t n = node_.num_gpus();
   std::uint64_t checked = 0;
   for (std::uint32_t g = 0; g < gpus_.size(); ++g) {
-    // The RS leaves GPU g its chunk g; the all-gather, every chunk.
-    const WgRange check = p_.kind == T3CollectiveKind::kAllGather ? WgRange{0, regions_->num_wgs()}
-                                                                 : chunk_wgs(regions_->num_wgs(), n, g);
-    for (std::uint32_t wg = check.first; wg < check.end; ++wg) {
+    const WgRange wgs = range(*this, g);
+    for (std::uint32_t wg = wgs.first; wg < wgs.end; ++wg) {
       for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
         const WfRegion* r = regions_->region(wg, wf);
         if (r == nullptr) continue;
@@ -308,6 +322,28 @@ std::uint64_t T3Collective::verify(std::string& first_error) const {
     }
   }
   return checked;
+}
+
+bool T3Collective::chunks_are_flat(std::uint64_t base, std::uint64_t array_bytes) const {
+  const std::uint32_t n = node_.num_gpus();
+  if (array_bytes % n != 0) return false;
+  const std::uint64_t per = array_bytes / n;
+  for (std::uint32_t c = 0; c < n; ++c) {
+    const WgRange wgs = chunk_wgs(regions_->num_wgs(), n, c);
+    std::uint64_t lo = ~std::uint64_t{0}, hi = 0, bytes = 0;
+    for (std::uint32_t wg = wgs.first; wg < wgs.end; ++wg) {
+      for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
+        const WfRegion* r = regions_->region(wg, wf);
+        if (r == nullptr) continue;
+        lo = std::min(lo, r->start);
+        hi = std::max(hi, r->start + (r->rows - 1) * r->stride + r->row_bytes);
+        bytes += r->bytes();
+      }
+    }
+    // Disjoint regions inside [lo, hi) that add up to its size tile it exactly.
+    if (lo != base + c * per || hi != base + (c + 1) * per || bytes != per) return false;
+  }
+  return true;
 }
 
 }  // namespace t3sim

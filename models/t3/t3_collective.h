@@ -47,6 +47,9 @@ struct T3CollectiveParams {
   bool with_producer = true;
   bool values = false;       // synthetic producer values, checked by verify()
   std::uint64_t seed = 1;
+  // All-gather of this reduce-scatter's result (already in memory): preload() writes
+  // nothing and verify() expects its sums in every chunk.
+  const class T3Collective* gathers = nullptr;
 };
 
 class T3Collective {
@@ -76,6 +79,13 @@ class T3Collective {
   // values; all-gather: every chunk c of every GPU holds GPU c's pattern. Returns
   // words checked; first mismatch in first_error.
   std::uint64_t verify(std::string& first_error) const;
+  // After an all-gather of this reduce-scatter's result (any implementation): every
+  // chunk of every GPU holds the sums. Returns words checked.
+  std::uint64_t verify_gathered(std::string& first_error) const;
+  // True iff chunk c (W/N consecutive WGs) is exactly bytes [c S/N, (c+1) S/N) of the
+  // S-byte output at `base`: the flat chunks a CU ring all-gather moves (whole tile
+  // rows of a row-major output; not so for the TP=32 models' tilings).
+  bool chunks_are_flat(std::uint64_t base, std::uint64_t array_bytes) const;
 
   std::uint64_t dma_commands(std::uint32_t g) const;
   FusedAlgorithm algorithm() const { return p_.algorithm; }
@@ -86,6 +96,7 @@ class T3Collective {
   std::uint64_t value(std::uint32_t gpu, std::uint64_t address) const;
   // What GPU g's chunk-c word at `address` (of WG wg, WF wf) must hold after the run.
   std::uint64_t expected(std::uint32_t g, std::uint32_t wg, std::uint8_t wf, std::uint64_t address) const;
+  std::uint64_t check(WgRange (*range)(const T3Collective&, std::uint32_t g), std::string& first_error) const;
   // Homogeneous mode: the WG and address of (wg, address) shifted by `chunks` chunks.
   bool shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& address, std::uint32_t chunks) const;
 
