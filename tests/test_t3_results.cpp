@@ -1,6 +1,8 @@
 // T3's sub-layer results on the paper's cases (T3 §6.1), end to end in homogeneous
 // mode: t3 beats sequential on every Mega-GPT-2 / T-NLG case and stays above the
-// ideal overlap; T3-MCA's arbitration shields a memory-intensive GEMM from the RS
+// ideal overlap, and t3-mca is as fast as t3 on the memory-intensive ones (FC-1, FC-2,
+// IP; within 0.5 %: here the round-robin arbiter does not slow these GEMMs, which run
+// at ~94 % of the matrix cores' peak); T3-MCA's arbitration shields a memory-intensive GEMM from the RS
 // traffic, and its occupancy threshold trades the GEMM's speed against the exposed
 // communication (T3 §4.5). Results compared with bounds, never exact values.
 #include <gtest/gtest.h>
@@ -51,6 +53,12 @@ TEST_P(T3BeatsSequential, AndStaysAboveTheIdealOverlap) {
   const Case c{GetParam(), {}};
   const SublayerResult seq = run_case(c, "sequential");
   const SublayerResult t3 = run_case(c, "t3");
+  // T3 §6.1.3 on the memory-intensive sub-layers (not OP, whose GEMM fits the L2).
+  if (c.preset.find(".op.") == std::string::npos) {
+    const SublayerResult mca = run_case(c, "t3-mca");
+    EXPECT_LE(ms(mca.total), 1.005 * ms(t3.total)) << c.preset << ": t3-mca " << ms(mca.total) << " ms, t3 "
+                                                   << ms(t3.total);
+  }
   EXPECT_LT(t3.total, seq.total) << c.preset << ": t3 " << ms(t3.total) << " ms, sequential " << ms(seq.total);
   // T3 §5.3: about no better than the isolated GEMM and RS perfectly overlapped,
   // then the AG. 3 % slack: fusion drops the GEMM's first-stage writes and NMC the
