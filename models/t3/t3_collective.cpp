@@ -251,11 +251,10 @@ void T3Collective::preload() {
   }
 }
 
-std::uint64_t T3Collective::expected(std::uint32_t g, std::uint32_t wg, std::uint8_t wf,
-                                     std::uint64_t address) const {
+std::uint64_t T3Collective::expected(std::uint32_t wg, std::uint8_t wf, std::uint64_t address) const {
   const std::uint32_t n = node_.num_gpus();
   const bool full = node_.config().mode == NetMode::kFull;
-  if (p_.gathers != nullptr) return p_.gathers->expected(g, wg, wf, address);  // a sum, any chunk
+  if (p_.gathers != nullptr) return p_.gathers->expected(wg, wf, address);  // a sum, any chunk
   if (p_.kind == T3CollectiveKind::kAllGather) {
     const std::uint32_t owner = wg / (regions_->num_wgs() / n);
     if (full) return value(owner, address);
@@ -264,7 +263,6 @@ std::uint64_t T3Collective::expected(std::uint32_t g, std::uint32_t wg, std::uin
     std::uint32_t w2 = wg;
     std::uint64_t a2 = address;
     shift(w2, wf, a2, (n - owner) % n);
-    (void)g;
     return value(0, a2);
   }
   std::uint64_t want = 0;
@@ -281,27 +279,19 @@ std::uint64_t T3Collective::expected(std::uint32_t g, std::uint32_t wg, std::uin
   return want;
 }
 
+// The RS leaves GPU g its chunk g; the all-gather, every chunk.
 std::uint64_t T3Collective::verify(std::string& first_error) const {
-  // The RS leaves GPU g its chunk g; the all-gather, every chunk.
-  if (p_.kind == T3CollectiveKind::kAllGather)
-    return check([](const T3Collective& c, std::uint32_t) { return WgRange{0, c.regions_->num_wgs()}; },
-                 first_error);
-  return check([](const T3Collective& c, std::uint32_t g) {
-    return chunk_wgs(c.regions_->num_wgs(), c.node_.num_gpus(), g);
-  }, first_error);
+  return check(p_.kind == T3CollectiveKind::kAllGather, first_error);
 }
 
-std::uint64_t T3Collective::verify_gathered(std::string& first_error) const {
-  return check([](const T3Collective& c, std::uint32_t) { return WgRange{0, c.regions_->num_wgs()}; },
-               first_error);
-}
+std::uint64_t T3Collective::verify_gathered(std::string& first_error) const { return check(true, first_error); }
 
-std::uint64_t T3Collective::check(WgRange (*range)(const T3Collective&, std::uint32_t g),
-                                  std::string& first_error) const {
+std::uint64_t T3Collective::check(bool every_chunk, std::string& first_error) const {
   if (!p_.values) return 0;
   std::uint64_t checked = 0;
   for (std::uint32_t g = 0; g < gpus_.size(); ++g) {
-    const WgRange wgs = range(*this, g);
+    const WgRange wgs =
+        every_chunk ? WgRange{0, regions_->num_wgs()} : chunk_wgs(regions_->num_wgs(), node_.num_gpus(), g);
     for (std::uint32_t wg = wgs.first; wg < wgs.end; ++wg) {
       for (std::uint32_t wf = 0; wf < regions_->wfs_per_wg(); ++wf) {
         const WfRegion* r = regions_->region(wg, wf);
@@ -311,7 +301,7 @@ std::uint64_t T3Collective::check(WgRange (*range)(const T3Collective&, std::uin
           const Payload got = node_.gpu(g).memory().peek(a, r->row_bytes);
           for (std::uint64_t i = 0; i < got.words.size(); ++i) {
             const std::uint64_t addr = a + i * granule_;
-            const std::uint64_t want = expected(g, wg, static_cast<std::uint8_t>(wf), addr);
+            const std::uint64_t want = expected(wg, static_cast<std::uint8_t>(wf), addr);
             ++checked;
             if (got.words[i] != want && first_error.empty())
               first_error = fmt::format("gpu{} {:#x} (WG {} WF {}): got {:#x}, expected {:#x}", g, addr, wg, wf,

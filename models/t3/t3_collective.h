@@ -94,9 +94,11 @@ class T3Collective {
  private:
   class GpuState;
   std::uint64_t value(std::uint32_t gpu, std::uint64_t address) const;
-  // What GPU g's chunk-c word at `address` (of WG wg, WF wf) must hold after the run.
-  std::uint64_t expected(std::uint32_t g, std::uint32_t wg, std::uint8_t wf, std::uint64_t address) const;
-  std::uint64_t check(WgRange (*range)(const T3Collective&, std::uint32_t g), std::string& first_error) const;
+  // What the word at `address` (of WG wg, WF wf) must hold after the run, on any GPU
+  // that checks it (homogeneous: GPU 0, the others being it rotated).
+  std::uint64_t expected(std::uint32_t wg, std::uint8_t wf, std::uint64_t address) const;
+  // Checks every chunk of every GPU, or GPU g's chunk g only.
+  std::uint64_t check(bool every_chunk, std::string& first_error) const;
   // Homogeneous mode: the WG and address of (wg, address) shifted by `chunks` chunks.
   bool shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& address, std::uint32_t chunks) const;
 
