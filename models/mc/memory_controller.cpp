@@ -424,38 +424,39 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
   }
   Queue& active = *chosen;
   // Rows that requests waiting on nothing older still hit are not closed under their
-  // hits (until row_hit_cap), or FR-FCFS would thrash rows. Only a precharge asks, for
-  // its own bank: answered once per bank and cycle.
-  std::uint64_t protected_known = 0, protected_banks = 0;  // at most 64 banks (checked at construction)
+  // hits (until row_hit_cap), or FR-FCFS would thrash rows. A hazard-free request hits
+  // its bank's open row exactly when its next command is a column command, so the scan
+  // collects those banks (`hit_banks`) on its way; a precharge can only issue when no
+  // column command does, i.e. after a complete scan, so precharges are decided after
+  // it (`pending_pre_`, in queue order) instead of searching the queue for each one.
+  std::uint64_t hit_banks = 0;  // at most 64 banks (checked at construction)
   auto precharge_held = [&](const Hot& h, bool below_cap_only) {
     const std::uint32_t b = h.bank;
     if (below_cap_only && hits_since_activate_[b] >= cfg_.row_hit_cap) return false;
-    if (!(protected_known >> b & 1)) {
-      protected_known |= std::uint64_t{1} << b;
-      const std::uint32_t open = dram_.open_row_or_closed(b);
-      for (const Hot& e : active.hot) {
-        if (e.hazards == 0 && e.bank == b && e.row == open) {
-          protected_banks |= std::uint64_t{1} << b;
-          break;
-        }
-      }
-    }
-    return (protected_banks >> b & 1) != 0;
+    return (hit_banks >> b & 1) != 0;
   };
   const std::uint64_t now = now_c.count();
   // Nothing issuing this cycle means sleeping until the earliest cycle any of these
   // requests may issue: `soonest` collects it from the exact bounds computed on the
   // way, and the requests skipped on a cached bound are listed for the exact pass.
+  // (The cached bounds only ever make a request wait that could not issue anyway, so
+  // when they are refreshed changes nothing but the work done.)
   Cycles soonest = kNever;
   skipped_[0].clear();
   skipped_[1].clear();
-  std::optional<std::size_t> other_ready;
+  pending_pre_.clear();
+  std::size_t other_ready = kNone;  // the oldest ACT/PRE that may issue now
   const std::size_t n = active.size();
   for (std::size_t i = 0; i < n; ++i) {
     Hot& h = active.hot[i];
     if (h.hazards > 0) continue;
     const DramCommand cmd = command_of(h);
-    if (cmd == DramCommand::kPrecharge && precharge_held(h, true)) continue;
+    if (cmd == DramCommand::kPrecharge) {
+      pending_pre_.push_back(static_cast<std::uint32_t>(i));
+      continue;
+    }
+    const bool column = is_column(cmd);
+    if (column) hit_banks |= std::uint64_t{1} << h.bank;
     if (h.ready > now) {
       if (want_next) skipped_[0].push_back(static_cast<std::uint32_t>(i));
       continue;
@@ -465,19 +466,38 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
       soonest = std::min(soonest, t);
       continue;
     }
-    if (is_column(cmd)) {
+    if (column) {
       issue_column(active, i, now_c);
       return true;
     }
-    if (!other_ready) other_ready = i;
+    if (other_ready == kNone) other_ready = i;
+  }
+  // No column command issues: the precharges, oldest first, up to the oldest ready ACT
+  // (older requests win; a precharge's bound or exact cycle only matters for `soonest`
+  // while no ACT/PRE issues).
+  for (const std::uint32_t i : pending_pre_) {
+    if (i > other_ready) break;
+    Hot& h = active.hot[i];
+    if (precharge_held(h, true)) continue;
+    if (h.ready > now) {
+      if (want_next) skipped_[0].push_back(i);
+      continue;
+    }
+    const Cycles t = exact_earliest(h, now_c);
+    if (t != now_c) {
+      soonest = std::min(soonest, t);
+      continue;
+    }
+    other_ready = i;  // older than any ready ACT (the loop stops past it)
+    break;
   }
   Queue* row_queue = &active;
   Queue& other = &active == &read_q_ ? write_q_ : read_q_;
-  if (!other_ready) {
+  if (other_ready == kNone) {
     // Nothing in the active queue can issue: open or close a row for the other queue
     // meanwhile (ACT/PRE do not use the data bus, so no turnaround), never closing a
     // row the active queue still hits.
-    for (std::size_t i = 0; i < other.size() && !other_ready; ++i) {
+    for (std::size_t i = 0; i < other.size() && other_ready == kNone; ++i) {
       Hot& h = other.hot[i];
       if (h.hazards > 0) continue;
       const DramCommand cmd = command_of(h);
@@ -496,7 +516,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
       }
     }
   }
-  if (!other_ready) {
+  if (other_ready == kNone) {
     if (!want_next) return false;
     // Nothing issues: the exact bounds of the skipped requests complete `soonest`.
     for (const std::uint32_t i : skipped_[0]) soonest = std::min(soonest, exact_earliest(active.hot[i], now_c));
@@ -504,8 +524,8 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
     next = std::min(next, soonest);
     return false;
   }
-  Entry& e = row_queue->cold[*other_ready];
-  const DramCommand cmd = row_queue->hot[*other_ready].cmd;
+  Entry& e = row_queue->cold[other_ready];
+  const DramCommand cmd = row_queue->hot[other_ready].cmd;
   dram_.issue(cmd, e.at, now_c);
   invalidate_commands(e.bank);  // a row opened or closed
   if (cmd == DramCommand::kActivate) {

@@ -201,7 +201,11 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   Cycles tick_cycle_;      // the cycle tick_event_ is scheduled for
   std::uint64_t next_seq_ = 1;
   Queue read_q_, write_q_;
-  std::array<std::vector<std::uint32_t>, 2> skipped_;  // schedule_command's scratch
+  // schedule_command's scratch: requests skipped on a cached bound (active, other
+  // queue), precharges decided after the scan.
+  std::array<std::vector<std::uint32_t>, 2> skipped_;
+  std::vector<std::uint32_t> pending_pre_;
+  static constexpr std::size_t kNone = ~std::size_t{0};
 
   const AddressMap& map_;
   std::uint32_t channel_;
