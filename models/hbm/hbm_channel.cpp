@@ -56,6 +56,8 @@ HbmChannel::HbmChannel(Component& parent, std::string_view name, const HbmConfig
   t_cl_ = cfg_.timing.tCL;
   t_wl_ = cfg_.timing.tWL;
   groups_.resize(cfg_.bank_groups);
+  split_columns_ = cfg_.timing.tCCDS <= cfg_.timing.tCCDL && cfg_.timing.tCCDS <= cfg_.timing.tCCDWL &&
+                   cfg_.timing.tWTRS <= cfg_.timing.tWTRL;
   const std::uint64_t page_bytes = std::max<std::uint64_t>(kPageBytes, cfg_.value_granule);
   page_shift_ = static_cast<std::uint32_t>(std::countr_zero(page_bytes));
   granule_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.value_granule));
@@ -128,6 +130,7 @@ std::uint64_t HbmChannel::catch_up_refreshes(Cycles now) {
   if (n > 0) {
     open_row_.assign(open_row_.size(), kClosedRow);  // a refresh needs every bank precharged
     open_banks_ = 0;
+    update_channel_bounds();
   }
   return n;
 }
@@ -158,6 +161,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
     next_ref_ = std::max(next_ref_, n + t.tRFC);
     refresh_busy_ += t.tRFC;
     if (cfg_.refresh) refresh_due_ = refresh_due_ + Cycles(t.tREFI);
+    update_channel_bounds();
     return now;
   }
 
@@ -180,6 +184,13 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
   // Column commands raise both column constraints of every bank group: `same` for the
   // command's own group, `other` for the rest.
   auto raise_columns = [&](Cycle rd_same, Cycle rd_other, Cycle wr_same, Cycle wr_other) {
+    if (split_columns_) {  // other <= same: see split_columns_
+      groups_[g].next_rd = std::max(groups_[g].next_rd, rd_same);
+      groups_[g].next_wr = std::max(groups_[g].next_wr, wr_same);
+      col_rd_any_ = std::max(col_rd_any_, rd_other);
+      col_wr_any_ = std::max(col_wr_any_, wr_other);
+      return;
+    }
     Group* const groups = groups_.data();
     const std::size_t n_groups = groups_.size();
     for (std::size_t h = 0; h < n_groups; ++h) {
@@ -201,6 +212,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       faw_head_ = (faw_head_ + 1) % 4;
       if (acts_ < 4) ++acts_;
       if (acts_ == 4) faw_ready_ = faw_[faw_head_] + t.tFAW;  // oldest of the last four
+      update_channel_bounds();
       return now;
     }
     case DramCommand::kPrecharge:
@@ -208,6 +220,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       --open_banks_;
       b.next_act = std::max(b.next_act, n + t.tRP);
       next_ref_ = std::max(next_ref_, n + t.tRP);
+      update_channel_bounds();
       return now;
     case DramCommand::kRead: {
       b.next_pre = std::max(b.next_pre, n + t.tRTP);
@@ -215,6 +228,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       const Cycle end = n + t.tCL + t.tBL;
       bus_free_ = std::max(bus_free_, end);
       bus_busy_ += t.tBL;
+      update_channel_bounds();
       return Cycles(end);
     }
     case DramCommand::kWrite:
@@ -227,6 +241,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
                     n + t.tCCDS);
       bus_free_ = std::max(bus_free_, end);
       bus_busy_ += t.tBL;
+      update_channel_bounds();
       return Cycles(end);
     }
     case DramCommand::kRefresh: break;
