@@ -105,7 +105,6 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
   ingress_capacity_ = cfg.ingress_queue_size;
   for (Queue* q : {&read_q_, &write_q_}) {
     q->hot.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
-    q->cold.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
   }
 }
 
@@ -140,18 +139,21 @@ void MemoryController::accept(MemRequest&& req) {
   e.address = req.address;
   e.bytes = req.bytes;
   e.has_data = !req.data.empty();
+  std::uint32_t slot;
   if (free_slots_.empty()) {
-    e.slot = static_cast<std::uint32_t>(reqs_.size());
+    slot = static_cast<std::uint32_t>(reqs_.size());
     reqs_.push_back(std::move(req));
-    response_events_.emplace_back(*this, e.slot);
+    entries_.emplace_back();
+    response_events_.emplace_back(*this, slot);
   } else {
-    e.slot = free_slots_.back();
+    slot = free_slots_.back();
     free_slots_.pop_back();
-    reqs_[e.slot] = std::move(req);
+    reqs_[slot] = std::move(req);
   }
-  e.response_event = &response_events_[e.slot];
+  e.response_event = &response_events_[slot];
   const int s = index(e.stream);
-  ingress_[s].push_back(e);
+  entries_[slot] = e;
+  ingress_[s].push_back(slot);
   ++ingress_count_[s];
   ingress_occupancy_[s]->set(now(), static_cast<std::int64_t>(ingress_count_[s]));
   if (!in_tick_) wake_at(cycle_now());
@@ -273,11 +275,12 @@ ArbiterView MemoryController::view(Cycles now_c) const {
     st.waiting = ingress_size(s);
     st.in_dram_queue = in_dram_queue_[s];
     if (st.waiting > 0) {
-      const Entry& head = ingress_[s].front();
+      const std::uint32_t slot = ingress_[s].front();
+      const Entry& head = entries_[slot];
       st.head_arrival = head.arrival;
       st.head_fits = head.op == MemOp::kRead ? read_q_.size() < read_capacity_ : write_q_.size() < write_capacity_;
       // T3 tracker set full: the write waits (Tracker, "Set full").
-      if (st.head_fits && tracker_ != nullptr && head.op != MemOp::kRead && !tracker_->can_count(reqs_[head.slot])) {
+      if (st.head_fits && tracker_ != nullptr && head.op != MemOp::kRead && !tracker_->can_count(reqs_[slot])) {
         st.head_fits = false;
         st.head_tracker_blocked = true;
       }
@@ -301,12 +304,14 @@ bool MemoryController::admit(Cycles now_c) {
 
   const int si = index(*s);
   auto& in = ingress_[si];
-  Entry e = in.front();
+  const std::uint32_t slot = in.front();
   in.pop_front();
   --ingress_count_[si];
+  Entry& e = entries_[slot];
   e.seq = next_seq_++;
   e.admitted = now_c;
   Hot h;
+  h.slot = slot;
   h.row = e.at.row;
   h.bank = static_cast<std::uint8_t>(e.bank);
   h.group = static_cast<std::uint8_t>(e.at.bank_group);
@@ -314,15 +319,15 @@ bool MemoryController::admit(Cycles now_c) {
   // Two reads are never ordered, and read_q_ holds only reads: a read checks write_q_.
   for (const Queue* q : {&read_q_, &write_q_}) {
     if (q == &read_q_ && e.op == MemOp::kRead) continue;
-    for (const Entry& older : q->cold) h.hazards += ordered(older, e) ? 1 : 0;
+    for (const Hot& older : q->hot) h.hazards += ordered(entry(older), e) ? 1 : 0;
   }
   if (h.hazards > 0) {
     ++hazard_waits_;
     ++hazard_entries_;
   }
   Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
-  q.push(h, e);
-  if (tracker_ != nullptr && e.op != MemOp::kRead) tracker_->count(reqs_[e.slot]);
+  q.push(h);
+  if (tracker_ != nullptr && e.op != MemOp::kRead) tracker_->count(reqs_[slot]);
   ++in_dram_queue_[si];
   ++*admissions_[si];
   ingress_occupancy_[si]->set(now(), static_cast<std::int64_t>(ingress_count_[si]));
@@ -404,13 +409,13 @@ DramCommand MemoryController::next_command(const Hot& h) const {
 // first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
 bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_next) {
   const bool write_waited_too_long =
-      !write_q_.empty() && now_c >= write_q_.cold.front().admitted + Cycles(cfg_.write_drain_timeout);
+      !write_q_.empty() && now_c >= entry(write_q_.hot.front()).admitted + Cycles(cfg_.write_drain_timeout);
   if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || write_waited_too_long ||
                             (read_q_.empty() && !write_q_.empty()))) {
     draining_writes_ = true;
     ++write_drains_;
   } else if (!draining_writes_ && !write_q_.empty()) {
-    next = std::min(next, write_q_.cold.front().admitted + Cycles(cfg_.write_drain_timeout));
+    next = std::min(next, entry(write_q_.hot.front()).admitted + Cycles(cfg_.write_drain_timeout));
   } else if (draining_writes_ && (write_q_.empty() || (write_q_.size() <= cfg_.write_low_watermark &&
                                                        !read_q_.empty() && !write_waited_too_long))) {
     draining_writes_ = false;
@@ -524,8 +529,9 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
     next = std::min(next, soonest);
     return false;
   }
-  Entry& e = row_queue->cold[other_ready];
-  const DramCommand cmd = row_queue->hot[other_ready].cmd;
+  const Hot& h = row_queue->hot[other_ready];
+  Entry& e = entry(h);
+  const DramCommand cmd = static_cast<DramCommand>(h.cmd);
   dram_.issue(cmd, e.at, now_c);
   invalidate_commands(e.bank);  // a row opened or closed
   if (cmd == DramCommand::kActivate) {
@@ -540,14 +546,15 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
 void MemoryController::invalidate_commands(std::uint32_t bank) {
   for (Queue* q : {&read_q_, &write_q_}) {
     for (Hot& h : q->hot) {
-      if (bank == kAllBanks || h.bank == bank) h.cmd_known = false;
+      if (bank == kAllBanks || h.bank == bank) h.cmd = kUnknownCommand;
     }
   }
 }
 
 
 void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
-  Entry& e = q.cold[i];
+  const Hot& h = q.hot[i];
+  Entry& e = entry(h);
   const int s = index(e.stream);
   if (!e.started) {
     e.started = true;
@@ -559,7 +566,7 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
       ++*row_hits_[s];
     }
   }
-  const Cycles data_done = dram_.issue(q.hot[i].cmd, e.at, now_c);
+  const Cycles data_done = dram_.issue(static_cast<DramCommand>(h.cmd), e.at, now_c);
   ++hits_since_activate_[e.bank];
   ++e.at.column;
   // The request's next column command retires it and schedules its response event,
@@ -570,13 +577,15 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
     // values follow command order (T3 §4.3: atomicity from MC queue order).
     // A timing-only request's apply() only checks alignment: give it an empty payload
     // rather than touch the request's slot (a host cache miss with many controllers).
-    dram_.apply(e.op, e.address, e.bytes, e.has_data ? reqs_[e.slot].data : no_data_);
+    dram_.apply(e.op, e.address, e.bytes, e.has_data ? reqs_[h.slot].data : no_data_);
     retire(q, i, data_done);
   }
 }
 
 void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
-  const Entry e = q.cold[i];
+  // The entry stays in place (its slot is freed by respond()).
+  const std::uint32_t slot = q.hot[i].slot;
+  const Entry& e = entries_[slot];
   q.erase(i);
   // Only an entry with hazards can be ordered behind e (it counted e when admitted),
   // and a read only behind a write (read_q_ holds only reads).
@@ -586,7 +595,7 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
       for (std::size_t j = 0; j < other->size(); ++j) {
         Hot& younger = other->hot[j];
         if (younger.hazards == 0) continue;
-        const Entry& y = other->cold[j];
+        const Entry& y = entry(younger);
         if (y.seq > e.seq && ordered(e, y)) {
           if (--younger.hazards == 0) {
             --hazard_entries_;
@@ -606,7 +615,6 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
   const Tick arrived = clock_.edge(e.arrival);
   latency_ns_[s]->sample((respond_at - arrived).ps() / 1000);
 
-  const std::uint32_t slot = e.slot;
   __builtin_prefetch(&reqs_[slot]);  // respond() moves it out response_latency cycles from now
   ++in_response_;
   sim().schedule(response_events_[slot], respond_at);
@@ -629,7 +637,7 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
   if (tracker_waiting_) out.push_back("  a write waits for a free tracker entry (set full)");
   auto describe = [&](const char* where, const Queue& q) {
     for (std::size_t i = 0; i < q.size(); ++i) {
-      const Entry& e = q.cold[i];
+      const Entry& e = entry(q.hot[i]);
       out.push_back(fmt::format("  {} {} {} {:#x} +{} (bg {} bank {} row {}), {} bursts left, {} hazards, since cycle {}",
                                 where, to_string(e.stream), to_string(e.op), e.address, e.bytes, e.at.bank_group,
                                 e.at.bank, e.at.row, e.bursts_left, q.hot[i].hazards, e.arrival.count()));

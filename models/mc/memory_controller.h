@@ -95,8 +95,10 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   void report_in_flight(std::vector<std::string>& out) const override;
 
  private:
-  // A queued request, split in two: what the per-cycle scans read (Hot, 24 bytes) and
-  // the rest (Entry); the request itself waits in reqs_ (slot).
+  // A request from acceptance to retirement: what the per-cycle scans read of a
+  // queued one is in its Hot (24 bytes, in queue order); the rest is its Entry, kept
+  // in entries_ at the request's slot (the slot of reqs_ and response_events_) from
+  // accept() on, so admission and retirement move only slot numbers and Hots.
   //
   // Hot also caches the request's next DRAM command and a lower bound of the cycle it
   // may issue (the max of its timing constraints when last computed). The command
@@ -104,16 +106,18 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   // stays the same its constraints only grow (issue() raises them with max, time
   // only goes forward), so a bound above the current cycle proves the command cannot
   // issue yet without reading any DRAM state.
+  static constexpr std::uint8_t kUnknownCommand = 0xff;  // Hot::cmd not computed
   struct Hot {
+    std::uint64_t ready = 0;    // lower bound of the cycle cmd may issue (valid with cmd)
     std::uint32_t row = 0;      // of the request's column accesses
     std::uint32_t hazards = 0;  // older queued requests to overlapping bytes
+    std::uint32_t slot = 0;     // the request's Entry (entries_) and MemRequest (reqs_)
     std::uint8_t bank = 0;      // bank index in the channel (bank_group * banks_per_group + bank)
     std::uint8_t group = 0;     // bank group
     MemOp op = MemOp::kRead;
-    bool cmd_known = false;     // cmd and ready are valid
-    DramCommand cmd = DramCommand::kActivate;
-    std::uint64_t ready = 0;    // lower bound of the cycle cmd may issue
+    std::uint8_t cmd = kUnknownCommand;  // the next DramCommand, or kUnknownCommand
   };
+  static_assert(sizeof(Hot) == 24);
   struct Entry {
     BankAddress at;               // the next column access
     std::uint32_t bank = 0;       // bank index in the channel
@@ -125,31 +129,29 @@ class MemoryController final : public Component, public MemTarget, public Tracke
     bool precharged = false;      // a PRE was issued for it (row conflict)
     bool started = false;         // its first column command issued
     bool has_data = false;        // the request carries values (reqs_ is read at the last burst only then)
-    std::uint32_t slot = 0;       // the request, in reqs_
     const void* response_event = nullptr;  // response_events_[slot], for a prefetch before retiring
     std::uint64_t address = 0;    // of the request
     std::uint64_t seq = 0;        // admission order
     Cycles arrival;               // reached the controller
     Cycles admitted;              // entered the DRAM queues (write-drain timeout)
   };
-  // A DRAM queue in admission order: hot[i] and cold[i] are one request.
+  // A DRAM queue in admission order.
   struct Queue {
     std::vector<Hot> hot;
-    std::vector<Entry> cold;
     std::uint32_t free = 0;     // entries with no hazards
     std::size_t size() const { return hot.size(); }
     bool empty() const { return hot.empty(); }
-    void push(const Hot& h, const Entry& e) {
+    void push(const Hot& h) {
       hot.push_back(h);
-      cold.push_back(e);
       if (h.hazards == 0) ++free;
     }
     void erase(std::size_t i) {
       if (hot[i].hazards == 0) --free;
       hot.erase(hot.begin() + static_cast<std::ptrdiff_t>(i));
-      cold.erase(cold.begin() + static_cast<std::ptrdiff_t>(i));
     }
   };
+  Entry& entry(const Hot& h) { return entries_[h.slot]; }
+  const Entry& entry(const Hot& h) const { return entries_[h.slot]; }
 
   Cycles cycle_now() const { return clock_.cycle_at_or_after(now()); }
   void wake_at(Cycles c);
@@ -163,16 +165,15 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   DramCommand next_command(const Hot& h) const;
   // h's next command, cached.
   DramCommand command_of(Hot& h) const {
-    if (!h.cmd_known) {
-      h.cmd = next_command(h);
+    if (h.cmd == kUnknownCommand) {
+      h.cmd = static_cast<std::uint8_t>(next_command(h));
       h.ready = 0;
-      h.cmd_known = true;
     }
-    return h.cmd;
+    return static_cast<DramCommand>(h.cmd);
   }
   // The exact earliest cycle (>= now) of h's command; refreshes the cached bound.
   Cycles exact_earliest(Hot& h, Cycles now) const {
-    h.ready = dram_.earliest_in_bank(h.cmd, h.bank, h.group, Cycles(0)).count();
+    h.ready = dram_.earliest_in_bank(static_cast<DramCommand>(h.cmd), h.bank, h.group, Cycles(0)).count();
     return Cycles(std::max(now.count(), h.ready));
   }
   // Bank `bank` (all banks if kAllBanks) opened or closed: its requests' next commands change.
@@ -213,7 +214,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   Tracker* tracker_ = nullptr;
   bool tracker_waiting_ = false;  // registered with the tracker for a freed entry
 
-  std::array<std::deque<Entry>, kNumStreams> ingress_;
+  std::array<std::deque<std::uint32_t>, kNumStreams> ingress_;  // slots, oldest first
   std::vector<std::uint32_t> hits_since_activate_;  // per bank
   std::vector<MemClient*> waiting_clients_;
   std::vector<MemClient*> retry_scratch_;
@@ -243,6 +244,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
 
   // Every request from acceptance to its response, so none is moved per stage.
   std::vector<MemRequest> reqs_;
+  std::vector<Entry> entries_;  // per reqs_ slot
   Payload no_data_;  // what apply() gets for a timing-only request (not reading its cold slot)
   std::deque<ResponseEvent> response_events_;  // one per reqs_ slot; a deque keeps them in place
   std::vector<std::uint32_t> free_slots_;
