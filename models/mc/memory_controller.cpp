@@ -100,6 +100,7 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
     throw std::invalid_argument(fmt::format("{}: at most 256 bank groups per channel are supported, got {}",
                                             this->name(), dram.config().bank_groups));
   }
+  arbiter_observes_ = arbiter_->observes();
   read_capacity_ = cfg.read_queue_size;
   write_capacity_ = cfg.write_queue_size;
   ingress_capacity_ = cfg.ingress_queue_size;
@@ -292,7 +293,7 @@ ArbiterView MemoryController::view(Cycles now_c) const {
 bool MemoryController::admit(Cycles now_c) {
   if (ingress_size(0) == 0 && ingress_size(1) == 0) return false;
   ArbiterView v = view(now_c);
-  arbiter_->observe(v);
+  if (arbiter_observes_) arbiter_->observe(v);
   const std::optional<Stream> s = arbiter_->choose(v);
   if (!tracker_waiting_ && (v.streams[0].head_tracker_blocked || v.streams[1].head_tracker_blocked)) {
     tracker_waiting_ = true;  // woken by on_tracker_space() when an entry frees
@@ -332,7 +333,7 @@ bool MemoryController::admit(Cycles now_c) {
   ++*admissions_[si];
   ingress_occupancy_[si]->set(now(), static_cast<std::int64_t>(ingress_count_[si]));
   set_occupancy_stats();
-  arbiter_->observe(view(now_c));
+  if (arbiter_observes_) arbiter_->observe(view(now_c));
   return true;
 }
 

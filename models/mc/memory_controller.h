@@ -211,6 +211,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   const AddressMap& map_;
   std::uint32_t channel_;
   std::unique_ptr<Arbiter> arbiter_;
+  bool arbiter_observes_ = true;  // arbiter_->observes()
   Tracker* tracker_ = nullptr;
   bool tracker_waiting_ = false;  // registered with the tracker for a freed entry
 
