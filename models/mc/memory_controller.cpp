@@ -102,6 +102,8 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
   }
   arbiter_observes_ = arbiter_->observes();
   read_capacity_ = cfg.read_queue_size;
+  skipped_.resize(std::max(cfg.read_queue_size, cfg.write_queue_size));
+  row_cmds_.resize(std::max(cfg.read_queue_size, cfg.write_queue_size));
   write_capacity_ = cfg.write_queue_size;
   ingress_capacity_ = cfg.ingress_queue_size;
   for (Queue* q : {&read_q_, &write_q_}) {
@@ -429,12 +431,14 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
     if (chosen->free == 0) return false;
   }
   Queue& active = *chosen;
+  // FR-FCFS in two passes: the column commands (row hits) first, and only when none of
+  // them issues the ACT/PRE commands, kept in queue order (`row_cmds`) meanwhile: a
+  // ready ACT waiting behind row hits costs no timing check per cycle.
+  //
   // Rows that requests waiting on nothing older still hit are not closed under their
   // hits (until row_hit_cap), or FR-FCFS would thrash rows. A hazard-free request hits
-  // its bank's open row exactly when its next command is a column command, so the scan
-  // collects those banks (`hit_banks`) on its way; a precharge can only issue when no
-  // column command does, i.e. after a complete scan, so precharges are decided after
-  // it (`pending_pre_`, in queue order) instead of searching the queue for each one.
+  // its bank's open row exactly when its next command is a column command, so the
+  // first pass collects those banks (`hit_banks`) for the precharges of the second.
   std::uint64_t hit_banks = 0;  // at most 64 banks (checked at construction)
   auto precharge_held = [&](const Hot& h, bool below_cap_only) {
     const std::uint32_t b = h.bank;
@@ -448,23 +452,23 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
   // (The cached bounds only ever make a request wait that could not issue anyway, so
   // when they are refreshed changes nothing but the work done.)
   Cycles soonest = kNever;
-  skipped_[0].clear();
-  skipped_[1].clear();
-  pending_pre_.clear();
-  std::size_t other_ready = kNone;  // the oldest ACT/PRE that may issue now
+  // Scratch lists sized to the larger queue's capacity at construction: no checks.
+  std::uint32_t* const skipped = skipped_.data();
+  std::uint32_t* const row_cmds = row_cmds_.data();
+  std::size_t n_skipped = 0, n_row = 0;
+  Hot* const hot = active.hot.data();
   const std::size_t n = active.size();
   for (std::size_t i = 0; i < n; ++i) {
-    Hot& h = active.hot[i];
+    Hot& h = hot[i];
     if (h.hazards > 0) continue;
     const DramCommand cmd = command_of(h);
-    if (cmd == DramCommand::kPrecharge) {
-      pending_pre_.push_back(static_cast<std::uint32_t>(i));
+    if (!is_column(cmd)) {
+      row_cmds[n_row++] = static_cast<std::uint32_t>(i);
       continue;
     }
-    const bool column = is_column(cmd);
-    if (column) hit_banks |= std::uint64_t{1} << h.bank;
+    hit_banks |= std::uint64_t{1} << h.bank;
     if (h.ready > now) {
-      if (want_next) skipped_[0].push_back(static_cast<std::uint32_t>(i));
+      if (want_next) skipped[n_skipped++] = static_cast<std::uint32_t>(i);
       continue;
     }
     const Cycles t = exact_earliest(h, now_c);
@@ -472,21 +476,17 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
       soonest = std::min(soonest, t);
       continue;
     }
-    if (column) {
-      issue_column(active, i, now_c);
-      return true;
-    }
-    if (other_ready == kNone) other_ready = i;
+    issue_column(active, i, now_c);
+    return true;
   }
-  // No column command issues: the precharges, oldest first, up to the oldest ready ACT
-  // (older requests win; a precharge's bound or exact cycle only matters for `soonest`
-  // while no ACT/PRE issues).
-  for (const std::uint32_t i : pending_pre_) {
-    if (i > other_ready) break;
-    Hot& h = active.hot[i];
-    if (precharge_held(h, true)) continue;
+  // No column command issues: the oldest ACT/PRE that can.
+  std::size_t other_ready = kNone;
+  for (std::size_t k = 0; k < n_row; ++k) {
+    const std::uint32_t i = row_cmds[k];
+    Hot& h = hot[i];
+    if (h.cmd == static_cast<std::uint8_t>(DramCommand::kPrecharge) && precharge_held(h, true)) continue;
     if (h.ready > now) {
-      if (want_next) skipped_[0].push_back(i);
+      if (want_next) skipped[n_skipped++] = i;
       continue;
     }
     const Cycles t = exact_earliest(h, now_c);
@@ -494,11 +494,12 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
       soonest = std::min(soonest, t);
       continue;
     }
-    other_ready = i;  // older than any ready ACT (the loop stops past it)
+    other_ready = i;
     break;
   }
   Queue* row_queue = &active;
   Queue& other = &active == &read_q_ ? write_q_ : read_q_;
+  skipped_other_.clear();
   if (other_ready == kNone) {
     // Nothing in the active queue can issue: open or close a row for the other queue
     // meanwhile (ACT/PRE do not use the data bus, so no turnaround), never closing a
@@ -510,7 +511,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
       if (is_column(cmd)) continue;
       if (cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
       if (h.ready > now) {
-        if (want_next) skipped_[1].push_back(static_cast<std::uint32_t>(i));
+        if (want_next) skipped_other_.push_back(static_cast<std::uint32_t>(i));
         continue;
       }
       const Cycles t = exact_earliest(h, now_c);
@@ -525,8 +526,8 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
   if (other_ready == kNone) {
     if (!want_next) return false;
     // Nothing issues: the exact bounds of the skipped requests complete `soonest`.
-    for (const std::uint32_t i : skipped_[0]) soonest = std::min(soonest, exact_earliest(active.hot[i], now_c));
-    for (const std::uint32_t i : skipped_[1]) soonest = std::min(soonest, exact_earliest(other.hot[i], now_c));
+    for (std::size_t k = 0; k < n_skipped; ++k) soonest = std::min(soonest, exact_earliest(hot[skipped[k]], now_c));
+    for (const std::uint32_t i : skipped_other_) soonest = std::min(soonest, exact_earliest(other.hot[i], now_c));
     next = std::min(next, soonest);
     return false;
   }

@@ -202,10 +202,10 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   Cycles tick_cycle_;      // the cycle tick_event_ is scheduled for
   std::uint64_t next_seq_ = 1;
   Queue read_q_, write_q_;
-  // schedule_command's scratch: requests skipped on a cached bound (active, other
-  // queue), precharges decided after the scan.
-  std::array<std::vector<std::uint32_t>, 2> skipped_;
-  std::vector<std::uint32_t> pending_pre_;
+  // schedule_command's scratch: requests of the active queue skipped on a cached
+  // bound, its ACT/PRE requests (both sized to the larger queue), requests of the
+  // other queue skipped on a cached bound.
+  std::vector<std::uint32_t> skipped_, row_cmds_, skipped_other_;
   static constexpr std::size_t kNone = ~std::size_t{0};
 
   const AddressMap& map_;
