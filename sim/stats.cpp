@@ -52,11 +52,11 @@ Stat::Stat(std::string name, std::string unit, std::string description)
 
 json Counter::to_json(Tick) const {
   json j = header_json(*this);
-  j["value"] = value_;
+  j["value"] = value();
   return j;
 }
 
-FlatFields Counter::flat(Tick) const { return {{"value", static_cast<double>(value_)}}; }
+FlatFields Counter::flat(Tick) const { return {{"value", static_cast<double>(value())}}; }
 
 json Scalar::to_json(Tick) const {
   json j = header_json(*this);

@@ -53,12 +53,24 @@ class Counter final : public Stat {
   const char* kind() const override { return "counter"; }
   Counter& operator+=(std::uint64_t n) { value_ += n; return *this; }
   Counter& operator++() { ++value_; return *this; }
-  std::uint64_t value() const { return value_; }
+  std::uint64_t value() const { return source_ != nullptr ? *source_ : value_; }
   nlohmann::json to_json(Tick end) const override;
   std::vector<std::pair<std::string, double>> flat(Tick end) const override;
 
+  // The count lives in its owner's state instead, packed with what the owner's hot
+  // path touches anyway (one separately allocated Counter per increment is a host
+  // cache miss per event in large systems): value() reads *source, and += / ++ must
+  // not be used. Contract: the owner calls unbind() (which keeps the final count)
+  // before *source goes away.
+  void bind(const std::uint64_t* source) { source_ = source; }
+  void unbind() {
+    if (source_ != nullptr) value_ = *source_;
+    source_ = nullptr;
+  }
+
  private:
   std::uint64_t value_ = 0;
+  const std::uint64_t* source_ = nullptr;
 };
 
 // A value computed once, typically at the end (utilization, algorithm bandwidth).

@@ -66,7 +66,16 @@ HbmChannel::HbmChannel(Component& parent, std::string_view name, const HbmConfig
     commands_[static_cast<std::size_t>(c)] =
         &counter(kCommandStats[static_cast<std::size_t>(c)].name, "commands",
                  kCommandStats[static_cast<std::size_t>(c)].description);
+    commands_[static_cast<std::size_t>(c)]->bind(&command_counts_[static_cast<std::size_t>(c)]);
   }
+  bus_busy_.bind(&bus_busy_cycles_);
+  refresh_busy_.bind(&refresh_busy_cycles_);
+}
+
+HbmChannel::~HbmChannel() {
+  for (Counter* c : commands_) c->unbind();
+  bus_busy_.unbind();
+  refresh_busy_.unbind();
 }
 
 // ---------------------------------------------------------------------------
@@ -122,8 +131,8 @@ std::uint64_t HbmChannel::catch_up_refreshes(Cycles now) {
     const Cycle start = std::max(refresh_due_.count(), next_ref_);
     next_act_ = std::max(next_act_, start + t.tRFC);
     next_ref_ = std::max(next_ref_, start + t.tRFC);
-    refresh_busy_ += t.tRFC;
-    ++*commands_[static_cast<std::size_t>(DramCommand::kRefresh)];
+    refresh_busy_cycles_ += t.tRFC;
+    ++command_counts_[static_cast<std::size_t>(DramCommand::kRefresh)];
     refresh_due_ = refresh_due_ + Cycles(t.tREFI);
     ++n;
   }
@@ -156,10 +165,10 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
                                         "(earliest {})",
                                         to_string(cmd), at.bank_group, at.bank, n, ready));
     next_cmd_ = n + 1;
-    ++*commands_[static_cast<std::size_t>(cmd)];
+    ++command_counts_[static_cast<std::size_t>(cmd)];
     next_act_ = std::max(next_act_, n + t.tRFC);
     next_ref_ = std::max(next_ref_, n + t.tRFC);
-    refresh_busy_ += t.tRFC;
+    refresh_busy_cycles_ += t.tRFC;
     if (cfg_.refresh) refresh_due_ = refresh_due_ + Cycles(t.tREFI);
     update_channel_bounds();
     return now;
@@ -178,7 +187,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
                                       "(earliest {})",
                                       to_string(cmd), at.bank_group, at.bank, n, ready));
   next_cmd_ = n + 1;
-  ++*commands_[static_cast<std::size_t>(cmd)];
+  ++command_counts_[static_cast<std::size_t>(cmd)];
 
   const std::uint32_t g = at.bank_group;
   // Column commands raise both column constraints of every bank group: `same` for the
@@ -227,7 +236,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       raise_columns(n + t.tCCDL, n + t.tCCDS, n + std::max(t.tRTW, t.tCCDL), n + std::max(t.tRTW, t.tCCDS));
       const Cycle end = n + t.tCL + t.tBL;
       bus_free_ = std::max(bus_free_, end);
-      bus_busy_ += t.tBL;
+      bus_busy_cycles_ += t.tBL;
       update_channel_bounds();
       return Cycles(end);
     }
@@ -240,7 +249,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       raise_columns(std::max(n + ccd_same, end + t.tWTRL), std::max(n + t.tCCDS, end + t.tWTRS), n + ccd_same,
                     n + t.tCCDS);
       bus_free_ = std::max(bus_free_, end);
-      bus_busy_ += t.tBL;
+      bus_busy_cycles_ += t.tBL;
       update_channel_bounds();
       return Cycles(end);
     }

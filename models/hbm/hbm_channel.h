@@ -46,6 +46,7 @@ struct BankAddress {
 class HbmChannel final : public Component {
  public:
   HbmChannel(Component& parent, std::string_view name, const HbmConfig& cfg);
+  ~HbmChannel() override;
 
   const HbmConfig& config() const { return cfg_; }
 
@@ -203,6 +204,9 @@ class HbmChannel final : public Component {
   mutable std::uint64_t cached_page_ = kNever;
   mutable std::uint64_t* cached_words_ = nullptr;
 
+  // The counts behind the counters (Counter::bind), here with the channel's state.
+  std::array<std::uint64_t, kNumDramCommands> command_counts_{};
+  std::uint64_t bus_busy_cycles_ = 0, refresh_busy_cycles_ = 0;
   std::array<Counter*, kNumDramCommands> commands_{};
   Counter& bus_busy_;
   Counter& refresh_busy_;

@@ -101,6 +101,18 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
                                             this->name(), dram.config().bank_groups));
   }
   arbiter_observes_ = arbiter_->observes();
+  for (int s = 0; s < kNumStreams; ++s) {
+    for (int o = 0; o < kNumMemOps; ++o) {
+      requests_[s][o]->bind(&counts_.requests[s][o]);
+      bytes_[s][o]->bind(&counts_.bytes[s][o]);
+    }
+    row_hits_[s]->bind(&counts_.row_hits[s]);
+    row_misses_[s]->bind(&counts_.row_misses[s]);
+    row_conflicts_[s]->bind(&counts_.row_conflicts[s]);
+    admissions_[s]->bind(&counts_.admissions[s]);
+  }
+  write_drains_.bind(&counts_.write_drains);
+  hazard_waits_.bind(&counts_.hazard_waits);
   read_capacity_ = cfg.read_queue_size;
   skipped_.resize(std::max(cfg.read_queue_size, cfg.write_queue_size));
   row_cmds_.resize(std::max(cfg.read_queue_size, cfg.write_queue_size));
@@ -111,7 +123,20 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
   }
 }
 
-MemoryController::~MemoryController() = default;
+MemoryController::~MemoryController() {
+  for (int s = 0; s < kNumStreams; ++s) {
+    for (int o = 0; o < kNumMemOps; ++o) {
+      requests_[s][o]->unbind();
+      bytes_[s][o]->unbind();
+    }
+    row_hits_[s]->unbind();
+    row_misses_[s]->unbind();
+    row_conflicts_[s]->unbind();
+    admissions_[s]->unbind();
+  }
+  write_drains_.unbind();
+  hazard_waits_.unbind();
+}
 
 // ---------------------------------------------------------------------------
 // MemTarget
@@ -325,14 +350,14 @@ bool MemoryController::admit(Cycles now_c) {
     for (const Hot& older : q->hot) h.hazards += ordered(entry(older), e) ? 1 : 0;
   }
   if (h.hazards > 0) {
-    ++hazard_waits_;
+    ++counts_.hazard_waits;
     ++hazard_entries_;
   }
   Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
   q.push(h);
   if (tracker_ != nullptr && e.op != MemOp::kRead) tracker_->count(reqs_[slot]);
   ++in_dram_queue_[si];
-  ++*admissions_[si];
+  ++counts_.admissions[si];
   ingress_occupancy_[si]->set(now(), static_cast<std::int64_t>(ingress_count_[si]));
   set_occupancy_stats();
   if (arbiter_observes_) arbiter_->observe(view(now_c));
@@ -416,7 +441,7 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
   if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || write_waited_too_long ||
                             (read_q_.empty() && !write_q_.empty()))) {
     draining_writes_ = true;
-    ++write_drains_;
+    ++counts_.write_drains;
   } else if (!draining_writes_ && !write_q_.empty()) {
     next = std::min(next, entry(write_q_.hot.front()).admitted + Cycles(cfg_.write_drain_timeout));
   } else if (draining_writes_ && (write_q_.empty() || (write_q_.size() <= cfg_.write_low_watermark &&
@@ -561,11 +586,11 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
   if (!e.started) {
     e.started = true;
     if (e.precharged) {
-      ++*row_conflicts_[s];
+      ++counts_.row_conflicts[s];
     } else if (e.activated) {
-      ++*row_misses_[s];
+      ++counts_.row_misses[s];
     } else {
-      ++*row_hits_[s];
+      ++counts_.row_hits[s];
     }
   }
   const Cycles data_done = dram_.issue(static_cast<DramCommand>(h.cmd), e.at, now_c);
@@ -609,8 +634,8 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
   }
   const int s = index(e.stream), o = index(e.op);
   --in_dram_queue_[s];
-  ++*requests_[s][o];
-  *bytes_[s][o] += e.bytes;
+  ++counts_.requests[s][o];
+  counts_.bytes[s][o] += e.bytes;
   set_occupancy_stats();
 
   const Tick respond_at = clock_.edge(data_done + Cycles(cfg_.response_latency));

@@ -202,6 +202,13 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   Cycles tick_cycle_;      // the cycle tick_event_ is scheduled for
   std::uint64_t next_seq_ = 1;
   Queue read_q_, write_q_;
+  // The counts behind the counters below (Counter::bind): here, next to the state the
+  // controller touches per request anyway, not one heap object per count.
+  struct Counts {
+    std::array<std::array<std::uint64_t, kNumMemOps>, kNumStreams> requests{}, bytes{};
+    std::array<std::uint64_t, kNumStreams> row_hits{}, row_misses{}, row_conflicts{}, admissions{};
+    std::uint64_t write_drains = 0, hazard_waits = 0;
+  } counts_;
   // schedule_command's scratch: requests of the active queue skipped on a cached
   // bound, its ACT/PRE requests (both sized to the larger queue), requests of the
   // other queue skipped on a cached bound.
