@@ -103,6 +103,12 @@ class HbmChannel final : public Component {
   // data beat, for WR/UPD the last write data beat, for ACT/PRE/REF `now`.
   Cycles issue(DramCommand cmd, const BankAddress& at, Cycles now);
 
+  // The first lines of the state a controller's cycle reads (for host-cache
+  // prefetches; stable for the channel's lifetime).
+  std::array<const void*, 3> hot_lines() const {
+    return {&refresh_due_, reinterpret_cast<const char*>(&refresh_due_) + 64, open_row_.data()};
+  }
+
   // ---- refresh (tREFI cadence). When now >= refresh_due(), the controller must close
   // every bank and issue kRefresh; refresh_due() then advances by tREFI.
   Cycles refresh_due() const { return refresh_due_; }

@@ -121,6 +121,18 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
   for (Queue* q : {&read_q_, &write_q_}) {
     q->hot.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
   }
+  // What a tick reads first (TickEvent::prefetch): the configuration copy, the block of
+  // per-tick state, both queues' first entries, the channel's timing state. The
+  // queues never reallocate (reserved to capacity above; push only when they fit).
+  const auto dram_lines = dram.hot_lines();
+  tick_event_.lines = {&cfg_,
+                       &read_capacity_,
+                       reinterpret_cast<const char*>(&read_capacity_) + 64,
+                       read_q_.hot.data(),
+                       write_q_.hot.data(),
+                       dram_lines[0],
+                       dram_lines[1],
+                       dram_lines[2]};
 }
 
 MemoryController::~MemoryController() {
