@@ -367,6 +367,7 @@ bool MemoryController::admit(Cycles now_c) {
   }
   Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
   q.push(h);
+  if (&q == &write_q_ && write_q_.size() == 1) write_front_admitted_ = now_c;
   if (tracker_ != nullptr && e.op != MemOp::kRead) tracker_->count(reqs_[slot]);
   ++in_dram_queue_[si];
   ++counts_.admissions[si];
@@ -449,13 +450,13 @@ DramCommand MemoryController::next_command(const Hot& h) const {
 // first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
 bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_next) {
   const bool write_waited_too_long =
-      !write_q_.empty() && now_c >= entry(write_q_.hot.front()).admitted + Cycles(cfg_.write_drain_timeout);
+      !write_q_.empty() && now_c >= write_front_admitted_ + Cycles(cfg_.write_drain_timeout);
   if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || write_waited_too_long ||
                             (read_q_.empty() && !write_q_.empty()))) {
     draining_writes_ = true;
     ++counts_.write_drains;
   } else if (!draining_writes_ && !write_q_.empty()) {
-    next = std::min(next, entry(write_q_.hot.front()).admitted + Cycles(cfg_.write_drain_timeout));
+    next = std::min(next, write_front_admitted_ + Cycles(cfg_.write_drain_timeout));
   } else if (draining_writes_ && (write_q_.empty() || (write_q_.size() <= cfg_.write_low_watermark &&
                                                        !read_q_.empty() && !write_waited_too_long))) {
     draining_writes_ = false;
@@ -626,6 +627,9 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
   const std::uint32_t slot = q.hot[i].slot;
   const Entry& e = entries_[slot];
   q.erase(i);
+  // The drain timeout runs from the oldest write's admission: kept at hand, as the
+  // scheduler reads it every cycle.
+  if (&q == &write_q_ && i == 0 && !write_q_.empty()) write_front_admitted_ = entry(write_q_.hot.front()).admitted;
   // Only an entry with hazards can be ordered behind e (it counted e when admitted),
   // and a read only behind a write (read_q_ holds only reads).
   if (hazard_entries_ > 0) {

@@ -193,6 +193,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   std::array<std::uint32_t, kNumStreams> ingress_count_{};  // ingress_[s].size()
   std::array<std::uint32_t, kNumStreams> in_dram_queue_{};
   std::uint32_t hazard_entries_ = 0;  // entries of read_q_ and write_q_ with hazards > 0
+  Cycles write_front_admitted_;  // admission of write_q_'s oldest entry (the drain timeout), if any
   bool draining_writes_ = false;
   bool refresh_pending_ = false;
   bool in_tick_ = false;
