@@ -168,6 +168,16 @@ void EventQueue::dispatch(Event* ev, Bucket* b) {
     pop_top();
   } else {
     ++b->head;  // the bucket stays queued until found exhausted
+    // The bucket says what runs next: the event after next has its object fetched,
+    // the next one (fetched a dispatch ago) its owner's state (Event::prefetch). A
+    // stale item's event is still a valid object (events outlive the queue's runs).
+    const std::size_t n = b->items.size();
+    if (b->head + 1 < n) {
+      const char* after_next = reinterpret_cast<const char*>(b->items[b->head + 1].ev);
+      __builtin_prefetch(after_next);
+      __builtin_prefetch(after_next + 64);
+    }
+    if (b->head < n) b->items[b->head].ev->prefetch();
   }
   ev->seq_ = 0;
   --live_;

@@ -55,6 +55,11 @@ class Event {
   virtual void process() = 0;
   // For deadlock reports and traces.
   virtual std::string description() const { return "event"; }
+  // Contract: no effect but host-cache prefetches of the state process() will read.
+  // The queue calls it on the event that runs next, while the current one runs: with
+  // hundreds of components ticking at one clock edge, each one's state has left the
+  // host's caches since its last tick.
+  virtual void prefetch() const {}
 
   bool scheduled() const { return seq_ != 0; }
   Tick when() const { return when_; }

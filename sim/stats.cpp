@@ -52,11 +52,11 @@ Stat::Stat(std::string name, std::string unit, std::string description)
 
 json Counter::to_json(Tick) const {
   json j = header_json(*this);
-  j["value"] = value_;
+  j["value"] = value();
   return j;
 }
 
-FlatFields Counter::flat(Tick) const { return {{"value", static_cast<double>(value_)}}; }
+FlatFields Counter::flat(Tick) const { return {{"value", static_cast<double>(value())}}; }
 
 json Scalar::to_json(Tick) const {
   json j = header_json(*this);
@@ -162,37 +162,20 @@ TimeWeighted::TimeWeighted(std::string name, std::string unit, std::string descr
   }
 }
 
-void TimeWeighted::set(Tick now, std::int64_t level) {
+void TimeWeighted::bad_set(Tick now, std::int64_t level) const {
   if (level < 0) {
     throw std::logic_error(fmt::format("time-weighted stat '{}': negative level {}", name(), level));
   }
-  if (now < since_) {
-    throw std::logic_error(fmt::format("time-weighted stat '{}': time went backwards ({} ps < {} ps)",
-                                       name(), now.ps(), since_.ps()));
-  }
-  // An interval of zero length adds nothing (level x 0 to the area, 0 to a bucket).
-  if (now != since_) close_interval(now);
-  level_ = level;
-  if (level_ > max_) max_ = level_;
+  throw std::logic_error(fmt::format("time-weighted stat '{}': time went backwards ({} ps < {} ps)",
+                                     name(), now.ps(), since_.ps()));
 }
 
-void TimeWeighted::close_interval(Tick now) {
-  const Tick::rep duration = (now - since_).ps();
+void TimeWeighted::add_inexact(Tick::rep duration) {
   if (exact_area_) {
-    const uint128 sum = static_cast<uint128>(static_cast<std::uint64_t>(level_)) * duration + area_int_;
-    if (sum >> 64 == 0) {
-      area_int_ = static_cast<std::uint64_t>(sum);
-    } else {
-      exact_area_ = false;
-      area_ = static_cast<long double>(area_int_);
-    }
+    exact_area_ = false;
+    area_ = static_cast<long double>(area_int_);
   }
-  if (!exact_area_) area_ += static_cast<long double>(level_) * static_cast<long double>(duration);
-  const std::size_t overflow = time_at_level_.size() - 1;
-  const auto level = static_cast<std::uint64_t>(level_);
-  const std::uint64_t index = width_ == 1 ? level : level / width_;
-  time_at_level_[index < overflow ? static_cast<std::size_t>(index) : overflow] += duration;
-  since_ = now;
+  area_ += static_cast<long double>(level_) * static_cast<long double>(duration);
 }
 
 double TimeWeighted::mean(Tick end) const {

@@ -53,12 +53,24 @@ class Counter final : public Stat {
   const char* kind() const override { return "counter"; }
   Counter& operator+=(std::uint64_t n) { value_ += n; return *this; }
   Counter& operator++() { ++value_; return *this; }
-  std::uint64_t value() const { return value_; }
+  std::uint64_t value() const { return source_ != nullptr ? *source_ : value_; }
   nlohmann::json to_json(Tick end) const override;
   std::vector<std::pair<std::string, double>> flat(Tick end) const override;
 
+  // The count lives in its owner's state instead, packed with what the owner's hot
+  // path touches anyway (one separately allocated Counter per increment is a host
+  // cache miss per event in large systems): value() reads *source, and += / ++ must
+  // not be used. Contract: the owner calls unbind() (which keeps the final count)
+  // before *source goes away.
+  void bind(const std::uint64_t* source) { source_ = source; }
+  void unbind() {
+    if (source_ != nullptr) value_ = *source_;
+    source_ = nullptr;
+  }
+
  private:
   std::uint64_t value_ = 0;
+  const std::uint64_t* source_ = nullptr;
 };
 
 // A value computed once, typically at the end (utilization, algorithm bandwidth).
@@ -134,8 +146,15 @@ class TimeWeighted final : public Stat {
   TimeWeighted(std::string name, std::string unit, std::string description,
                std::uint64_t bucket_width = 1, std::size_t num_buckets = 64);
   const char* kind() const override { return "time_weighted"; }
-  // Contract: calls come with non-decreasing `now`.
-  void set(Tick now, std::int64_t level);
+  // Contract: calls come with non-decreasing `now`. Inline: memory controllers set
+  // several per request.
+  void set(Tick now, std::int64_t level) {
+    if (level < 0 || now < since_) [[unlikely]] bad_set(now, level);
+    // An interval of zero length adds nothing (level x 0 to the area, 0 to a bucket).
+    if (now != since_) close_interval(now);
+    level_ = level;
+    if (level_ > max_) max_ = level_;
+  }
   void add(Tick now, std::int64_t delta) { set(now, level_ + delta); }
   std::int64_t level() const { return level_; }
   std::int64_t max() const { return max_; }
@@ -144,7 +163,25 @@ class TimeWeighted final : public Stat {
   std::vector<std::pair<std::string, double>> flat(Tick end) const override;
 
  private:
-  void close_interval(Tick now);
+  [[noreturn]] void bad_set(Tick now, std::int64_t level) const;
+  void close_interval(Tick now) {
+    const Tick::rep duration = (now - since_).ps();
+    const auto level = static_cast<std::uint64_t>(level_);
+    std::uint64_t term = 0, sum = 0;
+    if (exact_area_ && !__builtin_mul_overflow(level, duration, &term) &&
+        !__builtin_add_overflow(term, area_int_, &sum)) [[likely]] {
+      area_int_ = sum;
+    } else {
+      add_inexact(duration);
+    }
+    const std::size_t overflow = time_at_level_.size() - 1;
+    const std::uint64_t index = width_ == 1 ? level : level / width_;
+    time_at_level_[index < overflow ? static_cast<std::size_t>(index) : overflow] += duration;
+    since_ = now;
+  }
+  // The area's term level x duration when the exact integer sum would reach 2^64 (from
+  // then on the sum is the long double it would have been).
+  void add_inexact(Tick::rep duration);
   // Share of [0, end) spent in each level bucket, the open interval included.
   std::vector<double> time_fractions(Tick end) const;
   std::uint64_t width_;

@@ -56,6 +56,8 @@ HbmChannel::HbmChannel(Component& parent, std::string_view name, const HbmConfig
   t_cl_ = cfg_.timing.tCL;
   t_wl_ = cfg_.timing.tWL;
   groups_.resize(cfg_.bank_groups);
+  split_columns_ = cfg_.timing.tCCDS <= cfg_.timing.tCCDL && cfg_.timing.tCCDS <= cfg_.timing.tCCDWL &&
+                   cfg_.timing.tWTRS <= cfg_.timing.tWTRL;
   const std::uint64_t page_bytes = std::max<std::uint64_t>(kPageBytes, cfg_.value_granule);
   page_shift_ = static_cast<std::uint32_t>(std::countr_zero(page_bytes));
   granule_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.value_granule));
@@ -64,7 +66,16 @@ HbmChannel::HbmChannel(Component& parent, std::string_view name, const HbmConfig
     commands_[static_cast<std::size_t>(c)] =
         &counter(kCommandStats[static_cast<std::size_t>(c)].name, "commands",
                  kCommandStats[static_cast<std::size_t>(c)].description);
+    commands_[static_cast<std::size_t>(c)]->bind(&command_counts_[static_cast<std::size_t>(c)]);
   }
+  bus_busy_.bind(&bus_busy_cycles_);
+  refresh_busy_.bind(&refresh_busy_cycles_);
+}
+
+HbmChannel::~HbmChannel() {
+  for (Counter* c : commands_) c->unbind();
+  bus_busy_.unbind();
+  refresh_busy_.unbind();
 }
 
 // ---------------------------------------------------------------------------
@@ -120,14 +131,15 @@ std::uint64_t HbmChannel::catch_up_refreshes(Cycles now) {
     const Cycle start = std::max(refresh_due_.count(), next_ref_);
     next_act_ = std::max(next_act_, start + t.tRFC);
     next_ref_ = std::max(next_ref_, start + t.tRFC);
-    refresh_busy_ += t.tRFC;
-    ++*commands_[static_cast<std::size_t>(DramCommand::kRefresh)];
+    refresh_busy_cycles_ += t.tRFC;
+    ++command_counts_[static_cast<std::size_t>(DramCommand::kRefresh)];
     refresh_due_ = refresh_due_ + Cycles(t.tREFI);
     ++n;
   }
   if (n > 0) {
     open_row_.assign(open_row_.size(), kClosedRow);  // a refresh needs every bank precharged
     open_banks_ = 0;
+    update_channel_bounds();
   }
   return n;
 }
@@ -153,11 +165,12 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
                                         "(earliest {})",
                                         to_string(cmd), at.bank_group, at.bank, n, ready));
     next_cmd_ = n + 1;
-    ++*commands_[static_cast<std::size_t>(cmd)];
+    ++command_counts_[static_cast<std::size_t>(cmd)];
     next_act_ = std::max(next_act_, n + t.tRFC);
     next_ref_ = std::max(next_ref_, n + t.tRFC);
-    refresh_busy_ += t.tRFC;
+    refresh_busy_cycles_ += t.tRFC;
     if (cfg_.refresh) refresh_due_ = refresh_due_ + Cycles(t.tREFI);
+    update_channel_bounds();
     return now;
   }
 
@@ -174,12 +187,19 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
                                       "(earliest {})",
                                       to_string(cmd), at.bank_group, at.bank, n, ready));
   next_cmd_ = n + 1;
-  ++*commands_[static_cast<std::size_t>(cmd)];
+  ++command_counts_[static_cast<std::size_t>(cmd)];
 
   const std::uint32_t g = at.bank_group;
   // Column commands raise both column constraints of every bank group: `same` for the
   // command's own group, `other` for the rest.
   auto raise_columns = [&](Cycle rd_same, Cycle rd_other, Cycle wr_same, Cycle wr_other) {
+    if (split_columns_) {  // other <= same: see split_columns_
+      groups_[g].next_rd = std::max(groups_[g].next_rd, rd_same);
+      groups_[g].next_wr = std::max(groups_[g].next_wr, wr_same);
+      col_rd_any_ = std::max(col_rd_any_, rd_other);
+      col_wr_any_ = std::max(col_wr_any_, wr_other);
+      return;
+    }
     Group* const groups = groups_.data();
     const std::size_t n_groups = groups_.size();
     for (std::size_t h = 0; h < n_groups; ++h) {
@@ -201,6 +221,7 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       faw_head_ = (faw_head_ + 1) % 4;
       if (acts_ < 4) ++acts_;
       if (acts_ == 4) faw_ready_ = faw_[faw_head_] + t.tFAW;  // oldest of the last four
+      update_channel_bounds();
       return now;
     }
     case DramCommand::kPrecharge:
@@ -208,13 +229,15 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       --open_banks_;
       b.next_act = std::max(b.next_act, n + t.tRP);
       next_ref_ = std::max(next_ref_, n + t.tRP);
+      update_channel_bounds();
       return now;
     case DramCommand::kRead: {
       b.next_pre = std::max(b.next_pre, n + t.tRTP);
       raise_columns(n + t.tCCDL, n + t.tCCDS, n + std::max(t.tRTW, t.tCCDL), n + std::max(t.tRTW, t.tCCDS));
       const Cycle end = n + t.tCL + t.tBL;
       bus_free_ = std::max(bus_free_, end);
-      bus_busy_ += t.tBL;
+      bus_busy_cycles_ += t.tBL;
+      update_channel_bounds();
       return Cycles(end);
     }
     case DramCommand::kWrite:
@@ -226,7 +249,8 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
       raise_columns(std::max(n + ccd_same, end + t.tWTRL), std::max(n + t.tCCDS, end + t.tWTRS), n + ccd_same,
                     n + t.tCCDS);
       bus_free_ = std::max(bus_free_, end);
-      bus_busy_ += t.tBL;
+      bus_busy_cycles_ += t.tBL;
+      update_channel_bounds();
       return Cycles(end);
     }
     case DramCommand::kRefresh: break;

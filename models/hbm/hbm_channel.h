@@ -46,6 +46,7 @@ struct BankAddress {
 class HbmChannel final : public Component {
  public:
   HbmChannel(Component& parent, std::string_view name, const HbmConfig& cfg);
+  ~HbmChannel() override;
 
   const HbmConfig& config() const { return cfg_; }
 
@@ -82,23 +83,16 @@ class HbmChannel final : public Component {
                           Cycles now) const {
     const Bank& b = banks_[bank_index];
     const Group& g = groups_[bank_group];
-    Cycle c = now.count() > next_cmd_ ? now.count() : next_cmd_;
+    // Channel-wide bounds first (one command per cycle, bus, tFAW, other groups'
+    // column spacing: folded into one value per command class at each issue).
+    Cycle c = now.count();
     switch (cmd) {
-      case DramCommand::kActivate:
-        c = std::max({c, b.next_act, g.next_act, next_act_, faw_ready_});
-        break;
-      case DramCommand::kPrecharge:
-        c = std::max(c, b.next_pre);
-        break;
-      case DramCommand::kRead:
-        // The read burst starts tCL later and must not start before the bus is free.
-        c = std::max({c, b.next_col, g.next_rd, bus_free_ > t_cl_ ? bus_free_ - t_cl_ : 0});
-        break;
+      case DramCommand::kActivate: c = std::max({c, chan_act_, b.next_act, g.next_act}); break;
+      case DramCommand::kPrecharge: c = std::max({c, next_cmd_, b.next_pre}); break;
+      case DramCommand::kRead: c = std::max({c, chan_rd_, b.next_col, g.next_rd}); break;
       case DramCommand::kWrite:
-      case DramCommand::kUpdate:
-        c = std::max({c, b.next_col, g.next_wr, bus_free_ > t_wl_ ? bus_free_ - t_wl_ : 0});
-        break;
-      case DramCommand::kRefresh: break;
+      case DramCommand::kUpdate: c = std::max({c, chan_wr_, b.next_col, g.next_wr}); break;
+      case DramCommand::kRefresh: c = std::max(c, next_cmd_); break;
     }
     return Cycles(c);
   }
@@ -108,6 +102,12 @@ class HbmChannel final : public Component {
   // command. Returns the cycle at which the command's work ends: for RD the last read
   // data beat, for WR/UPD the last write data beat, for ACT/PRE/REF `now`.
   Cycles issue(DramCommand cmd, const BankAddress& at, Cycles now);
+
+  // The first lines of the state a controller's cycle reads (for host-cache
+  // prefetches; stable for the channel's lifetime).
+  std::array<const void*, 3> hot_lines() const {
+    return {&refresh_due_, reinterpret_cast<const char*>(&refresh_due_) + 64, open_row_.data()};
+  }
 
   // ---- refresh (tREFI cadence). When now >= refresh_due(), the controller must close
   // every bank and issue kRefresh; refresh_due() then advances by tREFI.
@@ -145,8 +145,12 @@ class HbmChannel final : public Component {
   };
   struct Group {
     Cycle next_act = 0;  // tRRDL (same group) / tRRDS (other groups)
-    Cycle next_rd = 0;   // tCCDL/S, tCCDWL, tWL + tBL + tWTRL/S
-    Cycle next_wr = 0;   // next WR or UPD: tCCDL/S, tCCDWL, tRTW
+    // Column spacing: tCCDL/S, tCCDWL, tWL + tBL + tWTRL/S before RD; tCCDL/S,
+    // tCCDWL, tRTW before WR/UPD. With split_columns_ only the bound a command sets
+    // for its own group is kept here, the one for the other groups in col_rd_any_ /
+    // col_wr_any_ (see issue()).
+    Cycle next_rd = 0;
+    Cycle next_wr = 0;
   };
 
   std::uint32_t bank_index(const BankAddress& at) const {
@@ -171,6 +175,24 @@ class HbmChannel final : public Component {
   Cycle next_act_ = 0;      // channel-wide ACT block (tRFC after REF)
   Cycle faw_ready_ = 0;     // oldest of the last four ACTs + tFAW
   Cycle t_cl_ = 0, t_wl_ = 0;  // cfg_.timing.tCL, tWL
+  // A column command raises the column bounds of its own bank group to `same` and of
+  // every other group to `other`, with other <= same whenever tCCDS <= tCCDL, tCCDWL
+  // and tWTRS <= tWTRL (split_columns_; the configuration checks ask for the first
+  // two). Then max(a group's own-command bound, every command's `other` bound) is
+  // each group's bound, and a column command updates two values instead of every
+  // group. Otherwise every group is raised and these stay 0.
+  bool split_columns_ = false;
+  Cycle col_rd_any_ = 0, col_wr_any_ = 0;
+  // The channel-wide part of earliest() per command class, refreshed by every
+  // command (all of them move next_cmd_): max of next_cmd_, the bus (a burst starts
+  // tCL / tWL after its command and waits for the previous one), col_*_any_, and for
+  // ACT next_act_ and faw_ready_.
+  Cycle chan_rd_ = 0, chan_wr_ = 0, chan_act_ = 0;
+  void update_channel_bounds() {
+    chan_rd_ = std::max({next_cmd_, col_rd_any_, bus_free_ > t_cl_ ? bus_free_ - t_cl_ : 0});
+    chan_wr_ = std::max({next_cmd_, col_wr_any_, bus_free_ > t_wl_ ? bus_free_ - t_wl_ : 0});
+    chan_act_ = std::max({next_cmd_, next_act_, faw_ready_});
+  }
   std::uint32_t open_banks_ = 0;
   std::vector<std::uint32_t> open_row_;  // per bank: its open row, kClosedRow if closed
   std::vector<Bank> banks_;
@@ -188,6 +210,9 @@ class HbmChannel final : public Component {
   mutable std::uint64_t cached_page_ = kNever;
   mutable std::uint64_t* cached_words_ = nullptr;
 
+  // The counts behind the counters (Counter::bind), here with the channel's state.
+  std::array<std::uint64_t, kNumDramCommands> command_counts_{};
+  std::uint64_t bus_busy_cycles_ = 0, refresh_busy_cycles_ = 0;
   std::array<Counter*, kNumDramCommands> commands_{};
   Counter& bus_busy_;
   Counter& refresh_busy_;

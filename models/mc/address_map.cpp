@@ -26,6 +26,14 @@ AddressMap::AddressMap(const AddressMapConfig& cfg, const HbmConfig& hbm) : cfg_
   low_column_bits_ = log2_exact(cfg.interleave_bytes / hbm.access_bytes);
   channels_ = hbm.channels;
   modulo_channels_ = !std::has_single_bit(hbm.channels);
+  hash_bits_ = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::bit_width(channels_ - 1)));
+  // ceil(64 / hash_bits_) chunks, folded in halves: shifts of hash_bits_ x 2^k for
+  // 2^k below the chunk count, largest first (each below 64).
+  const std::uint32_t chunks = (64 + hash_bits_ - 1) / hash_bits_;
+  std::uint32_t span = 1;
+  while (span < chunks) span *= 2;
+  for (span /= 2; span >= 1; span /= 2) folds_[num_folds_++] = hash_bits_ * span;
+  hash_modulo_ = modulo_channels_ || channels_ == 1;
   const std::array<std::uint32_t, kNumFields> width = {
       log2_exact(hbm.rows), log2_exact(hbm.banks_per_group), log2_exact(hbm.bank_groups),
       log2_exact(hbm.columns()) - low_column_bits_, modulo_channels_ ? 0 : log2_exact(hbm.channels)};
@@ -73,11 +81,13 @@ AddressMap::AddressMap(const AddressMapConfig& cfg, const HbmConfig& hbm) : cfg_
 
 std::uint32_t AddressMap::channel_hash(std::uint64_t above) const {
   if (!cfg_.channel_xor) return 0;
-  // Fold the bits above the channel field into channel-sized chunks.
-  const std::uint32_t bits = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::bit_width(channels_ - 1)));
-  std::uint64_t h = 0;
-  for (std::uint64_t x = above; x != 0; x >>= bits) h ^= x & ((std::uint64_t{1} << bits) - 1);
-  return static_cast<std::uint32_t>(h % channels_);
+  // Fold the bits above the channel field into channel-sized chunks: the XOR of every
+  // hash_bits_-wide chunk, by a tree of shifts (constructor).
+  std::uint64_t x = above;
+  for (std::uint32_t i = 0; i < num_folds_; ++i) x ^= x >> folds_[i];
+  const std::uint64_t h = x & ((std::uint64_t{1} << hash_bits_) - 1);
+  // A power-of-two count above 1 has h < channels_ already (no division).
+  return static_cast<std::uint32_t>(hash_modulo_ ? h % channels_ : h);
 }
 
 DecodedAddress AddressMap::decode(std::uint64_t address) const {

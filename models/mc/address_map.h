@@ -62,6 +62,12 @@ class AddressMap {
   std::uint32_t channel_hash(std::uint64_t quotient) const;  // fold of the bits above the channel
   std::uint32_t channels_ = 1;
   bool modulo_channels_ = false;  // channel count not a power of two: unit % channels
+  // channel_hash: chunk width, and the shifts (largest first, a multiple of the width
+  // each) of a tree fold that XORs every chunk of a 64-bit value into the lowest.
+  std::uint32_t hash_bits_ = 1;
+  bool hash_modulo_ = true;  // the folded chunk can reach channels_ (not a power of two, or 1 channel)
+  std::uint32_t num_folds_ = 0;
+  std::array<std::uint32_t, 7> folds_{};
 };
 
 }  // namespace t3sim

@@ -74,6 +74,9 @@ class Arbiter : public Component {
   // Contract: called whenever the DRAM-queue occupancy or the waiting requests
   // change (after the change), for policies that watch occupancy over time.
   virtual void observe(const ArbiterView& /*view*/) {}
+  // Contract: false if observe() never does anything, for the whole run; the
+  // controller then does not build views only to observe them.
+  virtual bool observes() const { return true; }
 
   // Contract: the earliest cycle after view.now at which choose() may answer
   // differently although nothing else changed (a starvation timer), so a sleeping

@@ -100,16 +100,55 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
     throw std::invalid_argument(fmt::format("{}: at most 256 bank groups per channel are supported, got {}",
                                             this->name(), dram.config().bank_groups));
   }
+  arbiter_observes_ = arbiter_->observes();
+  for (int s = 0; s < kNumStreams; ++s) {
+    for (int o = 0; o < kNumMemOps; ++o) {
+      requests_[s][o]->bind(&counts_.requests[s][o]);
+      bytes_[s][o]->bind(&counts_.bytes[s][o]);
+    }
+    row_hits_[s]->bind(&counts_.row_hits[s]);
+    row_misses_[s]->bind(&counts_.row_misses[s]);
+    row_conflicts_[s]->bind(&counts_.row_conflicts[s]);
+    admissions_[s]->bind(&counts_.admissions[s]);
+  }
+  write_drains_.bind(&counts_.write_drains);
+  hazard_waits_.bind(&counts_.hazard_waits);
   read_capacity_ = cfg.read_queue_size;
+  skipped_.resize(std::max(cfg.read_queue_size, cfg.write_queue_size));
+  row_cmds_.resize(std::max(cfg.read_queue_size, cfg.write_queue_size));
   write_capacity_ = cfg.write_queue_size;
   ingress_capacity_ = cfg.ingress_queue_size;
   for (Queue* q : {&read_q_, &write_q_}) {
     q->hot.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
-    q->cold.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
   }
+  // What a tick reads first (TickEvent::prefetch): the configuration copy, the block of
+  // per-tick state, both queues' first entries, the channel's timing state. The
+  // queues never reallocate (reserved to capacity above; push only when they fit).
+  const auto dram_lines = dram.hot_lines();
+  tick_event_.lines = {&cfg_,
+                       &read_capacity_,
+                       reinterpret_cast<const char*>(&read_capacity_) + 64,
+                       read_q_.hot.data(),
+                       write_q_.hot.data(),
+                       dram_lines[0],
+                       dram_lines[1],
+                       dram_lines[2]};
 }
 
-MemoryController::~MemoryController() = default;
+MemoryController::~MemoryController() {
+  for (int s = 0; s < kNumStreams; ++s) {
+    for (int o = 0; o < kNumMemOps; ++o) {
+      requests_[s][o]->unbind();
+      bytes_[s][o]->unbind();
+    }
+    row_hits_[s]->unbind();
+    row_misses_[s]->unbind();
+    row_conflicts_[s]->unbind();
+    admissions_[s]->unbind();
+  }
+  write_drains_.unbind();
+  hazard_waits_.unbind();
+}
 
 // ---------------------------------------------------------------------------
 // MemTarget
@@ -140,18 +179,21 @@ void MemoryController::accept(MemRequest&& req) {
   e.address = req.address;
   e.bytes = req.bytes;
   e.has_data = !req.data.empty();
+  std::uint32_t slot;
   if (free_slots_.empty()) {
-    e.slot = static_cast<std::uint32_t>(reqs_.size());
+    slot = static_cast<std::uint32_t>(reqs_.size());
     reqs_.push_back(std::move(req));
-    response_events_.emplace_back(*this, e.slot);
+    entries_.emplace_back();
+    response_events_.emplace_back(*this, slot);
   } else {
-    e.slot = free_slots_.back();
+    slot = free_slots_.back();
     free_slots_.pop_back();
-    reqs_[e.slot] = std::move(req);
+    reqs_[slot] = std::move(req);
   }
-  e.response_event = &response_events_[e.slot];
+  e.response_event = &response_events_[slot];
   const int s = index(e.stream);
-  ingress_[s].push_back(e);
+  entries_[slot] = e;
+  ingress_[s].push_back(slot);
   ++ingress_count_[s];
   ingress_occupancy_[s]->set(now(), static_cast<std::int64_t>(ingress_count_[s]));
   if (!in_tick_) wake_at(cycle_now());
@@ -276,11 +318,12 @@ ArbiterView MemoryController::view(Cycles now_c) const {
     st.waiting = ingress_size(s);
     st.in_dram_queue = in_dram_queue_[s];
     if (st.waiting > 0) {
-      const Entry& head = ingress_[s].front();
+      const std::uint32_t slot = ingress_[s].front();
+      const Entry& head = entries_[slot];
       st.head_arrival = head.arrival;
       st.head_fits = head.op == MemOp::kRead ? read_q_.size() < read_capacity_ : write_q_.size() < write_capacity_;
       // T3 tracker set full: the write waits (Tracker, "Set full").
-      if (st.head_fits && tracker_ != nullptr && head.op != MemOp::kRead && !tracker_->can_count(reqs_[head.slot])) {
+      if (st.head_fits && tracker_ != nullptr && head.op != MemOp::kRead && !tracker_->can_count(reqs_[slot])) {
         st.head_fits = false;
         st.head_tracker_blocked = true;
       }
@@ -292,7 +335,7 @@ ArbiterView MemoryController::view(Cycles now_c) const {
 bool MemoryController::admit(Cycles now_c) {
   if (ingress_size(0) == 0 && ingress_size(1) == 0) return false;
   ArbiterView v = view(now_c);
-  arbiter_->observe(v);
+  if (arbiter_observes_) arbiter_->observe(v);
   const std::optional<Stream> s = arbiter_->choose(v);
   if (!tracker_waiting_ && (v.streams[0].head_tracker_blocked || v.streams[1].head_tracker_blocked)) {
     tracker_waiting_ = true;  // woken by on_tracker_space() when an entry frees
@@ -304,12 +347,14 @@ bool MemoryController::admit(Cycles now_c) {
 
   const int si = index(*s);
   auto& in = ingress_[si];
-  Entry e = in.front();
+  const std::uint32_t slot = in.front();
   in.pop_front();
   --ingress_count_[si];
+  Entry& e = entries_[slot];
   e.seq = next_seq_++;
   e.admitted = now_c;
   Hot h;
+  h.slot = slot;
   h.row = e.at.row;
   h.bank = static_cast<std::uint8_t>(e.bank);
   h.group = static_cast<std::uint8_t>(e.at.bank_group);
@@ -317,20 +362,21 @@ bool MemoryController::admit(Cycles now_c) {
   // Two reads are never ordered, and read_q_ holds only reads: a read checks write_q_.
   for (const Queue* q : {&read_q_, &write_q_}) {
     if (q == &read_q_ && e.op == MemOp::kRead) continue;
-    for (const Entry& older : q->cold) h.hazards += ordered(older, e) ? 1 : 0;
+    for (const Hot& older : q->hot) h.hazards += ordered(entry(older), e) ? 1 : 0;
   }
   if (h.hazards > 0) {
-    ++hazard_waits_;
+    ++counts_.hazard_waits;
     ++hazard_entries_;
   }
   Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
-  q.push(h, e);
-  if (tracker_ != nullptr && e.op != MemOp::kRead) tracker_->count(reqs_[e.slot]);
+  q.push(h);
+  if (&q == &write_q_ && write_q_.size() == 1) write_front_admitted_ = now_c;
+  if (tracker_ != nullptr && e.op != MemOp::kRead) tracker_->count(reqs_[slot]);
   ++in_dram_queue_[si];
-  ++*admissions_[si];
+  ++counts_.admissions[si];
   ingress_occupancy_[si]->set(now(), static_cast<std::int64_t>(ingress_count_[si]));
   set_occupancy_stats();
-  arbiter_->observe(view(now_c));
+  if (arbiter_observes_) arbiter_->observe(view(now_c));
   return true;
 }
 
@@ -407,13 +453,13 @@ DramCommand MemoryController::next_command(const Hot& h) const {
 // first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
 bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_next) {
   const bool write_waited_too_long =
-      !write_q_.empty() && now_c >= write_q_.cold.front().admitted + Cycles(cfg_.write_drain_timeout);
+      !write_q_.empty() && now_c >= write_front_admitted_ + Cycles(cfg_.write_drain_timeout);
   if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || write_waited_too_long ||
                             (read_q_.empty() && !write_q_.empty()))) {
     draining_writes_ = true;
-    ++write_drains_;
+    ++counts_.write_drains;
   } else if (!draining_writes_ && !write_q_.empty()) {
-    next = std::min(next, write_q_.cold.front().admitted + Cycles(cfg_.write_drain_timeout));
+    next = std::min(next, write_front_admitted_ + Cycles(cfg_.write_drain_timeout));
   } else if (draining_writes_ && (write_q_.empty() || (write_q_.size() <= cfg_.write_low_watermark &&
                                                        !read_q_.empty() && !write_waited_too_long))) {
     draining_writes_ = false;
@@ -426,41 +472,44 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
     if (chosen->free == 0) return false;
   }
   Queue& active = *chosen;
+  // FR-FCFS in two passes: the column commands (row hits) first, and only when none of
+  // them issues the ACT/PRE commands, kept in queue order (`row_cmds`) meanwhile: a
+  // ready ACT waiting behind row hits costs no timing check per cycle.
+  //
   // Rows that requests waiting on nothing older still hit are not closed under their
-  // hits (until row_hit_cap), or FR-FCFS would thrash rows. Only a precharge asks, for
-  // its own bank: answered once per bank and cycle.
-  std::uint64_t protected_known = 0, protected_banks = 0;  // at most 64 banks (checked at construction)
+  // hits (until row_hit_cap), or FR-FCFS would thrash rows. A hazard-free request hits
+  // its bank's open row exactly when its next command is a column command, so the
+  // first pass collects those banks (`hit_banks`) for the precharges of the second.
+  std::uint64_t hit_banks = 0;  // at most 64 banks (checked at construction)
   auto precharge_held = [&](const Hot& h, bool below_cap_only) {
     const std::uint32_t b = h.bank;
     if (below_cap_only && hits_since_activate_[b] >= cfg_.row_hit_cap) return false;
-    if (!(protected_known >> b & 1)) {
-      protected_known |= std::uint64_t{1} << b;
-      const std::uint32_t open = dram_.open_row_or_closed(b);
-      for (const Hot& e : active.hot) {
-        if (e.hazards == 0 && e.bank == b && e.row == open) {
-          protected_banks |= std::uint64_t{1} << b;
-          break;
-        }
-      }
-    }
-    return (protected_banks >> b & 1) != 0;
+    return (hit_banks >> b & 1) != 0;
   };
   const std::uint64_t now = now_c.count();
   // Nothing issuing this cycle means sleeping until the earliest cycle any of these
   // requests may issue: `soonest` collects it from the exact bounds computed on the
   // way, and the requests skipped on a cached bound are listed for the exact pass.
+  // (The cached bounds only ever make a request wait that could not issue anyway, so
+  // when they are refreshed changes nothing but the work done.)
   Cycles soonest = kNever;
-  skipped_[0].clear();
-  skipped_[1].clear();
-  std::optional<std::size_t> other_ready;
+  // Scratch lists sized to the larger queue's capacity at construction: no checks.
+  std::uint32_t* const skipped = skipped_.data();
+  std::uint32_t* const row_cmds = row_cmds_.data();
+  std::size_t n_skipped = 0, n_row = 0;
+  Hot* const hot = active.hot.data();
   const std::size_t n = active.size();
   for (std::size_t i = 0; i < n; ++i) {
-    Hot& h = active.hot[i];
+    Hot& h = hot[i];
     if (h.hazards > 0) continue;
     const DramCommand cmd = command_of(h);
-    if (cmd == DramCommand::kPrecharge && precharge_held(h, true)) continue;
+    if (!is_column(cmd)) {
+      row_cmds[n_row++] = static_cast<std::uint32_t>(i);
+      continue;
+    }
+    hit_banks |= std::uint64_t{1} << h.bank;
     if (h.ready > now) {
-      if (want_next) skipped_[0].push_back(static_cast<std::uint32_t>(i));
+      if (want_next) skipped[n_skipped++] = static_cast<std::uint32_t>(i);
       continue;
     }
     const Cycles t = exact_earliest(h, now_c);
@@ -468,26 +517,42 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
       soonest = std::min(soonest, t);
       continue;
     }
-    if (is_column(cmd)) {
-      issue_column(active, i, now_c);
-      return true;
+    issue_column(active, i, now_c);
+    return true;
+  }
+  // No column command issues: the oldest ACT/PRE that can.
+  std::size_t other_ready = kNone;
+  for (std::size_t k = 0; k < n_row; ++k) {
+    const std::uint32_t i = row_cmds[k];
+    Hot& h = hot[i];
+    if (h.cmd == static_cast<std::uint8_t>(DramCommand::kPrecharge) && precharge_held(h, true)) continue;
+    if (h.ready > now) {
+      if (want_next) skipped[n_skipped++] = i;
+      continue;
     }
-    if (!other_ready) other_ready = i;
+    const Cycles t = exact_earliest(h, now_c);
+    if (t != now_c) {
+      soonest = std::min(soonest, t);
+      continue;
+    }
+    other_ready = i;
+    break;
   }
   Queue* row_queue = &active;
   Queue& other = &active == &read_q_ ? write_q_ : read_q_;
-  if (!other_ready) {
+  skipped_other_.clear();
+  if (other_ready == kNone) {
     // Nothing in the active queue can issue: open or close a row for the other queue
     // meanwhile (ACT/PRE do not use the data bus, so no turnaround), never closing a
     // row the active queue still hits.
-    for (std::size_t i = 0; i < other.size() && !other_ready; ++i) {
+    for (std::size_t i = 0; i < other.size() && other_ready == kNone; ++i) {
       Hot& h = other.hot[i];
       if (h.hazards > 0) continue;
       const DramCommand cmd = command_of(h);
       if (is_column(cmd)) continue;
       if (cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
       if (h.ready > now) {
-        if (want_next) skipped_[1].push_back(static_cast<std::uint32_t>(i));
+        if (want_next) skipped_other_.push_back(static_cast<std::uint32_t>(i));
         continue;
       }
       const Cycles t = exact_earliest(h, now_c);
@@ -499,16 +564,17 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
       }
     }
   }
-  if (!other_ready) {
+  if (other_ready == kNone) {
     if (!want_next) return false;
     // Nothing issues: the exact bounds of the skipped requests complete `soonest`.
-    for (const std::uint32_t i : skipped_[0]) soonest = std::min(soonest, exact_earliest(active.hot[i], now_c));
-    for (const std::uint32_t i : skipped_[1]) soonest = std::min(soonest, exact_earliest(other.hot[i], now_c));
+    for (std::size_t k = 0; k < n_skipped; ++k) soonest = std::min(soonest, exact_earliest(hot[skipped[k]], now_c));
+    for (const std::uint32_t i : skipped_other_) soonest = std::min(soonest, exact_earliest(other.hot[i], now_c));
     next = std::min(next, soonest);
     return false;
   }
-  Entry& e = row_queue->cold[*other_ready];
-  const DramCommand cmd = row_queue->hot[*other_ready].cmd;
+  const Hot& h = row_queue->hot[other_ready];
+  Entry& e = entry(h);
+  const DramCommand cmd = static_cast<DramCommand>(h.cmd);
   dram_.issue(cmd, e.at, now_c);
   invalidate_commands(e.bank);  // a row opened or closed
   if (cmd == DramCommand::kActivate) {
@@ -523,26 +589,27 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
 void MemoryController::invalidate_commands(std::uint32_t bank) {
   for (Queue* q : {&read_q_, &write_q_}) {
     for (Hot& h : q->hot) {
-      if (bank == kAllBanks || h.bank == bank) h.cmd_known = false;
+      if (bank == kAllBanks || h.bank == bank) h.cmd = kUnknownCommand;
     }
   }
 }
 
 
 void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
-  Entry& e = q.cold[i];
+  const Hot& h = q.hot[i];
+  Entry& e = entry(h);
   const int s = index(e.stream);
   if (!e.started) {
     e.started = true;
     if (e.precharged) {
-      ++*row_conflicts_[s];
+      ++counts_.row_conflicts[s];
     } else if (e.activated) {
-      ++*row_misses_[s];
+      ++counts_.row_misses[s];
     } else {
-      ++*row_hits_[s];
+      ++counts_.row_hits[s];
     }
   }
-  const Cycles data_done = dram_.issue(q.hot[i].cmd, e.at, now_c);
+  const Cycles data_done = dram_.issue(static_cast<DramCommand>(h.cmd), e.at, now_c);
   ++hits_since_activate_[e.bank];
   ++e.at.column;
   // The request's next column command retires it and schedules its response event,
@@ -553,14 +620,19 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
     // values follow command order (T3 §4.3: atomicity from MC queue order).
     // A timing-only request's apply() only checks alignment: give it an empty payload
     // rather than touch the request's slot (a host cache miss with many controllers).
-    dram_.apply(e.op, e.address, e.bytes, e.has_data ? reqs_[e.slot].data : no_data_);
+    dram_.apply(e.op, e.address, e.bytes, e.has_data ? reqs_[h.slot].data : no_data_);
     retire(q, i, data_done);
   }
 }
 
 void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
-  const Entry e = q.cold[i];
+  // The entry stays in place (its slot is freed by respond()).
+  const std::uint32_t slot = q.hot[i].slot;
+  const Entry& e = entries_[slot];
   q.erase(i);
+  // The drain timeout runs from the oldest write's admission: kept at hand, as the
+  // scheduler reads it every cycle.
+  if (&q == &write_q_ && i == 0 && !write_q_.empty()) write_front_admitted_ = entry(write_q_.hot.front()).admitted;
   // Only an entry with hazards can be ordered behind e (it counted e when admitted),
   // and a read only behind a write (read_q_ holds only reads).
   if (hazard_entries_ > 0) {
@@ -569,7 +641,7 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
       for (std::size_t j = 0; j < other->size(); ++j) {
         Hot& younger = other->hot[j];
         if (younger.hazards == 0) continue;
-        const Entry& y = other->cold[j];
+        const Entry& y = entry(younger);
         if (y.seq > e.seq && ordered(e, y)) {
           if (--younger.hazards == 0) {
             --hazard_entries_;
@@ -581,15 +653,14 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
   }
   const int s = index(e.stream), o = index(e.op);
   --in_dram_queue_[s];
-  ++*requests_[s][o];
-  *bytes_[s][o] += e.bytes;
+  ++counts_.requests[s][o];
+  counts_.bytes[s][o] += e.bytes;
   set_occupancy_stats();
 
   const Tick respond_at = clock_.edge(data_done + Cycles(cfg_.response_latency));
   const Tick arrived = clock_.edge(e.arrival);
   latency_ns_[s]->sample((respond_at - arrived).ps() / 1000);
 
-  const std::uint32_t slot = e.slot;
   __builtin_prefetch(&reqs_[slot]);  // respond() moves it out response_latency cycles from now
   ++in_response_;
   sim().schedule(response_events_[slot], respond_at);
@@ -612,7 +683,7 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
   if (tracker_waiting_) out.push_back("  a write waits for a free tracker entry (set full)");
   auto describe = [&](const char* where, const Queue& q) {
     for (std::size_t i = 0; i < q.size(); ++i) {
-      const Entry& e = q.cold[i];
+      const Entry& e = entry(q.hot[i]);
       out.push_back(fmt::format("  {} {} {} {:#x} +{} (bg {} bank {} row {}), {} bursts left, {} hazards, since cycle {}",
                                 where, to_string(e.stream), to_string(e.op), e.address, e.bytes, e.at.bank_group,
                                 e.at.bank, e.at.row, e.bursts_left, q.hot[i].hazards, e.arrival.count()));

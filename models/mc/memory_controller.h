@@ -95,8 +95,10 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   void report_in_flight(std::vector<std::string>& out) const override;
 
  private:
-  // A queued request, split in two: what the per-cycle scans read (Hot, 24 bytes) and
-  // the rest (Entry); the request itself waits in reqs_ (slot).
+  // A request from acceptance to retirement: what the per-cycle scans read of a
+  // queued one is in its Hot (24 bytes, in queue order); the rest is its Entry, kept
+  // in entries_ at the request's slot (the slot of reqs_ and response_events_) from
+  // accept() on, so admission and retirement move only slot numbers and Hots.
   //
   // Hot also caches the request's next DRAM command and a lower bound of the cycle it
   // may issue (the max of its timing constraints when last computed). The command
@@ -104,16 +106,18 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   // stays the same its constraints only grow (issue() raises them with max, time
   // only goes forward), so a bound above the current cycle proves the command cannot
   // issue yet without reading any DRAM state.
+  static constexpr std::uint8_t kUnknownCommand = 0xff;  // Hot::cmd not computed
   struct Hot {
+    std::uint64_t ready = 0;    // lower bound of the cycle cmd may issue (valid with cmd)
     std::uint32_t row = 0;      // of the request's column accesses
     std::uint32_t hazards = 0;  // older queued requests to overlapping bytes
+    std::uint32_t slot = 0;     // the request's Entry (entries_) and MemRequest (reqs_)
     std::uint8_t bank = 0;      // bank index in the channel (bank_group * banks_per_group + bank)
     std::uint8_t group = 0;     // bank group
     MemOp op = MemOp::kRead;
-    bool cmd_known = false;     // cmd and ready are valid
-    DramCommand cmd = DramCommand::kActivate;
-    std::uint64_t ready = 0;    // lower bound of the cycle cmd may issue
+    std::uint8_t cmd = kUnknownCommand;  // the next DramCommand, or kUnknownCommand
   };
+  static_assert(sizeof(Hot) == 24);
   struct Entry {
     BankAddress at;               // the next column access
     std::uint32_t bank = 0;       // bank index in the channel
@@ -125,31 +129,29 @@ class MemoryController final : public Component, public MemTarget, public Tracke
     bool precharged = false;      // a PRE was issued for it (row conflict)
     bool started = false;         // its first column command issued
     bool has_data = false;        // the request carries values (reqs_ is read at the last burst only then)
-    std::uint32_t slot = 0;       // the request, in reqs_
     const void* response_event = nullptr;  // response_events_[slot], for a prefetch before retiring
     std::uint64_t address = 0;    // of the request
     std::uint64_t seq = 0;        // admission order
     Cycles arrival;               // reached the controller
     Cycles admitted;              // entered the DRAM queues (write-drain timeout)
   };
-  // A DRAM queue in admission order: hot[i] and cold[i] are one request.
+  // A DRAM queue in admission order.
   struct Queue {
     std::vector<Hot> hot;
-    std::vector<Entry> cold;
     std::uint32_t free = 0;     // entries with no hazards
     std::size_t size() const { return hot.size(); }
     bool empty() const { return hot.empty(); }
-    void push(const Hot& h, const Entry& e) {
+    void push(const Hot& h) {
       hot.push_back(h);
-      cold.push_back(e);
       if (h.hazards == 0) ++free;
     }
     void erase(std::size_t i) {
       if (hot[i].hazards == 0) --free;
       hot.erase(hot.begin() + static_cast<std::ptrdiff_t>(i));
-      cold.erase(cold.begin() + static_cast<std::ptrdiff_t>(i));
     }
   };
+  Entry& entry(const Hot& h) { return entries_[h.slot]; }
+  const Entry& entry(const Hot& h) const { return entries_[h.slot]; }
 
   Cycles cycle_now() const { return clock_.cycle_at_or_after(now()); }
   void wake_at(Cycles c);
@@ -163,16 +165,15 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   DramCommand next_command(const Hot& h) const;
   // h's next command, cached.
   DramCommand command_of(Hot& h) const {
-    if (!h.cmd_known) {
-      h.cmd = next_command(h);
+    if (h.cmd == kUnknownCommand) {
+      h.cmd = static_cast<std::uint8_t>(next_command(h));
       h.ready = 0;
-      h.cmd_known = true;
     }
-    return h.cmd;
+    return static_cast<DramCommand>(h.cmd);
   }
   // The exact earliest cycle (>= now) of h's command; refreshes the cached bound.
   Cycles exact_earliest(Hot& h, Cycles now) const {
-    h.ready = dram_.earliest_in_bank(h.cmd, h.bank, h.group, Cycles(0)).count();
+    h.ready = dram_.earliest_in_bank(static_cast<DramCommand>(h.cmd), h.bank, h.group, Cycles(0)).count();
     return Cycles(std::max(now.count(), h.ready));
   }
   // Bank `bank` (all banks if kAllBanks) opened or closed: its requests' next commands change.
@@ -192,6 +193,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   std::array<std::uint32_t, kNumStreams> ingress_count_{};  // ingress_[s].size()
   std::array<std::uint32_t, kNumStreams> in_dram_queue_{};
   std::uint32_t hazard_entries_ = 0;  // entries of read_q_ and write_q_ with hazards > 0
+  Cycles write_front_admitted_;  // admission of write_q_'s oldest entry (the drain timeout), if any
   bool draining_writes_ = false;
   bool refresh_pending_ = false;
   bool in_tick_ = false;
@@ -201,15 +203,27 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   Cycles tick_cycle_;      // the cycle tick_event_ is scheduled for
   std::uint64_t next_seq_ = 1;
   Queue read_q_, write_q_;
-  std::array<std::vector<std::uint32_t>, 2> skipped_;  // schedule_command's scratch
+  // The counts behind the counters below (Counter::bind): here, next to the state the
+  // controller touches per request anyway, not one heap object per count.
+  struct Counts {
+    std::array<std::array<std::uint64_t, kNumMemOps>, kNumStreams> requests{}, bytes{};
+    std::array<std::uint64_t, kNumStreams> row_hits{}, row_misses{}, row_conflicts{}, admissions{};
+    std::uint64_t write_drains = 0, hazard_waits = 0;
+  } counts_;
+  // schedule_command's scratch: requests of the active queue skipped on a cached
+  // bound, its ACT/PRE requests (both sized to the larger queue), requests of the
+  // other queue skipped on a cached bound.
+  std::vector<std::uint32_t> skipped_, row_cmds_, skipped_other_;
+  static constexpr std::size_t kNone = ~std::size_t{0};
 
   const AddressMap& map_;
   std::uint32_t channel_;
   std::unique_ptr<Arbiter> arbiter_;
+  bool arbiter_observes_ = true;  // arbiter_->observes()
   Tracker* tracker_ = nullptr;
   bool tracker_waiting_ = false;  // registered with the tracker for a freed entry
 
-  std::array<std::deque<Entry>, kNumStreams> ingress_;
+  std::array<std::deque<std::uint32_t>, kNumStreams> ingress_;  // slots, oldest first
   std::vector<std::uint32_t> hits_since_activate_;  // per bank
   std::vector<MemClient*> waiting_clients_;
   std::vector<MemClient*> retry_scratch_;
@@ -221,6 +235,13 @@ class MemoryController final : public Component, public MemTarget, public Tracke
     explicit TickEvent(MemoryController& mc) : Event(EventPriority::kTick), mc_(mc) {}
     void process() override { mc_.tick(); }
     std::string description() const override { return mc_.name() + ".tick"; }
+    void prefetch() const override {
+      for (const void* p : lines) __builtin_prefetch(p);
+    }
+    // What a tick reads first, by address (stable after construction: the DRAM queues
+    // are reserved to capacity, the channel's arrays never grow), so prefetch() loads
+    // nothing from the controller itself.
+    std::array<const void*, 8> lines{};
 
    private:
     MemoryController& mc_;
@@ -239,6 +260,7 @@ class MemoryController final : public Component, public MemTarget, public Tracke
 
   // Every request from acceptance to its response, so none is moved per stage.
   std::vector<MemRequest> reqs_;
+  std::vector<Entry> entries_;  // per reqs_ slot
   Payload no_data_;  // what apply() gets for a timing-only request (not reading its cold slot)
   std::deque<ResponseEvent> response_events_;  // one per reqs_ slot; a deque keeps them in place
   std::vector<std::uint32_t> free_slots_;

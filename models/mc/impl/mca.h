@@ -22,6 +22,7 @@ class McaArbiter final : public Arbiter {
   std::optional<Stream> choose(const ArbiterView& v) const override;
   void on_admit(Stream s, const ArbiterView& v) override;
   void observe(const ArbiterView& v) override;
+  bool observes() const override { return cfg_.dynamic; }  // only the dynamic mode profiles
   std::optional<Cycles> next_change(const ArbiterView& v) const override;
   void on_kernel_begin(Cycles now) override;
   void on_kernel_end(Cycles now) override;

@@ -7,6 +7,7 @@ class FrFcfsArbiter final : public Arbiter {
  public:
   explicit FrFcfsArbiter(Component& parent) : Arbiter(parent, "arbiter") {}
   std::optional<Stream> choose(const ArbiterView& v) const override;
+  bool observes() const override { return false; }
   void on_admit(Stream, const ArbiterView&) override {}
 };
 
@@ -14,6 +15,7 @@ class RoundRobinArbiter final : public Arbiter {
  public:
   explicit RoundRobinArbiter(Component& parent) : Arbiter(parent, "arbiter") {}
   std::optional<Stream> choose(const ArbiterView& v) const override;
+  bool observes() const override { return false; }
   void on_admit(Stream s, const ArbiterView& v) override;
 
  private:
@@ -24,6 +26,7 @@ class ComputeFirstArbiter final : public Arbiter {
  public:
   explicit ComputeFirstArbiter(Component& parent) : Arbiter(parent, "arbiter") {}
   std::optional<Stream> choose(const ArbiterView& v) const override;
+  bool observes() const override { return false; }
   void on_admit(Stream, const ArbiterView&) override {}
 };
 
