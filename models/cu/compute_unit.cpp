@@ -363,9 +363,9 @@ void ComputeUnit::finish_if_done(std::uint32_t s) {
   lds_used_ -= r.lds_bytes;
   if (stores == 0) {
     wg_done(w.record);
-    return;
+  } else {
+    records_[w.record].slot = -1;  // its store responses now go to the record alone
   }
-  records_[w.record].slot = -1;  // its store responses now go to the record alone
   if (on_slot_free_) on_slot_free_();
 }
 

@@ -113,8 +113,8 @@ class ComputeUnit final : public Component, public MemClient {
   // Contract: precondition can_host. on_wg_done(launch) is called when the WG ends.
   void launch(const WgLaunch& wg);
   void set_on_wg_done(std::function<void(const WgLaunch&)> fn) { on_wg_done_ = std::move(fn); }
-  // Called when a WG gives its slot back before it is done (posted stores in flight):
-  // the CU may host another WG.
+  // Contract: called whenever a WG gives its slot back (after on_wg_done when it ends
+  // then; earlier with posted stores in flight): the CU may host another WG.
   void set_on_slot_free(std::function<void()> fn) { on_slot_free_ = std::move(fn); }
   // Where remote stores and flag sets go (nullptr: a single GPU; remote ops are then
   // an internal error).

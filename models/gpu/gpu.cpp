@@ -32,6 +32,8 @@ void Gpu::build() {
   for (std::uint32_t i = 0; i < cfg_.num_cus; ++i) {
     cus_.push_back(std::make_unique<ComputeUnit>(*this, fmt::format("cu{}", i), cfg_.cu, *memory_, flags_));
     cus_.back()->set_on_wg_done([this, i](const WgLaunch& wg) { on_wg_done(i, wg); });
+    // Free slots go to waiting WGs; deferred to an event so a CU is not re-entered
+    // from inside its own completion.
     cus_.back()->set_on_slot_free([this] { sim().events().schedule_callback(now(), [this] { dispatch(); }); });
   }
 }
@@ -115,9 +117,6 @@ void Gpu::on_wg_done(std::uint32_t cu, const WgLaunch& wg) {
     k.stats.done = now();
     if (k.launch.on_done) k.launch.on_done();
   }
-  // Free slots go to waiting WGs; deferred to an event so a CU is not re-entered
-  // from inside its own completion.
-  sim().events().schedule_callback(now(), [this] { dispatch(); });
 }
 
 void Gpu::report_in_flight(std::vector<std::string>& out) const {

@@ -332,7 +332,7 @@ SublayerResult SublayerSystem::run(Tick max_time) {
 std::string SublayerSystem::rs_label() const {
   if (!t3_) return fmt::format("ring, {} CU channels", ag_->channels());
   return fmt::format("fused {}: tracker + DMA + NMC, {}; exposed part",
-                     fused_->algorithm() == FusedAlgorithm::kDirect ? "direct" : "ring",
+                     to_string(fused_->algorithm()),
                      node_->config().gpu.memory.mc.arbiter.type);
 }
 
@@ -347,9 +347,7 @@ std::string SublayerSystem::summary(const SublayerResult& r, std::string_view la
       "  DRAM per GPU (MB)  {:>8} {:>8} {:>8}\n",
       gemm_.description, c.num_gpus, c.net.topology, to_string(c.mode), label.empty() ? configuration_ : label,
       ms(r.total), ms(r.gemm), ms(r.rs), rs_label(), ms(r.ag),
-      t3_ag_ ? fmt::format(" (T3: tracker + DMA, {})",
-                           t3_ag_->algorithm() == FusedAlgorithm::kDirect ? "direct" : "ring")
-             : std::string(),
+      t3_ag_ ? fmt::format(" (T3: tracker + DMA, {})", to_string(t3_ag_->algorithm())) : std::string(),
       "read", "write", "update");
   const char* names[kPhases] = {"GEMM", "RS", "AG"};
   for (int ph = 0; ph < kPhases; ++ph)

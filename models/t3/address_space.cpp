@@ -77,11 +77,7 @@ void AddressSpace::add(ChunkMapping m) {
 }
 
 void AddressSpace::remote_map(WgRange wgs, std::uint32_t peer) {
-  ChunkMapping m;
-  m.wgs = wgs;
-  m.kind = MapKind::kRemote;
-  m.peer = peer;
-  add(std::move(m));
+  add(ChunkMapping{.wgs = wgs, .kind = MapKind::kRemote, .peer = peer});
 }
 
 void AddressSpace::dma_map(WgRange wgs, std::uint32_t peer, MemOp op, std::uint32_t updates_per_element,
@@ -92,23 +88,18 @@ void AddressSpace::dma_map(WgRange wgs, std::uint32_t peer, MemOp op, std::uint3
 void AddressSpace::dma_map(WgRange wgs, std::vector<std::uint32_t> peers, MemOp op,
                            std::uint32_t updates_per_element, std::uint32_t wf_tiles_per_dma) {
   if (peers.empty()) throw UserError("dma_map needs at least one destination GPU");
-  ChunkMapping m;
-  m.wgs = wgs;
-  m.kind = MapKind::kDma;
-  m.peer = peers.front();
-  m.peers = std::move(peers);
-  m.op = op;
-  m.updates_per_element = updates_per_element;
-  m.wf_tiles_per_dma = wf_tiles_per_dma;
-  add(std::move(m));
+  const std::uint32_t first = peers.front();
+  add(ChunkMapping{.wgs = wgs,
+                   .kind = MapKind::kDma,
+                   .peer = first,
+                   .peers = std::move(peers),
+                   .op = op,
+                   .updates_per_element = updates_per_element,
+                   .wf_tiles_per_dma = wf_tiles_per_dma});
 }
 
 void AddressSpace::track_map(WgRange wgs, std::uint32_t updates_per_element) {
-  ChunkMapping m;
-  m.wgs = wgs;
-  m.kind = MapKind::kFinal;
-  m.updates_per_element = updates_per_element;
-  add(std::move(m));
+  add(ChunkMapping{.wgs = wgs, .kind = MapKind::kFinal, .updates_per_element = updates_per_element});
 }
 
 const ChunkMapping& AddressSpace::mapping_of(std::uint32_t wg) const {

@@ -67,7 +67,7 @@ struct ChunkMapping {
   WgRange wgs;
   MapKind kind = MapKind::kLocal;
   std::uint32_t peer = 0;                 // kRemote, kDma (the first of `peers`)
-  std::vector<std::uint32_t> peers;       // kDma: every destination (direct all-gather: all peers)
+  std::vector<std::uint32_t> peers = {};  // kDma: every destination (direct all-gather: all peers)
   MemOp op = MemOp::kUpdate;              // kDma: store (kWrite) or update
   std::uint32_t updates_per_element = 1;  // kDma, kFinal: writes expected per element here
   std::uint32_t wf_tiles_per_dma = 1;     // kDma granularity (T3 Figure 9c): 1 = one DMA per WF

@@ -10,6 +10,8 @@
 
 namespace t3sim {
 
+std::string_view to_string(FusedAlgorithm a) { return a == FusedAlgorithm::kDirect ? "direct" : "ring"; }
+
 // One GPU's side: its address space, the tracker program and its DMA table.
 class T3Collective::GpuState final : public TrackerProgram {
  public:
@@ -66,7 +68,6 @@ class T3Collective::GpuState final : public TrackerProgram {
             commands_.push_back((std::uint64_t{engine} << 32) | id);
             engine = (engine + 1) % node.dma_engines();
             ++dma_left_;
-            ++dma_total_;
           }
         }
       }
@@ -121,7 +122,7 @@ class T3Collective::GpuState final : public TrackerProgram {
   AddressSpace as_;
   std::vector<std::uint64_t> dma_of_;   // per (wg, wf): its first entry in commands_
   std::vector<std::uint64_t> commands_;  // engine << 32 | command id; a region's are consecutive
-  std::uint64_t final_left_ = 0, dma_left_ = 0, dma_total_ = 0;
+  std::uint64_t final_left_ = 0, dma_left_ = 0;
   bool started_ = false, done_ = false;
   Tick finished_;
   std::function<void(std::uint32_t)> on_done_;
@@ -198,7 +199,7 @@ std::uint32_t T3Collective::first_wg(std::uint32_t g) const {
 }
 bool T3Collective::done(std::uint32_t g) const { return gpus_[g]->done_; }
 Tick T3Collective::finished(std::uint32_t g) const { return gpus_[g]->finished_; }
-std::uint64_t T3Collective::dma_commands(std::uint32_t g) const { return gpus_[g]->dma_total_; }
+std::uint64_t T3Collective::dma_commands(std::uint32_t g) const { return gpus_[g]->commands_.size(); }
 
 void T3Collective::start(std::uint32_t g, std::function<void(std::uint32_t)> on_done) {
   gpus_[g]->start(std::move(on_done));

@@ -29,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/system/node.h"
@@ -39,6 +40,7 @@
 namespace t3sim {
 
 enum class FusedAlgorithm { kRing, kDirect };
+std::string_view to_string(FusedAlgorithm a);  // "ring" | "direct"
 enum class T3CollectiveKind { kReduceScatter, kAllGather };
 
 struct T3CollectiveParams {

@@ -70,9 +70,9 @@ bool Tracker::can_count_tracked(const MemRequest& req) const {
   return free_way(req.track_wg % cfg_.sets) >= 0;
 }
 
-bool Tracker::add(Entry& e, const MemRequest& req) {
-  e.start = std::min(e.start, req.address);
-  e.counted += req.bytes;
+bool Tracker::add(Entry& e, std::uint64_t address, std::uint32_t bytes) {
+  e.start = std::min(e.start, address);
+  e.counted += bytes;
   T3SIM_CHECK(e.counted <= e.expected,
               fmt::format("WG {} WF {}: {} B counted, {} expected (an access counted twice?)", e.wg, e.wf,
                           e.counted, e.expected));
@@ -107,13 +107,10 @@ void Tracker::count_tracked(const MemRequest& req) {
   Entry& e = entries_[static_cast<std::size_t>(i)];
   ++accesses_;
   bytes_counted_ += req.bytes;
-  if (!add(e, req)) return;
-  const std::uint32_t wg = e.wg;
-  const std::uint8_t wf = e.wf;
+  if (!add(e, req.address, req.bytes)) return;
   e.valid = false;
   --live_;
-  ++fires_;
-  sim().events().schedule_callback(now() + cfg_.trigger_latency, [this, wg, wf] { fire(wg, wf); });
+  complete(e.wg, e.wf);
   // An entry freed: controllers holding set-full accesses try again.
   waking_.swap(waiters_);
   for (TrackerWaiter* w : waking_) w->on_tracker_space();
@@ -136,13 +133,14 @@ void Tracker::overflow(const MemRequest& req) {
 void Tracker::count_overflowed(std::uint64_t k, std::uint64_t address, std::uint32_t bytes) {
   const auto it = overflow_.find(k);
   T3SIM_CHECK(it != overflow_.end(), "an overflowed access of a region no longer in the backing table");
-  MemRequest r;
-  r.address = address;
-  r.bytes = bytes;
-  if (!add(it->second, r)) return;
+  if (!add(it->second, address, bytes)) return;
   const std::uint32_t wg = it->second.wg;
   const std::uint8_t wf = it->second.wf;
   overflow_.erase(it);
+  complete(wg, wf);
+}
+
+void Tracker::complete(std::uint32_t wg, std::uint8_t wf) {
   ++fires_;
   sim().events().schedule_callback(now() + cfg_.trigger_latency, [this, wg, wf] { fire(wg, wf); });
 }

@@ -141,7 +141,9 @@ class Tracker final : public Component {
   int free_way(std::uint32_t set) const;
   static std::uint64_t key(std::uint32_t wg, std::uint8_t wf) { return (std::uint64_t{wg} << 8) | wf; }
   // Adds bytes to an entry (in the tracker or the backing table); true if complete.
-  bool add(Entry& e, const MemRequest& req);
+  bool add(Entry& e, std::uint64_t address, std::uint32_t bytes);
+  // A region received all it expects: fire it after trigger_latency, from an event.
+  void complete(std::uint32_t wg, std::uint8_t wf);
   void overflow(const MemRequest& req);
   void count_overflowed(std::uint64_t key, std::uint64_t address, std::uint32_t bytes);
   void fire(std::uint32_t wg, std::uint8_t wf);
