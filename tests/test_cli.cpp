@@ -315,6 +315,10 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
        "system.memory.tracker.ways: 0 is out of range"},
       {"configs/workloads/gemm/small.yaml --config t3 --set workload.collective.t3_all_gather=nccl",
        "workload.collective.t3_all_gather: expected one of cu, dma; got 'nccl'"},
+      {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.overflow_latency=5kg",
+       "system.memory.tracker.overflow_latency: expected a time like '500ns', got '5kg'"},
+      {"configs/workloads/gemm/small.yaml --config t3 --set system.gpu.cu.posted_stores=maybe",
+       "system.gpu.cu.posted_stores: expected true or false, got 'maybe'"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.set_full=drop",
        "system.memory.tracker.set_full: expected one of overflow, stall; got 'drop'"},
       // small.yaml has 32 output tiles: t3 cannot cut them into 3 equal chunks.

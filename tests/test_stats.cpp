@@ -38,6 +38,23 @@ TEST(Counter, CountsAndDumps) {
   EXPECT_EQ(j["value"], 101);
 }
 
+// A bound counter reads its owner's count (dumps included) and keeps the final one
+// when unbound, as a controller does before its state goes away.
+TEST(Counter, BoundCounterReadsItsOwnersCountAndKeepsItOnUnbind) {
+  StatsRegistry reg;
+  Counter& c = reg.counter("gpu0.mem.mc0.write_drains", "drains", "write drains");
+  std::uint64_t owner = 0;
+  c.bind(&owner);
+  owner = 7;
+  EXPECT_EQ(c.value(), 7u);
+  EXPECT_EQ(c.to_json(Tick::zero())["value"], 7);
+  owner = 9;
+  c.unbind();
+  owner = 1000;  // no longer read
+  EXPECT_EQ(c.value(), 9u);
+  EXPECT_EQ(c.to_json(Tick::zero())["value"], 9);
+}
+
 TEST(Scalar, HoldsValue) {
   StatsRegistry reg;
   Scalar& s = reg.scalar("util", "", "utilization");
