@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   std::string output_dir = "t3sim-out";
   bool no_timeline = false;
   std::string mode;
+  unsigned threads = 0;
   auto add_run_options = [&](CLI::App* cmd, bool with_output) {
     cmd->add_option("system", req.system, "system YAML (configs/systems/)")->required()->check(CLI::ExistingFile);
     cmd->add_option("workload", req.workload, "workload YAML (configs/workloads/)")->required()->check(CLI::ExistingFile);
@@ -59,6 +60,9 @@ int main(int argc, char** argv) {
     cmd->add_option("--mode", mode, "simulation mode: full (every GPU) or homogeneous (GPU 0, peers mirrored)");
     cmd->add_option("--set", req.overrides, "override a key: system.net.bandwidth=100GB/s (repeatable)");
     cmd->add_option("--seed", req.seed, "seed of input data and any randomness")->capture_default_str();
+    cmd->add_option("--threads", threads,
+                    "host threads of a full-mode run (a partition per GPU; results do not depend on it; "
+                    "default: one per core)");
     if (with_output) {
       cmd->add_option("-o,--output", output_dir, "output directory (results.json, stats.csv, timeline.json)")
           ->capture_default_str();
@@ -91,6 +95,7 @@ int main(int argc, char** argv) {
       if (run->parsed()) req.output_dir = output_dir;
       req.timeline = !no_timeline;
       if (!mode.empty()) req.overrides.insert(req.overrides.begin(), "run.mode=" + mode);
+      req.threads = threads;
       req.validate_only = validate->parsed();
       const t3sim::RunOutcome out = t3sim::run_simulation(req);
       std::cout << out.summary << std::flush;

@@ -1,6 +1,7 @@
 #include "cli/run.h"
 
 #include <chrono>
+#include <thread>
 #include <optional>
 
 #include <fmt/format.h>
@@ -29,6 +30,7 @@ struct RunContext {
   Tick max_time;
   std::uint64_t timeline_max;
   NetMode mode = NetMode::kFull;
+  unsigned threads = 1;  // host threads of a partitioned (full-mode node) run
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -44,7 +46,7 @@ void write_outputs(const RunContext& ctx, const std::string& configuration, cons
   meta.seed = ctx.seed;
   meta.resolved_config = ctx.resolved.json();
   meta.wall_seconds = wall;
-  meta.events = sim.events().dispatched();
+  meta.events = sim.dispatched();
   meta.simulated_time = sim.now();
   meta.command_line = fmt::format("system={} workload={}", ctx.req.system.string(), ctx.req.workload.string());
   write_run_outputs(*ctx.req.output_dir, meta, results, sim.stats(), sim.timeline(), sim.now());
@@ -75,7 +77,7 @@ RunOutcome run_memory(const RunContext& ctx, ConfigNode system, ConfigNode workl
   const auto wall_start = std::chrono::steady_clock::now();
   const MemoryResult r = model.run(ctx.max_time);
   const double wall = seconds_since(wall_start);
-  const std::uint64_t events = sim.events().dispatched();
+  const std::uint64_t events = sim.dispatched();
   if (r.values_checked && !r.values.ok()) {
     throw SimulationError(fmt::format("functional check failed: {} of {} granules differ; first: {}",
                                       r.values.mismatches, r.values.checked,
@@ -132,7 +134,7 @@ RunOutcome run_gemm(const RunContext& ctx, ConfigNode system, ConfigNode workloa
   const auto wall_start = std::chrono::steady_clock::now();
   const GemmResult r = model.run(ctx.max_time);
   const double wall = seconds_since(wall_start);
-  const std::uint64_t events = sim.events().dispatched();
+  const std::uint64_t events = sim.dispatched();
   write_outputs(ctx, "gemm", r.json, sim, wall);
   out.summary = fmt::format("t3sim {} ({})\n", kVersion, kGitRevision) + model.summary(r) +
                 fmt::format("  simulation         {} events in {:.3f} s ({:.2f} M events/s)\n", events, wall,
@@ -177,7 +179,9 @@ RunOutcome run_sublayer(const RunContext& ctx, ConfigNode system, ConfigNode wor
   const bool ideal = configuration == "ideal-overlap" || configuration == "ideal-rs-nmc";
   const GemmWorkload wl_for_ideal = configuration == "ideal-rs-nmc" ? wl : GemmWorkload{};
 
+  node.partitioned = true;  // full mode: a partition per GPU
   Simulator sim(ctx.seed, ctx.watchdog);
+  sim.set_threads(ctx.threads);
   if (req.output_dir && req.timeline && ctx.timeline_max > 0) sim.timeline().enable(ctx.timeline_max);
   SublayerSystem model(sim, node, std::move(wl), opt, ideal ? "sequential" : configuration, ctx.seed);
   RunOutcome out;
@@ -188,7 +192,7 @@ RunOutcome run_sublayer(const RunContext& ctx, ConfigNode system, ConfigNode wor
   }
   const auto wall_start = std::chrono::steady_clock::now();
   SublayerResult r = model.run(ctx.max_time);
-  std::uint64_t events = sim.events().dispatched();
+  std::uint64_t events = sim.dispatched();
   std::string note;
   if (ideal) {
     std::optional<IsolatedRs> nmc;
@@ -232,7 +236,8 @@ RunOutcome run_sublayer(const RunContext& ctx, ConfigNode system, ConfigNode wor
 // GPU model (the idealized-memory ring engine handles systems without a `gpu:`).
 RunOutcome run_node_collective(const RunContext& ctx, ConfigNode system, ConfigNode workload) {
   const RunRequest& req = ctx.req;
-  const NodeConfig node_cfg = read_node_config(system, ctx.mode);
+  NodeConfig node_cfg = read_node_config(system, ctx.mode);
+  node_cfg.partitioned = true;  // full mode: a partition per GPU
   NodeCollectiveParams p;
   const std::string kind = workload.get_enum(
       "collective", "reduce_scatter",
@@ -254,6 +259,7 @@ RunOutcome run_node_collective(const RunContext& ctx, ConfigNode system, ConfigN
   workload.finish();
 
   Simulator sim(ctx.seed, ctx.watchdog);
+  sim.set_threads(ctx.threads);
   if (req.output_dir && req.timeline && ctx.timeline_max > 0) sim.timeline().enable(ctx.timeline_max);
   Node node(sim, node_cfg);
   std::optional<NodeCollective> coll;
@@ -335,7 +341,7 @@ RunOutcome run_node_collective(const RunContext& ctx, ConfigNode system, ConfigN
       {"links", node.network().link_results(end)},
       {"functional_check", p.values ? "passed" : "not run"},
       {"words_checked", checked}};
-  const std::uint64_t events = sim.events().dispatched();
+  const std::uint64_t events = sim.dispatched();
   write_outputs(ctx, "collective", results, sim, wall);
   out.summary = fmt::format(
       "t3sim {} ({})\n"
@@ -396,12 +402,18 @@ RunOutcome run_simulation(const RunRequest& req) {
   const std::uint64_t timeline_max = run.get_uint("timeline_max_events", 1'000'000, 0);
   // full: every GPU simulated; homogeneous: GPU 0 only, its peers mirrored (T3 §5.1.1).
   const NetMode mode = parse_net_mode(run.get_enum("mode", "full", {"full", "homogeneous"}));
+  // Host threads for a full-mode node run, whose GPUs are simulated in partitions of
+  // their own; results do not depend on it. 0: one per core.
+  const auto threads_key = static_cast<unsigned>(run.get_uint("threads", 0, 0, 1024));
+  const unsigned threads = req.threads > 0     ? req.threads
+                           : threads_key > 0 ? threads_key
+                                             : std::max(1u, std::thread::hardware_concurrency());
   run.finish();
 
   ConfigNode system = top.child("system");
   top.finish();
 
-  const RunContext ctx{req, resolved, seed, watchdog, max_time, timeline_max, mode};
+  const RunContext ctx{req, resolved, seed, watchdog, max_time, timeline_max, mode, threads};
   if (kind == "gemm") {
     if (configuration_given) return run_sublayer(ctx, system, workload, configuration);
     return run_gemm(ctx, system, workload);
@@ -444,7 +456,7 @@ RunOutcome run_simulation(const RunRequest& req) {
   const CollectiveResult r = system_model.run(max_time);
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  const std::uint64_t events = sim.events().dispatched();
+  const std::uint64_t events = sim.dispatched();
 
   nlohmann::json results = r.json;
   results["configuration"] = configuration;

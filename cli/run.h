@@ -21,6 +21,9 @@ struct RunRequest {
   std::uint64_t seed = 1;
   bool timeline = true;            // write timeline.json (if output_dir)
   bool validate_only = false;      // stop after building the system
+  // Host threads of a partitioned (full-mode node) run; 0: run.threads, whose
+  // default is one per core. Results do not depend on it.
+  unsigned threads = 0;
 };
 
 struct RunOutcome {

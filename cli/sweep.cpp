@@ -549,6 +549,7 @@ RunRequest make_run_request(const SweepSpec& spec, const SweepPoint& point) {
   request.system = spec.system;
   request.workload = spec.workload;
   request.timeline = false;
+  request.threads = 1;  // points run in parallel already (-j): one host thread each
   const auto apply = [&request](const std::string& key, const std::string& value) {
     if (key == kRunConfig) {
       request.configuration = value;

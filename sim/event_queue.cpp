@@ -154,6 +154,13 @@ Tick EventQueue::next_time() {
   return front(b) == nullptr ? Tick::max() : Tick(heap_.front().when());
 }
 
+void EventQueue::advance_to(Tick t) {
+  if (t < now_ || next_time() < t)
+    throw std::logic_error(fmt::format("advance_to({} ps): now {} ps, next event at {} ps", t.ps(), now_.ps(),
+                                       next_time().ps()));
+  now_ = t;
+}
+
 bool EventQueue::step() {
   Bucket* b;
   Event* ev = front(b);

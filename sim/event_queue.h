@@ -116,6 +116,9 @@ class EventQueue {
   std::uint64_t run(Tick until = Tick::max());
 
   std::uint64_t dispatched() const { return dispatched_; }
+  // Contract: t >= now() and no live event is earlier than t. Moves the clock without
+  // dispatching (a partitioned run ends every partition at the same time).
+  void advance_to(Tick t);
 
  private:
   // A heap entry: one event, or one bucket.

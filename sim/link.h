@@ -12,7 +12,14 @@
 //   drains them with front()/pop() whenever it is ready, which returns credits.
 //
 // Events: one per delivery batch (messages arriving at the same tick) plus one when
-// a blocked sender can be woken. An idle link schedules nothing.
+// a blocked sender can be woken, and with a credit latency one per batch of returned
+// credits. An idle link schedules nothing.
+//
+// Partitioned simulation (Simulator::set_partitions): the two ends may live in
+// different partitions (LinkEnds). The sender then hands what it put on the wire to
+// the receiver, and the receiver its freed buffer space (credits) back, at the end
+// of each window (an exchange hook): both take at least the lookahead, so `latency`
+// and `credit_latency` must be at least that long.
 //
 // `Msg` is a value type with `std::uint64_t size_bytes() const`.
 
@@ -38,15 +45,28 @@ struct LinkConfig {
   // > 0: the receive buffer is also bounded in bytes (a flit buffer): a message needs
   // room for its size, so small messages do not each take a maximum-size slot.
   std::uint64_t rx_buffer_bytes = 0;
+  // How long a freed receive-buffer slot takes to be known at the sender (the credit
+  // travelling back). Zero: at once (a simplification that needs both ends in one
+  // partition).
+  Tick credit_latency = Tick::zero();
+};
+
+// The partitions of a link's sending and receiving ends; kHere: the partition the
+// link is built in (Simulator::InPartition).
+struct LinkEnds {
+  static constexpr std::uint32_t kHere = ~std::uint32_t{0};
+  std::uint32_t sender = kHere;
+  std::uint32_t receiver = kHere;
 };
 
 template <class Msg>
 class Link final : public Component {
  public:
-  Link(Component& parent, std::string_view name, const LinkConfig& cfg)
-      : Component(parent, name), cfg_(cfg), credits_(cfg.rx_buffer), rx_bytes_free_(cfg.rx_buffer_bytes),
+  Link(Component& parent, std::string_view name, const LinkConfig& cfg, LinkEnds ends = {})
+      : Component(parent, name), cfg_(cfg), ends_(ends), credits_(cfg.rx_buffer), rx_bytes_free_(cfg.rx_buffer_bytes),
         arrival_event_(this->name() + ".arrival", [this] { deliver(); }, EventPriority::kDelivery),
         tx_free_event_(this->name() + ".tx_free", [this] { wake_sender(); }, EventPriority::kDelivery),
+        credit_event_(this->name() + ".credit", [this] { take_credits(); }, EventPriority::kDelivery),
         bytes_sent_(counter("bytes_sent", "B", "payload bytes put on the wire")),
         messages_sent_(counter("messages_sent", "msgs", "messages put on the wire")),
         bytes_received_(counter("bytes_received", "B", "payload bytes delivered to the receiver")),
@@ -55,6 +75,20 @@ class Link final : public Component {
     if (cfg.tx_buffer == 0 || cfg.rx_buffer == 0)
       throw std::invalid_argument(this->name() + ": link buffers must hold at least one message");
     track_ = sim().timeline().track(this->name());
+    if (ends_.sender == LinkEnds::kHere) ends_.sender = sim().current_partition();
+    if (ends_.receiver == LinkEnds::kHere) ends_.receiver = sim().current_partition();
+    if (ends_.sender != ends_.receiver) {
+      const Tick lookahead = sim().lookahead();
+      if (lookahead <= Tick::zero() || cfg.latency < lookahead || cfg.credit_latency < lookahead)
+        throw std::logic_error(fmt::format("{}: a link between partitions needs latency ({}) and credit latency ({}) "
+                                           "of at least the lookahead ({})",
+                                           this->name(), to_string(cfg.latency), to_string(cfg.credit_latency),
+                                           to_string(lookahead)));
+      sim().add_exchange([this] {
+        hand_over_messages();
+        hand_over_credits();
+      });
+    }
   }
 
   const LinkConfig& config() const { return cfg_; }
@@ -85,9 +119,14 @@ class Link final : public Component {
   Msg pop() {
     Msg m = std::move(received_.front());
     received_.pop_front();
-    ++credits_;  // the buffer slot is free again; credits return instantly (simplification)
-    if (cfg_.rx_buffer_bytes > 0) rx_bytes_free_ += m.size_bytes();
-    start_transmissions();
+    if (cfg_.credit_latency == Tick::zero()) {
+      ++credits_;  // the buffer slot is free again; credits return instantly (simplification)
+      if (cfg_.rx_buffer_bytes > 0) rx_bytes_free_ += m.size_bytes();
+      start_transmissions();
+    } else {
+      returning_.push_back(Credit{now() + cfg_.credit_latency, m.size_bytes()});
+      if (!crosses()) hand_over_credits();
+    }
     return m;
   }
   // Called when one or more messages have arrived.
@@ -97,15 +136,15 @@ class Link final : public Component {
   std::uint64_t bytes_sent() const { return bytes_sent_.value(); }
   std::uint64_t bytes_received() const { return bytes_received_.value(); }
   Tick busy_time() const { return Tick(busy_time_.value()); }
-  bool idle() const { return waiting_.empty() && wire_.empty() && received_.empty(); }
+  bool idle() const { return waiting_.empty() && outbound_.empty() && wire_.empty() && received_.empty(); }
 
   void report_in_flight(std::vector<std::string>& out) const override {
     if (!waiting_.empty())
       out.push_back(fmt::format("{} messages waiting to transmit ({} credits left)",
                                 waiting_.size(), credits_));
-    if (!wire_.empty())
-      out.push_back(fmt::format("{} messages on the wire, next arrives at {} ps", wire_.size(),
-                                wire_.front().arrival.ps()));
+    if (!outbound_.empty() || !wire_.empty())
+      out.push_back(fmt::format("{} messages on the wire, next arrives at {} ps", outbound_.size() + wire_.size(),
+                                (wire_.empty() ? outbound_.front() : wire_.front()).arrival.ps()));
     if (!received_.empty())
       out.push_back(fmt::format("{} messages delivered but not taken by the receiver",
                                 received_.size()));
@@ -118,11 +157,17 @@ class Link final : public Component {
     Msg msg;
   };
 
+  struct Credit {
+    Tick at;              // known at the sender
+    std::uint64_t bytes;  // of the message that freed it
+  };
+
+  bool crosses() const { return ends_.sender != ends_.receiver; }
+
   // Messages not yet fully serialized count against the transmit buffer.
-  std::uint32_t tx_occupancy() const {
-    std::uint32_t n = static_cast<std::uint32_t>(waiting_.size());
-    for (auto it = wire_.rbegin(); it != wire_.rend() && it->serialized > now(); ++it) ++n;
-    return n;
+  std::uint32_t tx_occupancy() {
+    while (!serializing_.empty() && serializing_.front() <= now()) serializing_.pop_front();
+    return static_cast<std::uint32_t>(waiting_.size() + serializing_.size());
   }
 
   // Start every waiting message that has a credit. Serialization is computed, not
@@ -149,11 +194,43 @@ class Link final : public Component {
       bytes_sent_ += bytes;
       ++messages_sent_;
       if (sim().timeline().enabled()) sim().timeline().slice(track_, "msg", start, end);
-      wire_.push_back(InFlight{end, end + cfg_.latency, std::move(msg)});
+      serializing_.push_back(end);
+      outbound_.push_back(InFlight{end, end + cfg_.latency, std::move(msg)});
       started = true;
     }
-    if (started && !arrival_event_.scheduled()) sim().schedule(arrival_event_, wire_.front().arrival);
+    if (started && !crosses()) hand_over_messages();
     if (sender_waiting_) arm_tx_free();
+  }
+
+  // Sender -> receiver: what went on the wire joins the receiver's view of it. At
+  // once within a partition, at the window's end across partitions.
+  void hand_over_messages() {
+    if (outbound_.empty()) return;
+    T3SIM_CHECK(!crosses() || outbound_.front().arrival >= sim().window_end(),
+                fmt::format("a message arriving at {} ps crossed partitions inside the window", outbound_.front().arrival.ps()));
+    for (InFlight& f : outbound_) wire_.push_back(std::move(f));
+    outbound_.clear();
+    if (!arrival_event_.scheduled()) sim().events(ends_.receiver).schedule(arrival_event_, wire_.front().arrival);
+  }
+
+  // Receiver -> sender: freed buffer space, known at the sender credit_latency later.
+  void hand_over_credits() {
+    if (returning_.empty()) return;
+    T3SIM_CHECK(!crosses() || returning_.front().at >= sim().window_end(),
+                fmt::format("a credit returning at {} ps crossed partitions inside the window", returning_.front().at.ps()));
+    for (const Credit& c : returning_) credits_in_flight_.push_back(c);
+    returning_.clear();
+    if (!credit_event_.scheduled()) sim().events(ends_.sender).schedule(credit_event_, credits_in_flight_.front().at);
+  }
+
+  void take_credits() {
+    while (!credits_in_flight_.empty() && credits_in_flight_.front().at <= now()) {
+      ++credits_;
+      if (cfg_.rx_buffer_bytes > 0) rx_bytes_free_ += credits_in_flight_.front().bytes;
+      credits_in_flight_.pop_front();
+    }
+    if (!credits_in_flight_.empty()) sim().schedule(credit_event_, credits_in_flight_.front().at);
+    start_transmissions();
   }
 
   void deliver() {
@@ -174,13 +251,8 @@ class Link final : public Component {
       return;
     }
     // Full: room appears when the oldest unserialized message on the wire finishes;
-    // if all are still waiting for credits, pop() will call us again.
-    for (const auto& f : wire_) {
-      if (f.serialized > now()) {
-        sim().schedule(tx_free_event_, f.serialized);
-        return;
-      }
-    }
+    // if all are still waiting for credits, a returned credit will call us again.
+    if (!serializing_.empty()) sim().schedule(tx_free_event_, serializing_.front());
   }
 
   void wake_sender() {
@@ -194,19 +266,27 @@ class Link final : public Component {
   }
 
   LinkConfig cfg_;
+  LinkEnds ends_;
+  // ---- the sending end
   std::uint32_t credits_;
   std::uint64_t rx_bytes_free_;  // rx_buffer_bytes > 0 only
   std::deque<Msg> waiting_;      // in the transmit buffer, not yet on the wire (no credit)
+  std::deque<Tick> serializing_;  // ends of serialization still ahead (they hold transmit buffer slots)
+  std::vector<InFlight> outbound_;  // put on the wire, not yet handed to the receiving end
+  std::deque<Credit> credits_in_flight_;  // returned by the receiver, arriving at the sender
+  // ---- the receiving end
   std::deque<InFlight> wire_;    // serializing or propagating, in arrival order
   std::deque<Msg> received_;     // in the receive buffer
+  std::vector<Credit> returning_;  // freed, not yet handed to the sending end
   Tick wire_free_;               // end of the last serialization
   Tick burst_start_;
   std::uint64_t burst_bytes_ = 0;
   bool sender_waiting_ = false;
   std::function<void()> on_send_ready_;
   std::function<void()> on_receive_;
-  CallbackEvent arrival_event_;
-  CallbackEvent tx_free_event_;
+  CallbackEvent arrival_event_;  // the receiving end's
+  CallbackEvent tx_free_event_;  // the sending end's
+  CallbackEvent credit_event_;   // the sending end's
   Counter& bytes_sent_;
   Counter& messages_sent_;
   Counter& bytes_received_;

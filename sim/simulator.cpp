@@ -1,6 +1,10 @@
 #include "sim/simulator.h"
 
+#include <algorithm>
+#include <barrier>
+#include <exception>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -10,10 +14,15 @@
 
 namespace t3sim {
 
+thread_local Simulator::Partition* Simulator::running_ = nullptr;
+
 Simulator::Simulator(std::uint64_t seed, WatchdogConfig watchdog)
     : seed_(seed),
       watchdog_(watchdog),
-      watchdog_event_("watchdog", [this] { watchdog_check(); }, EventPriority::kLast) {}
+      watchdog_event_("watchdog", [this] { watchdog_check(); }, EventPriority::kLast) {
+  parts_.push_back(std::make_unique<Partition>());
+  selected_ = parts_.front().get();
+}
 
 Simulator::~Simulator() = default;
 
@@ -55,29 +64,213 @@ void Simulator::fail(const std::string& what) const {
   throw SimulationError(msg);
 }
 
+std::uint64_t Simulator::progress() const {
+  std::uint64_t n = 0;
+  for (const auto& p : parts_) n += p->progress;
+  return n;
+}
+
+std::uint64_t Simulator::dispatched() const {
+  std::uint64_t n = 0;
+  for (const auto& p : parts_) n += p->events.dispatched();
+  return n;
+}
+
+void Simulator::set_partitions(std::uint32_t count, Tick lookahead) {
+  if (count == 0) throw std::logic_error("set_partitions: at least one partition");
+  if (count > 1 && lookahead <= Tick::zero())
+    throw std::logic_error("set_partitions: partitions need a positive lookahead");
+  for (const auto& p : parts_)
+    if (!p->events.empty() || p->events.dispatched() > 0)
+      throw std::logic_error("set_partitions: events were scheduled already");
+  const std::uint32_t selected = selected_->index;
+  parts_.clear();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    parts_.push_back(std::make_unique<Partition>());
+    parts_.back()->index = i;
+  }
+  selected_ = parts_[std::min(selected, count - 1)].get();
+  lookahead_ = count > 1 ? lookahead : Tick::zero();
+  timeline_.set_lanes(count);
+}
+
+Simulator::InPartition::InPartition(Simulator& sim, std::uint32_t partition)
+    : sim_(sim), previous_(sim.selected_) {
+  if (running_ != nullptr) throw std::logic_error("InPartition inside a partitioned run");
+  sim.selected_ = sim.parts_.at(partition).get();
+  Timeline::set_current_lane(partition);
+}
+
+Simulator::InPartition::~InPartition() {
+  sim_.selected_ = previous_;
+  Timeline::set_current_lane(previous_->index);
+}
+
+void Simulator::post(std::uint32_t partition, Tick when, std::function<void()> fn, EventPriority priority) {
+  Partition& from = current();
+  if (running_ == nullptr || partition == from.index) {
+    parts_.at(partition)->events.schedule_callback(when, std::move(fn), priority);
+    return;
+  }
+  if (when < from.window_end)
+    throw std::logic_error(fmt::format("partition {} posted into partition {} at {} ps, inside the window ending at "
+                                       "{} ps (an interaction shorter than the lookahead of {})",
+                                       from.index, partition, when.ps(), from.window_end.ps(), to_string(lookahead_)));
+  from.outbox.push_back(Posted{when, priority, partition, std::move(fn)});
+}
+
+void Simulator::add_exchange(std::function<void()> hook) { exchange_hooks_.push_back(std::move(hook)); }
+
 void Simulator::watchdog_check() {
-  if (progress_ != progress_at_check_) {
-    progress_at_check_ = progress_;
+  const std::uint64_t progress_now = progress();
+  if (progress_now != progress_at_check_) {
+    progress_at_check_ = progress_now;
     last_progress_time_ = now();
   } else if (now() - last_progress_time_ >= watchdog_.stall_limit) {
     fail(fmt::format("livelock: events keep firing but nothing progressed for {}",
                      to_string(now() - last_progress_time_)));
   }
   // Only keep watching while there is something else to watch: the watchdog alone
-  // must not keep a drained simulation alive.
-  if (!events_.empty()) events_.schedule(watchdog_event_, now() + watchdog_.interval);
+  // must not keep a drained simulation alive. (A partitioned run checks between
+  // windows instead.)
+  EventQueue& q = parts_.front()->events;
+  if (parts_.size() == 1 && !q.empty()) q.schedule(watchdog_event_, now() + watchdog_.interval);
 }
 
 Simulator::StopReason Simulator::run(Tick until) {
+  if (running_ != nullptr) throw std::logic_error("Simulator::run inside a run");
+  if (parts_.size() > 1) return run_partitioned(until);
+  EventQueue& events = parts_.front()->events;
   const bool watch = watchdog_.stall_limit > Tick::zero();
-  if (watch && !watchdog_event_.scheduled() && !events_.empty()) {
-    progress_at_check_ = progress_;
+  if (watch && !watchdog_event_.scheduled() && !events.empty()) {
+    progress_at_check_ = progress();
     last_progress_time_ = now();
-    events_.schedule(watchdog_event_, now() + watchdog_.interval);
+    events.schedule(watchdog_event_, now() + watchdog_.interval);
   }
   back_with_huge_pages();  // the model is built: its state is allocated
-  events_.run(until);
-  if (!events_.empty()) return StopReason::kTimeLimit;
+  events.run(until);
+  if (!events.empty()) return StopReason::kTimeLimit;
+  if (!in_flight_report().empty()) fail("deadlock: no events left");
+  return StopReason::kDrained;
+}
+
+// Hands over what crossed partitions in the window that ended: the exchange hooks
+// (links), then the posts, by posting partition, in posting order.
+void Simulator::exchange() {
+  for (const auto& hook : exchange_hooks_) hook();
+  for (const auto& p : parts_) {
+    for (Posted& post : p->outbox)
+      parts_[post.partition]->events.schedule_callback(post.when, std::move(post.fn), post.priority);
+    p->outbox.clear();
+  }
+}
+
+// Host thread `thread` runs its share of the partitions (every threads_-th one) up
+// to the window's end.
+void Simulator::run_window(unsigned thread) {
+  const Tick last = Tick(window_end_.ps() - 1);  // the window is [start, end)
+  for (std::size_t i = thread; i < parts_.size(); i += threads_) {
+    Partition& p = *parts_[i];
+    p.window_end = window_end_;
+    running_ = &p;
+    Timeline::set_current_lane(p.index);
+    p.events.run(last);
+    running_ = nullptr;
+  }
+  Timeline::set_current_lane(0);
+}
+
+void Simulator::end_run_at(Tick t) {
+  for (const auto& p : parts_) p->events.advance_to(t);
+}
+
+Simulator::StopReason Simulator::run_partitioned(Tick until) {
+  const bool watch = watchdog_.stall_limit > Tick::zero();
+  back_with_huge_pages();
+  const unsigned threads = std::min<unsigned>(threads_, static_cast<unsigned>(parts_.size()));
+  threads_ = threads;
+
+  // Helper threads wait at the barrier for each window; `stop` ends them. An
+  // exception in a window (an internal error) is kept and rethrown by this thread.
+  bool stop = false;
+  std::vector<std::exception_ptr> errors(threads);
+  std::barrier sync(static_cast<std::ptrdiff_t>(threads));
+  auto window = [&](unsigned thread) {
+    try {
+      run_window(thread);
+    } catch (...) {
+      running_ = nullptr;
+      Timeline::set_current_lane(0);
+      errors[thread] = std::current_exception();
+    }
+  };
+  std::vector<std::jthread> helpers;
+  for (unsigned t = 1; t < threads; ++t) {
+    helpers.emplace_back([&, t] {
+      for (;;) {
+        sync.arrive_and_wait();  // a window starts (or the run ends)
+        if (stop) return;
+        window(t);
+        sync.arrive_and_wait();  // the window ended
+      }
+    });
+  }
+  auto finish = [&] {
+    stop = true;
+    if (threads > 1) sync.arrive_and_wait();
+    helpers.clear();  // joins
+    timeline_.freeze_tracks(false);
+  };
+
+  timeline_.freeze_tracks(true);
+  Tick start = now();
+  if (watch) {
+    progress_at_check_ = progress();
+    last_progress_time_ = start;
+  }
+  Tick next_check = start + watchdog_.interval;
+  Tick reached = start;  // the latest time any partition has reached
+  window_end_ = start;  // hooks check handed-over times against the last window's end
+  try {
+    for (;;) {
+      exchange();
+      Tick next = Tick::max();
+      for (const auto& p : parts_) next = std::min(next, p->events.next_time());
+      if (next == Tick::max()) break;
+      if (next > until) {
+        finish();
+        end_run_at(reached);
+        return StopReason::kTimeLimit;
+      }
+      if (watch && next >= next_check) {
+        const std::uint64_t progress_now = progress();
+        if (progress_now != progress_at_check_) {
+          progress_at_check_ = progress_now;
+          last_progress_time_ = next;
+        } else if (next - last_progress_time_ >= watchdog_.stall_limit) {
+          end_run_at(std::max(reached, next));
+          finish();
+          fail(fmt::format("livelock: events keep firing but nothing progressed for {}",
+                           to_string(next - last_progress_time_)));
+        }
+        next_check = next + watchdog_.interval;
+      }
+      // The window: [next, next + lookahead), clipped after `until` (events at `until` run).
+      const Tick end = until == Tick::max() || until - next >= lookahead_ ? next + lookahead_ : until + Tick(1);
+      window_end_ = end;
+      if (threads > 1) sync.arrive_and_wait();
+      window(0);
+      if (threads > 1) sync.arrive_and_wait();
+      for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+      for (const auto& p : parts_) reached = std::max(reached, p->events.now());
+    }
+  } catch (...) {
+    if (!stop) finish();
+    throw;
+  }
+  finish();
+  end_run_at(reached);
   if (!in_flight_report().empty()) fail("deadlock: no events left");
   return StopReason::kDrained;
 }

@@ -10,6 +10,7 @@
 // in-flight work, instead of hanging or ending silently with a wrong answer.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -31,30 +32,92 @@ struct WatchdogConfig {
 };
 
 class Simulator {
+  struct Partition;
+
  public:
   explicit Simulator(std::uint64_t seed = 1, WatchdogConfig watchdog = {});
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
-  Tick now() const { return events_.now(); }
+  // The time of the partition the caller runs in (see "Partitions" below); outside a
+  // run, of the partition selected by InPartition (0 by default). After a run, every
+  // partition is at the time the run ended.
+  Tick now() const { return current().events.now(); }
   std::uint64_t seed() const { return seed_; }
-  EventQueue& events() { return events_; }
+  // The caller's partition's queue (as now()).
+  EventQueue& events() { return current().events; }
+  EventQueue& events(std::uint32_t partition) { return parts_.at(partition)->events; }
   StatsRegistry& stats() { return stats_; }
   Timeline& timeline() { return timeline_; }
 
-  void schedule(Event& ev, Tick when) { events_.schedule(ev, when); }
-  void schedule_in(Event& ev, Tick delay) { events_.schedule(ev, now() + delay); }
+  void schedule(Event& ev, Tick when) { current().events.schedule(ev, when); }
+  void schedule_in(Event& ev, Tick delay) { schedule(ev, now() + delay); }
 
   // Components call this when they complete a unit of work (a message delivered, a
   // request served). It is one increment; the watchdog reads it.
-  void note_progress() { ++progress_; }
-  std::uint64_t progress() const { return progress_; }
+  void note_progress() { ++current().progress; }
+  std::uint64_t progress() const;
+  // Events dispatched so far, all partitions.
+  std::uint64_t dispatched() const;
 
   enum class StopReason { kDrained, kTimeLimit };
   // Run until the queue drains or time passes `until`. Throws SimulationError on
   // deadlock (drained with work in flight) or livelock.
   StopReason run(Tick until = Tick::max());
+
+  // ---- Partitions: conservative parallel simulation (Chandy-Misra-Bryant style
+  // lookahead, synchronised in windows as in SST's and gem5's parallel modes).
+  //
+  // A partitioned model is split into parts (e.g. one per GPU) that interact only
+  // through interactions taking at least `lookahead` of simulated time (a link's
+  // latency). Each partition has its own event queue. The run proceeds in windows
+  // [t, t + lookahead), t being the earliest pending event: every partition runs its
+  // events of the window independently (on `threads` host threads), then, with all
+  // stopped, the interactions they initiated are handed over (exchange hooks, then
+  // posts, in a fixed order). Nothing a partition does in a window can affect another
+  // within it, so the result is exact for the model as written, and it is the same
+  // for any number of threads: the partitioning, not the host, decides the order.
+  //
+  // Contract: before anything is scheduled; count >= 1; lookahead > 0 if count > 1.
+  void set_partitions(std::uint32_t count, Tick lookahead);
+  std::uint32_t partitions() const { return static_cast<std::uint32_t>(parts_.size()); }
+  Tick lookahead() const { return lookahead_; }
+  // Host threads for a partitioned run (at most one per partition). Results do not
+  // depend on it.
+  void set_threads(unsigned threads) { threads_ = threads == 0 ? 1 : threads; }
+  unsigned threads() const { return threads_; }
+  // The partition the caller runs in (0 in an unpartitioned model).
+  std::uint32_t current_partition() const { return current().index; }
+
+  // While alive, code outside the event loop (building, kernel launches before run())
+  // acts in `partition`: what it schedules goes to that partition's queue.
+  class InPartition {
+   public:
+    InPartition(Simulator& sim, std::uint32_t partition);
+    ~InPartition();
+    InPartition(const InPartition&) = delete;
+    InPartition& operator=(const InPartition&) = delete;
+
+   private:
+    Simulator& sim_;
+    struct Partition* previous_;
+  };
+
+  // Run `fn` in `partition` at `when`. Into another partition during a run: `when`
+  // must be at least the lookahead after now() (an internal error otherwise); the
+  // callback is queued at the end of the window, after the exchange hooks, in the
+  // order of (posting partition, posting order). Otherwise it is scheduled at once.
+  void post(std::uint32_t partition, Tick when, std::function<void()> fn,
+            EventPriority priority = EventPriority::kDefault);
+  // Runs at the end of every window of a partitioned run, all partitions stopped, in
+  // the order added: where a link hands what crossed it to the other side
+  // (scheduling into events(partition) explicitly).
+  void add_exchange(std::function<void()> hook);
+  // Inside an exchange hook: the earliest time a handed-over interaction may take
+  // effect (the window's end); an interaction that would land earlier broke the
+  // lookahead (an internal error).
+  Tick window_end() const { return window_end_; }
 
   // One line per in-flight item of every component ("gpu0.link.next: 3 messages in flight ...").
   std::vector<std::string> in_flight_report() const;
@@ -64,17 +127,43 @@ class Simulator {
 
  private:
   friend class Component;
+  struct Posted {
+    Tick when;
+    EventPriority priority;
+    std::uint32_t partition;
+    std::function<void()> fn;
+  };
+  struct Partition {
+    EventQueue events;
+    std::uint64_t progress = 0;
+    std::uint32_t index = 0;
+    std::vector<Posted> outbox;  // posts into other partitions during the current window
+    Tick window_end;             // while it runs a window: the window's end
+  };
+  // The partition running on this host thread (a partitioned run's window), or null.
+  static thread_local Partition* running_;
+  Partition& current() const { return running_ != nullptr ? *running_ : *selected_; }
+
   void add_component(Component* c);
   void remove_component(Component* c);
   void watchdog_check();
   [[noreturn]] void fail(const std::string& what) const;
+  StopReason run_partitioned(Tick until);
+  void exchange();
+  void run_window(unsigned thread);
+  void end_run_at(Tick t);
 
-  EventQueue events_;  // declared first: destroyed after everything that holds events
+  // Declared first: destroyed after everything that holds events.
+  std::vector<std::unique_ptr<Partition>> parts_;
+  Partition* selected_ = nullptr;
+  Tick lookahead_;
+  unsigned threads_ = 1;
+  Tick window_end_;
+  std::vector<std::function<void()>> exchange_hooks_;
   StatsRegistry stats_;
   Timeline timeline_;
   std::uint64_t seed_;
   WatchdogConfig watchdog_;
-  std::uint64_t progress_ = 0;
   std::uint64_t progress_at_check_ = 0;
   Tick last_progress_time_;
   CallbackEvent watchdog_event_;

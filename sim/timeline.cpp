@@ -46,8 +46,15 @@ void check_track(std::size_t track, std::size_t num_tracks) {
 
 }  // namespace
 
+thread_local std::uint32_t Timeline::current_lane_ = 0;
+
 Timeline::TrackId Timeline::track(std::string_view hierarchical_name) {
   if (const auto it = track_ids_.find(hierarchical_name); it != track_ids_.end()) return it->second;
+  if (tracks_frozen_) {
+    throw std::logic_error(fmt::format("timeline: track '{}' registered during a partitioned run "
+                                       "(register tracks when the component is built)",
+                                       hierarchical_name));
+  }
 
   const std::size_t dot = hierarchical_name.find('.');
   const std::string_view process = hierarchical_name.substr(0, dot);
@@ -72,75 +79,96 @@ Timeline::TrackId Timeline::track(std::string_view hierarchical_name) {
 void Timeline::enable(std::uint64_t max_events) {
   enabled_ = true;
   max_events_ = max_events;
-  // Reserving up front spares the copies of a growing vector; untouched reserved
-  // pages cost nothing. Capped so a huge limit doesn't reserve gigabytes.
-  constexpr std::uint64_t kMaxReserve = 1u << 20;
-  events_.reserve(static_cast<std::size_t>(std::min(max_events, kMaxReserve)));
+  set_lanes(static_cast<std::uint32_t>(lanes_.size()));
 }
 
-bool Timeline::admit() {
-  if (!enabled_) return false;
-  if (events_.size() >= max_events_) {
-    ++dropped_;
-    return false;
+void Timeline::set_lanes(std::uint32_t lanes) {
+  if (lanes == 0) throw std::logic_error("timeline: at least one lane");
+  lanes_.resize(lanes);
+  for (Lane& l : lanes_) {
+    l.max_events = max_events_ / lanes;
+    // Reserving up front spares the copies of a growing vector; untouched reserved
+    // pages cost nothing. Capped so a huge limit doesn't reserve gigabytes.
+    constexpr std::uint64_t kMaxReserve = 1u << 20;
+    if (enabled_) l.events.reserve(static_cast<std::size_t>(std::min(l.max_events, kMaxReserve)));
   }
-  return true;
 }
 
-std::uint32_t Timeline::intern(std::string_view name) {
-  InternHint& hint = intern_hints_[(reinterpret_cast<std::uintptr_t>(name.data()) >> 3) % intern_hints_.size()];
-  if (hint.data == name.data() && hint.size == name.size() && names_[hint.id] == name) return hint.id;
+std::uint64_t Timeline::recorded() const {
+  std::uint64_t n = 0;
+  for (const Lane& l : lanes_) n += l.events.size();
+  return n;
+}
+
+std::uint64_t Timeline::dropped() const {
+  std::uint64_t n = 0;
+  for (const Lane& l : lanes_) n += l.dropped;
+  return n;
+}
+
+Timeline::Record* Timeline::admit(TrackId track) {
+  if (!enabled_) return nullptr;
+  check_track(track, tracks_.size());
+  Lane& l = lane();
+  if (l.events.size() >= l.max_events) {
+    ++l.dropped;
+    return nullptr;
+  }
+  return &l.events.emplace_back();
+}
+
+std::uint32_t Timeline::intern(Lane& lane, std::string_view name) {
+  InternHint& hint = lane.intern_hints[(reinterpret_cast<std::uintptr_t>(name.data()) >> 3) % lane.intern_hints.size()];
+  if (hint.data == name.data() && hint.size == name.size() && lane.names[hint.id] == name) return hint.id;
   std::uint32_t id;
-  if (const auto it = name_ids_.find(name); it != name_ids_.end()) {
+  if (const auto it = lane.name_ids.find(name); it != lane.name_ids.end()) {
     id = it->second;
   } else {
-    id = static_cast<std::uint32_t>(names_.size());
-    names_.emplace_back(name);
-    name_ids_.emplace(std::string(name), id);
+    id = static_cast<std::uint32_t>(lane.names.size());
+    lane.names.emplace_back(name);
+    lane.name_ids.emplace(std::string(name), id);
   }
   hint = InternHint{name.data(), name.size(), id};
   return id;
 }
 
 void Timeline::slice(TrackId track, std::string_view name, Tick start, Tick end) {
-  if (!admit()) return;
-  check_track(track, tracks_.size());
-  if (end < start) {
+  if (enabled_ && end < start) {
+    check_track(track, tracks_.size());
     throw std::logic_error(fmt::format("timeline: slice '{}' on track '{}.{}' ends ({} ps) before it starts ({} ps)",
                                        name, tracks_[track].process, tracks_[track].thread, end.ps(),
                                        start.ps()));
   }
-  Record& r = events_.emplace_back();
-  r.phase = 'X';
-  r.track = track;
-  r.name = intern(name);
-  r.start = start;
-  r.end_ps = end.ps();
+  Record* r = admit(track);
+  if (r == nullptr) return;
+  r->phase = 'X';
+  r->track = track;
+  r->name = intern(lane(), name);
+  r->start = start;
+  r->end_ps = end.ps();
 }
 
 void Timeline::counter(TrackId track, std::string_view name, Tick at, double value) {
-  if (!admit()) return;
-  check_track(track, tracks_.size());
   // JSON has no NaN or infinity; a counter holding one is a bug at the caller.
-  if (!std::isfinite(value)) {
+  if (enabled_ && !std::isfinite(value)) {
     throw std::logic_error(fmt::format("timeline: counter '{}' set to non-finite value", name));
   }
-  Record& r = events_.emplace_back();
-  r.phase = 'C';
-  r.track = track;
-  r.name = intern(name);
-  r.start = at;
-  r.value = value;
+  Record* r = admit(track);
+  if (r == nullptr) return;
+  r->phase = 'C';
+  r->track = track;
+  r->name = intern(lane(), name);
+  r->start = at;
+  r->value = value;
 }
 
 void Timeline::instant(TrackId track, std::string_view name, Tick at) {
-  if (!admit()) return;
-  check_track(track, tracks_.size());
-  Record& r = events_.emplace_back();
-  r.phase = 'i';
-  r.track = track;
-  r.name = intern(name);
-  r.start = at;
+  Record* r = admit(track);
+  if (r == nullptr) return;
+  r->phase = 'i';
+  r->track = track;
+  r->name = intern(lane(), name);
+  r->start = at;
 }
 
 void Timeline::write(const std::filesystem::path& path) const {
@@ -156,9 +184,6 @@ void Timeline::write(const std::filesystem::path& path) const {
       }
     };
 
-    std::vector<std::string> quoted_names;
-    quoted_names.reserve(names_.size());
-    for (const std::string& name : names_) quoted_names.push_back(json_string(name));
 
     fmt::format_to(it, "{{\"traceEvents\":[\n");
     bool first = true;
@@ -180,9 +205,15 @@ void Timeline::write(const std::filesystem::path& path) const {
                      t.pid, t.tid, json_string(t.thread));
     }
 
+    // Lanes in order (partition 0's records, then partition 1's...): the file does
+    // not depend on how the partitions were spread over host threads.
+    for (const Lane& lane : lanes_) {
+    std::vector<std::string> quoted_names;
+    quoted_names.reserve(lane.names.size());
+    for (const std::string& name : lane.names) quoted_names.push_back(json_string(name));
     // Counter names are per (track, name) pair: quote each pair once.
     std::unordered_map<std::uint64_t, std::string> counter_names;
-    for (const Record& r : events_) {
+    for (const Record& r : lane.events) {
       const Track& t = tracks_[r.track];
       separator();
       switch (r.phase) {
@@ -204,7 +235,7 @@ void Timeline::write(const std::filesystem::path& path) const {
           const std::uint64_t key = (std::uint64_t{r.track} << 32) | r.name;
           auto name_it = counter_names.find(key);
           if (name_it == counter_names.end()) {
-            name_it = counter_names.emplace(key, json_string(t.thread + "." + names_[r.name])).first;
+            name_it = counter_names.emplace(key, json_string(t.thread + "." + lane.names[r.name])).first;
           }
           fmt::format_to(it, R"({{"ph":"C","name":{},"pid":{},"tid":{},"ts":)", name_it->second, t.pid,
                          t.tid);
@@ -215,10 +246,11 @@ void Timeline::write(const std::filesystem::path& path) const {
       }
       flush_if_full();
     }
+    }
 
     fmt::format_to(it, "\n],\n\"displayTimeUnit\":\"ns\",\n");
     fmt::format_to(it, R"("otherData":{{"dropped_events":{},"recorded_events":{},"time_unit":"us"}})",
-                   dropped_, events_.size());
+                   dropped(), recorded());
     fmt::format_to(it, "\n}}\n");
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
   });

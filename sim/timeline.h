@@ -6,7 +6,13 @@
 //
 // Recording is off unless enabled, and then bounded by max_events: beyond it,
 // events are counted as dropped (reported in the file's metadata) instead of
-// growing the file without bound. Timestamps are written in microseconds with
+// growing the file without bound.
+//
+// A partitioned simulation records into one lane per partition (set_lanes; the
+// simulator says which lane a host thread records into), each bounded by its share
+// of max_events, so what is recorded and dropped does not depend on how partitions
+// are spread over threads. Tracks must then all exist before the run (track() is
+// refused while lanes record concurrently). Timestamps are written in microseconds with
 // picosecond precision.
 
 #include <array>
@@ -41,8 +47,16 @@ class Timeline {
   // A point event ("ph":"i").
   void instant(TrackId track, std::string_view name, Tick at);
 
-  std::uint64_t recorded() const { return events_.size(); }
-  std::uint64_t dropped() const { return dropped_; }
+  std::uint64_t recorded() const;
+  std::uint64_t dropped() const;
+
+  // One lane per partition (at least 1); call before recording. max_events is split
+  // evenly between them.
+  void set_lanes(std::uint32_t lanes);
+  // The lane this host thread records into (the simulator sets it per window).
+  static void set_current_lane(std::uint32_t lane) { current_lane_ = lane; }
+  // While frozen (a partitioned run), track() only finds existing tracks.
+  void freeze_tracks(bool frozen) { tracks_frozen_ = frozen; }
 
   // Write {"traceEvents": [...], "displayTimeUnit": "ns", "otherData": {...}} with
   // process/thread name metadata. Writes to a temporary file and renames it, so a
@@ -77,27 +91,35 @@ class Timeline {
   template <class V>
   using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
-  bool admit();
-  std::uint32_t intern(std::string_view name);
-  // intern()'s recent answers by the name's address and length (callers pass string
-  // literals), confirmed by comparing the text: no hashing of the name per record.
   struct InternHint {
     const char* data = nullptr;
     std::size_t size = 0;
     std::uint32_t id = 0;
   };
-  std::array<InternHint, 16> intern_hints_{};
-
+  struct Lane {
+    std::uint64_t max_events = 0;
+    std::uint64_t dropped = 0;
+    std::vector<Record> events;
+    std::vector<std::string> names;  // Record::name indexes these
+    StringMap<std::uint32_t> name_ids;
+    std::array<InternHint, 16> intern_hints{};
+  };
+  static thread_local std::uint32_t current_lane_;
+  Lane& lane() { return lanes_[current_lane_ < lanes_.size() ? current_lane_ : 0]; }
+  // The lane's next record, or nullptr when recording is off or the lane is full.
+  Record* admit(TrackId track);
+  static std::uint32_t intern(Lane& lane, std::string_view name);
   bool enabled_ = false;
+  bool tracks_frozen_ = false;
   std::uint64_t max_events_ = 0;
-  std::uint64_t dropped_ = 0;
-  std::vector<Record> events_;
+  // intern()'s recent answers (Lane::intern_hints) are keyed by the name's address and
+  // length (callers pass string literals), confirmed by comparing the text: no hashing
+  // of the name per record.
+  std::vector<Lane> lanes_ = std::vector<Lane>(1);
   std::vector<Track> tracks_;
   StringMap<TrackId> track_ids_;
   StringMap<std::uint32_t> process_ids_;
   std::vector<std::uint32_t> threads_per_process_;  // indexed by pid - 1
-  std::vector<std::string> names_;
-  StringMap<std::uint32_t> name_ids_;
 };
 
 }  // namespace t3sim

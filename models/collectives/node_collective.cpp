@@ -65,7 +65,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     for (std::uint32_t d = 1; d < n; ++d)
       bytes_sent_per_gpu_ += collective_chunk(t, p.kind == CollectiveKind::kAllToAll ? d : 0).bytes;
   }
-  done_.assign(sim_gpus, false);
+  done_.assign(sim_gpus, 0);
   started_.assign(sim_gpus, Tick());
   finished_.assign(sim_gpus, Tick());
   dma_left_.assign(sim_gpus, 0);
@@ -73,7 +73,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
 }
 
 bool NodeCollective::all_done() const {
-  return std::all_of(done_.begin(), done_.end(), [](bool d) { return d; });
+  return std::all_of(done_.begin(), done_.end(), [](std::uint8_t d) { return d != 0; });
 }
 
 std::uint64_t NodeCollective::pattern(std::uint32_t gpu, std::uint64_t word) const {
@@ -99,12 +99,15 @@ void NodeCollective::preload() {
 }
 
 void NodeCollective::start_all(std::function<void(std::uint32_t)> on_done) {
-  for (std::uint32_t g = 0; g < node_.simulated_gpus(); ++g) start(g, on_done);
+  for (std::uint32_t g = 0; g < node_.simulated_gpus(); ++g) {
+    Simulator::InPartition in(node_.gpu(g).sim(), node_.partition(g));
+    start(g, on_done);
+  }
 }
 
 void NodeCollective::start(std::uint32_t g, std::function<void(std::uint32_t)> on_done) {
   if (g >= node_.simulated_gpus() || done_[g])
-    internal_error(node_.gpu(0).now(), "collective", fmt::format("start on GPU {} twice or out of range", g),
+    internal_error(node_.gpu(g < node_.simulated_gpus() ? g : 0).now(), "collective", fmt::format("start on GPU {} twice or out of range", g),
                    __FILE__, __LINE__);
   started_[g] = node_.gpu(g).now();
   on_done_[g] = std::move(on_done);
@@ -163,7 +166,7 @@ void NodeCollective::start_dma(std::uint32_t g) {
 }
 
 void NodeCollective::finish(std::uint32_t g) {
-  done_[g] = true;
+  done_[g] = 1;
   finished_[g] = node_.gpu(g).now();
   if (on_done_[g]) on_done_[g](g);
 }

@@ -84,7 +84,7 @@ class NodeCollective {
   std::vector<std::uint32_t> cu_mask_;
   std::vector<CollectiveTraceParams> trace_params_;    // per simulated GPU
   std::vector<std::vector<KernelTrace>> traces_;       // per simulated GPU: 1 (2 for AR)
-  std::vector<bool> done_;
+  std::vector<std::uint8_t> done_;  // per GPU (not vector<bool>: GPUs may run on different threads)
   std::vector<Tick> started_, finished_;
   std::vector<std::uint32_t> dma_left_;
   std::vector<std::function<void(std::uint32_t)>> on_done_;

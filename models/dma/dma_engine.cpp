@@ -40,7 +40,13 @@ DmaEngine::DmaEngine(Component& parent, std::string_view name, const DmaConfig& 
       commands_done_(counter("commands_done", "commands", "DMA commands completed")),
       bytes_read_(counter("bytes_read", "bytes", "bytes read from local memory")),
       bytes_written_(counter("bytes_written", "bytes", "bytes stored or updated at destinations")),
-      refusals_(counter("refusals", "requests", "requests refused by a memory (back-pressure)")) {}
+      refusals_(counter("refusals", "requests", "requests refused by a memory (back-pressure)")) {
+  // Timeline tracks exist before the run (a partitioned run cannot add any).
+  if (sim().timeline().enabled()) {
+    timeline_track_ = sim().timeline().track(this->name());
+    timeline_track_made_ = true;
+  }
+}
 
 void DmaEngine::launch(DmaCommand cmd) {
   T3SIM_CHECK(cmd.destination != nullptr && cmd.bytes > 0, "DMA command without destination or bytes");

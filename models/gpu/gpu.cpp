@@ -36,6 +36,10 @@ void Gpu::build() {
     // from inside its own completion.
     cus_.back()->set_on_slot_free([this] { sim().events().schedule_callback(now(), [this] { dispatch(); }); });
   }
+  // Timeline tracks exist before the run (a partitioned run cannot add any).
+  Timeline& tl = sim().timeline();
+  if (tl.enabled())
+    for (const auto& cu : cus_) cu_tracks_.push_back(tl.track(cu->name()));
 }
 
 Gpu::~Gpu() = default;

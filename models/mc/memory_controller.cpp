@@ -125,6 +125,8 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
   // per-tick state, both queues' first entries, the channel's timing state. The
   // queues never reallocate (reserved to capacity above; push only when they fit).
   const auto dram_lines = dram.hot_lines();
+  // Timeline tracks exist before the run (a partitioned run cannot add any).
+  if (sim().timeline().enabled()) timeline_track_ = sim().timeline().track(this->name());
   tick_event_.lines = {&cfg_,
                        &read_capacity_,
                        reinterpret_cast<const char*>(&read_capacity_) + 64,

@@ -77,6 +77,7 @@ class Network::Impl {
   struct Server {
     ServerKind kind;
     std::uint32_t index;                 // link slot, GPU, or mirror line
+    std::uint32_t partition = 0;         // where it runs: its node's (partitioned simulation)
     std::vector<std::uint32_t> feeders;  // sources whose packets may come here
     std::uint32_t rr = 0;                // round-robin position in feeders
     bool queued = false;                 // on the worklist
@@ -161,9 +162,16 @@ class Network::Impl {
   };
   std::vector<MirrorBlocks> mirror_blocks_;  // kHomogeneous: add_mirror_blocks
   std::vector<MirrorTranslator> mirror_translators_;  // kHomogeneous: add_mirror_translator
-  std::vector<std::uint32_t> worklist_;
-  bool draining_ = false;
-  std::vector<MemClient*> retrying_;  // scratch for retry()
+  // Servers to run, per partition: a server is only kicked from its own partition
+  // (its feeders are there too), so partitions never share a worklist.
+  struct Worklist {
+    std::vector<std::uint32_t> servers;
+    bool draining = false;
+  };
+  std::vector<Worklist> work_;
+  // Partitioned simulation: node (GPU, or the switch) -> partition.
+  std::uint32_t partition_of(std::uint32_t node) const { return partitioned_ ? node : 0; }
+  bool partitioned_ = false;
 
  private:
   std::string node_name(std::uint32_t node) const {
@@ -174,7 +182,7 @@ class Network::Impl {
     return std::min(forward, n_ - forward);
   }
   std::uint32_t route(std::uint32_t node, std::uint32_t dst) const { return route_[std::size_t{node} * n_ + dst]; }
-  std::uint32_t add_server(ServerKind kind, std::uint32_t index);
+  std::uint32_t add_server(ServerKind kind, std::uint32_t index, std::uint32_t node);
   std::uint32_t add_source(SourceKind kind, std::uint32_t a, std::uint32_t b = 0);
   void add_link(std::uint32_t from, std::uint32_t to, const LinkConfig& lc);
   std::uint32_t find_link(std::uint32_t from, std::uint32_t to) const;
@@ -193,7 +201,7 @@ class Network::Impl {
   bool offer(Server& sv, std::uint32_t source);
   bool deliver(Endpoint& ep, std::uint32_t source);
   void serve(std::uint32_t server);
-  void drain();
+  void drain(Worklist& w);
   void schedule_retry(PeerPort& port);
   void retry(PeerPort& port);
 };
@@ -218,6 +226,7 @@ class Network::Impl::PeerPort final : public MemTarget {
   std::deque<Entry> queue;
   std::uint64_t queued_packets = 0;  // packets still to send (a flag counts one)
   std::vector<MemClient*> waiters;   // refused clients awaiting on_mem_retry
+  std::vector<MemClient*> retrying;  // retry()'s scratch
   bool retry_scheduled = false;
   std::uint32_t first_hop = kNone;   // server of the first link
   std::uint32_t source = kNone;      // this queue, as a source
@@ -271,7 +280,8 @@ class Network::Impl::Endpoint final : public Component, public RemoteAccess, pub
     const std::uint32_t sender = net_.mode_ == NetMode::kFull ? seen : 0;
     const std::uint64_t key = (std::uint64_t{sender} << 32) | slot;
     Impl* net = &net_;
-    sim().events().schedule_callback(now() + net_.path_latency(seen, gpu), [net, key] {
+    // The acknowledgment runs at the sender, in its partition.
+    sim().post(net_.partition_of(sender), now() + net_.path_latency(seen, gpu), [net, key] {
       net->ack(static_cast<std::uint32_t>(key >> 32), static_cast<std::uint32_t>(key));
     });
   }
@@ -332,13 +342,19 @@ Network::Impl::Impl(Network& owner, std::uint32_t num_gpus, const NetConfig& cfg
   T3SIM_CHECK(n_ >= 2 && n_ < (1u << kSrcBits), fmt::format("a network of {} GPUs", n_));
   T3SIM_CHECK(cfg_.packet_bytes >= 1 && cfg_.packet_bytes <= UINT32_MAX,
               fmt::format("packet size {} B", cfg_.packet_bytes));
+  // Partitioned (Node::partitioned): one partition per GPU, then the switch's.
+  const Simulator& sim = owner.sim();
+  partitioned_ = sim.partitions() > 1;
+  T3SIM_CHECK(!partitioned_ || (mode_ == NetMode::kFull && sim.partitions() == n_ + (topo_ == Topology::kSwitch ? 1 : 0)),
+              fmt::format("a network of {} GPUs in {} partitions", n_, sim.partitions()));
+  work_.resize(sim.partitions());
   build_links();
   build_routes();
   const std::uint32_t simulated = mode_ == NetMode::kFull ? n_ : 1;
   for (std::uint32_t g = 0; g < simulated; ++g) {
     endpoints_.push_back(std::make_unique<Endpoint>(*this, g));
     Endpoint& ep = *endpoints_.back();
-    ep.deliver_server = add_server(ServerKind::kDeliver, g);
+    ep.deliver_server = add_server(ServerKind::kDeliver, g, g);
     ep.peers.resize(n_);
     ep.injection_source.assign(n_, kNone);
     for (std::uint32_t d = 0; d < n_; ++d)
@@ -356,8 +372,8 @@ Network::Impl::Impl(Network& owner, std::uint32_t num_gpus, const NetConfig& cfg
   }
 }
 
-std::uint32_t Network::Impl::add_server(ServerKind kind, std::uint32_t index) {
-  servers_.push_back(Server{kind, index, {}});
+std::uint32_t Network::Impl::add_server(ServerKind kind, std::uint32_t index, std::uint32_t node) {
+  servers_.push_back(Server{kind, index, partition_of(node), {}});
   return static_cast<std::uint32_t>(servers_.size() - 1);
 }
 
@@ -372,10 +388,14 @@ void Network::Impl::add_link(std::uint32_t from, std::uint32_t to, const LinkCon
   LinkConfig bytes_lc = lc;
   bytes_lc.rx_buffer_bytes = rx_buffer_bytes();
   bytes_lc.rx_buffer = 1u << 30;  // bounded in bytes only
-  ls.link = std::make_unique<Link<NetPacket>>(owner_, node_name(from) + "_" + node_name(to), bytes_lc);
+  // Freed receive-buffer space travels back to the sender like a packet: one link
+  // latency (flow-control credits on the reverse direction; they take no bandwidth).
+  bytes_lc.credit_latency = cfg_.link.latency;
+  ls.link = std::make_unique<Link<NetPacket>>(owner_, node_name(from) + "_" + node_name(to), bytes_lc,
+                                              LinkEnds{partition_of(from), partition_of(to)});
   ls.from = from;
   ls.to = to;
-  ls.server = add_server(ServerKind::kLink, slot);
+  ls.server = add_server(ServerKind::kLink, slot, from);
   ls.source = add_source(SourceKind::kLinkIn, slot);
   links_.push_back(std::move(ls));
   link_index_.emplace(std::uint64_t{from} << 32 | to, slot);
@@ -452,7 +472,7 @@ void Network::Impl::build_mirror_lines() {
     MirrorLine line;
     line.link = route(0, d);
     line.hops = h;
-    line.server = add_server(ServerKind::kMirror, id);
+    line.server = add_server(ServerKind::kMirror, id, 0);
     line.source = add_source(SourceKind::kMirror, id);
     lines_.push_back(std::move(line));
     ls.line_by_hops[h] = id;
@@ -759,23 +779,24 @@ void Network::Impl::serve(std::uint32_t server) {
 
 void Network::Impl::kick(std::uint32_t server) {
   if (server == kNone) return;
+  Worklist& w = work_[servers_[server].partition];
   if (!servers_[server].queued) {
     servers_[server].queued = true;
-    worklist_.push_back(server);
+    w.servers.push_back(server);
   }
-  if (!draining_) drain();
+  if (!w.draining) drain(w);
 }
 
-void Network::Impl::drain() {
-  draining_ = true;
+void Network::Impl::drain(Worklist& w) {
+  w.draining = true;
   // Index, not iterator: serving may append.
-  for (std::size_t i = 0; i < worklist_.size(); ++i) {
-    const std::uint32_t server = worklist_[i];
+  for (std::size_t i = 0; i < w.servers.size(); ++i) {
+    const std::uint32_t server = w.servers[i];
     servers_[server].queued = false;
     serve(server);
   }
-  worklist_.clear();
-  draining_ = false;
+  w.servers.clear();
+  w.draining = false;
 }
 
 // ---------------------------------------------------------------- requests and acks
@@ -836,9 +857,9 @@ void Network::Impl::schedule_retry(PeerPort& port) {
 
 void Network::Impl::retry(PeerPort& port) {
   port.retry_scheduled = false;
-  retrying_.clear();
-  retrying_.swap(port.waiters);  // a client refused again re-registers into port.waiters
-  for (MemClient* c : retrying_) c->on_mem_retry();
+  port.retrying.clear();
+  port.retrying.swap(port.waiters);  // a client refused again re-registers into port.waiters
+  for (MemClient* c : port.retrying) c->on_mem_retry();
 }
 
 void Network::Impl::ack(std::uint32_t sender, std::uint32_t slot) {

@@ -31,8 +31,14 @@ NodeConfig read_node_config(ConfigNode system, NetMode mode) {
 Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
   if (cfg.num_gpus < 2) throw std::invalid_argument("a node needs at least two GPUs");
   const std::uint32_t simulated = cfg.mode == NetMode::kFull ? cfg.num_gpus : 1;
+  // Partitions: the GPUs, then the switch. Every interaction between them crosses a
+  // link (a packet, its credit, its acknowledgment), which takes at least a link's
+  // latency: the lookahead.
+  partitioned_ = cfg.partitioned && cfg.mode == NetMode::kFull && cfg.net.link.latency > Tick::zero();
+  if (partitioned_) sim.set_partitions(cfg.num_gpus + (cfg.net.topology == "switch" ? 1 : 0), cfg.net.link.latency);
   net_ = std::make_unique<Network>(sim, "net", cfg.num_gpus, cfg.net, cfg.mode);
   for (std::uint32_t g = 0; g < simulated; ++g) {
+    Simulator::InPartition in(sim, partition(g));
     gpus_.push_back(std::make_unique<Gpu>(sim, fmt::format("gpu{}", g), cfg.gpu));
     Gpu& gpu = *gpus_.back();
     FlagTable* flags = &gpu.flags();

@@ -27,6 +27,11 @@ struct NodeConfig {
   NetConfig net;
   DmaConfig dma;
   std::uint32_t dma_engines = 4;  // per GPU
+  // A run option, not a system key: simulate each GPU (and a switch) in a partition
+  // of its own (Simulator::set_partitions), with the link latency as lookahead, so a
+  // full-mode run can use several host threads and keeps one GPU's state in the
+  // host's caches at a time. Ignored in homogeneous mode and with zero-latency links.
+  bool partitioned = false;
 };
 
 // Reads a system file's num_gpus, gpu, memory, net and dma sections (dma: engines
@@ -51,9 +56,15 @@ class Node {
   DmaEngine& dma(std::uint32_t g, std::uint32_t engine) { return *dma_[g][engine]; }
   // Where GPU g's DMA engines store to peer `d` (the network), or its own memory (d == g).
   MemTarget& dma_destination(std::uint32_t g, std::uint32_t d);
+  // The simulator partition GPU g runs in. Code that calls into GPU g outside the
+  // event loop (kernel launches before the run) does so in a
+  // Simulator::InPartition(sim, node.partition(g)).
+  std::uint32_t partition(std::uint32_t g) const { return partitioned_ ? g : 0; }
+  bool partitioned() const { return partitioned_; }
 
  private:
   NodeConfig cfg_;
+  bool partitioned_ = false;
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::unique_ptr<Network> net_;
   std::vector<std::vector<std::unique_ptr<DmaEngine>>> dma_;

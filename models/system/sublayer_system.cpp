@@ -45,7 +45,10 @@ IsolatedRs run_isolated_rs_nmc(const NodeConfig& cfg, const GemmWorkload& gemm, 
   f.with_producer = false;
   f.seed = seed;
   T3Collective rs(node, trace, f);
-  for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) rs.start(g);
+  for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
+    Simulator::InPartition in(sim, node.partition(g));
+    rs.start(g);
+  }
   sim.run();
   IsolatedRs r;
   for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
@@ -54,7 +57,7 @@ IsolatedRs run_isolated_rs_nmc(const NodeConfig& cfg, const GemmWorkload& gemm, 
   }
   rs.finish();
   r.traffic = dram_totals(node.gpu(0).memory(), Stream::kCommunication);
-  r.events = sim.events().dispatched();
+  r.events = sim.dispatched();
   return r;
 }
 
@@ -90,6 +93,9 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
     node_cfg.gpu.memory.mc.arbiter.type = "mca";
     node_cfg.gpu.memory.mc.arbiter.dynamic = true;  // threshold from the GEMM's profiled occupancy
   }
+  // T3's own (DMA) all-gather starts on every GPU when the last one's RS is done: a
+  // zero-latency barrier across GPUs, which partitions cannot simulate.
+  if (t3_ && opt.t3_all_gather == "dma") node_cfg.partitioned = false;
   node_ = std::make_unique<Node>(sim, node_cfg);
   const GemmParams& p = *gemm_.params;
   const GemmAddresses addr = gemm_addresses(p);
@@ -159,12 +165,13 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
   traffic_at_end_.resize(n);
   gemm_kernel_.resize(n);
   t3_parts_done_.assign(n, 0);
+  gpu_done_.assign(n, 0);
 }
 
 SublayerSystem::~SublayerSystem() = default;
 
 void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
-  phase_end_[g][phase] = sim_.now();
+  phase_end_[g][phase] = node_->gpu(g).now();
   traffic_at_end_[g][phase] = dram_totals(node_->gpu(g).memory(), Stream::kCommunication);
   switch (phase) {
     case kGemm:
@@ -186,7 +193,7 @@ void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
       ag_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kAg); });
       break;
     case kAg:
-      ++gpus_done_;
+      gpu_done_[g] = 1;  // per GPU: GPUs may run on different host threads
       break;
     case kPhases:
       break;
@@ -212,6 +219,8 @@ void SublayerSystem::on_t3_part_done(std::uint32_t g) {
 SublayerResult SublayerSystem::run(Tick max_time) {
   const std::uint32_t n = node_->simulated_gpus();
   for (std::uint32_t g = 0; g < n; ++g) {
+    // What starts GPU g schedules into its partition.
+    Simulator::InPartition in(sim_, node_->partition(g));
     KernelLaunch k;
     k.trace = &gemm_.trace;
     if (t3_) {
@@ -227,7 +236,7 @@ SublayerResult SublayerSystem::run(Tick max_time) {
     gemm_kernel_[g] = node_->gpu(g).launch(std::move(k));
   }
   const Simulator::StopReason stop = sim_.run(max_time);
-  if (gpus_done_ < n) {
+  if (std::count(gpu_done_.begin(), gpu_done_.end(), 1) < static_cast<std::ptrdiff_t>(n)) {
     if (stop == Simulator::StopReason::kTimeLimit)
       throw SimulationError(fmt::format("run.max_time ({}) reached before the sub-layer finished",
                                         to_string(max_time)));

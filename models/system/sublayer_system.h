@@ -139,7 +139,7 @@ class SublayerSystem {
   std::vector<std::array<Tick, kPhases>> phase_end_;
   std::vector<std::array<PhaseTraffic, kPhases>> traffic_at_end_;
   std::vector<std::uint32_t> gemm_kernel_;
-  std::uint32_t gpus_done_ = 0;
+  std::vector<std::uint8_t> gpu_done_;  // per GPU: its all-gather ended
   std::uint64_t words_checked_ = 0;
   std::string check_error_;
 };
