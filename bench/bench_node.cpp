@@ -1,6 +1,7 @@
 // Node speed: events/s of a CU-based ring reduce-scatter (4 MB per GPU) on 4 T3
-// Table 1 GPUs joined by the network, in full mode (every GPU simulated) and in
-// homogeneous mode (GPU 0, peers mirrored). Exercises the CUs' remote stores and
+// Table 1 GPUs joined by the network, in full mode (every GPU simulated; in one event
+// queue, or a partition per GPU on 1 or 2 host threads) and in homogeneous mode
+// (GPU 0, peers mirrored). Exercises the CUs' remote stores and
 // flags, the network's packets and acks, and each GPU's memory system. Also reports
 // the simulated time, so a speed-up that changes the model's answer shows up here too.
 #include <benchmark/benchmark.h>
@@ -22,8 +23,9 @@ NodeConfig table1_node(std::uint32_t num_gpus, NetMode mode) {
   return cfg;
 }
 
-void run_ring_rs(benchmark::State& state, NetMode mode) {
-  const NodeConfig cfg = table1_node(4, mode);
+void run_ring_rs(benchmark::State& state, NetMode mode, unsigned threads = 0) {
+  NodeConfig cfg = table1_node(4, mode);
+  cfg.partitioned = threads > 0;
   NodeCollectiveParams p;
   p.kind = CollectiveKind::kRingReduceScatter;
   p.array_bytes = static_cast<std::uint64_t>(state.range(0)) * 1'000'000;  // MB, as the CLI's 4MB
@@ -32,12 +34,13 @@ void run_ring_rs(benchmark::State& state, NetMode mode) {
   double simulated_us = 0;
   for (auto _ : state) {
     Simulator sim(1);
+    sim.set_threads(threads);
     Node node(sim, cfg);
     NodeCollective coll(node, p);
     coll.start_all();
     sim.run();
     if (!coll.all_done()) state.SkipWithError("the collective did not finish");
-    events += sim.events().dispatched();
+    events += sim.dispatched();
     Tick end = Tick::zero();
     for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) end = std::max(end, coll.finished(g));
     simulated_us = static_cast<double>(end.ps()) * 1e-6;
@@ -48,8 +51,13 @@ void run_ring_rs(benchmark::State& state, NetMode mode) {
 
 void BM_RingRsFull(benchmark::State& state) { run_ring_rs(state, NetMode::kFull); }
 void BM_RingRsHomogeneous(benchmark::State& state) { run_ring_rs(state, NetMode::kHomogeneous); }
+// Args: MB per GPU, host threads.
+void BM_RingRsFullPartitioned(benchmark::State& state) {
+  run_ring_rs(state, NetMode::kFull, static_cast<unsigned>(state.range(1)));
+}
 
 BENCHMARK(BM_RingRsFull)->Arg(4)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RingRsFullPartitioned)->Args({4, 1})->Args({4, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RingRsHomogeneous)->Arg(4)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -97,6 +97,48 @@ TEST(Partitions, RejectsAZeroLookaheadAndLateRepartitioning) {
   EXPECT_THROW(sim.set_partitions(2, kLookahead), std::logic_error);
 }
 
+TEST(Partitions, RunStopsAtTheTimeLimitAndResumes) {
+  Simulator sim;
+  sim.set_partitions(2, kLookahead);
+  sim.set_threads(2);
+  std::vector<Tick> seen;
+  for (std::uint32_t p = 0; p < 2; ++p) {
+    Simulator::InPartition in(sim, p);
+    for (int i = 1; i <= 3; ++i) sim.events().schedule_callback(Tick::ns(100 * i + p), [] {});
+  }
+  // Events at the limit run; later ones wait for the next run().
+  EXPECT_EQ(sim.run(Tick::ns(200)), Simulator::StopReason::kTimeLimit);
+  EXPECT_EQ(sim.dispatched(), 3u);  // 100, 101, 200
+  EXPECT_EQ(sim.run(), Simulator::StopReason::kDrained);
+  EXPECT_EQ(sim.dispatched(), 6u);
+  EXPECT_EQ(sim.now(), Tick::ns(301));
+}
+
+TEST(Partitions, EventsWithoutProgressInAnyPartitionAreALivelock) {
+  Simulator sim(1, WatchdogConfig{Tick::us(1), Tick::us(20)});
+  sim.set_partitions(2, kLookahead);
+  sim.set_threads(2);
+  // Partition 0 makes progress for 5 us, partition 1 retries forever.
+  std::function<void()> work = [&] {
+    sim.note_progress();
+    if (sim.now() < Tick::us(5)) sim.events().schedule_callback(sim.now() + Tick::ns(100), work);
+  };
+  std::function<void()> retry = [&] { sim.events().schedule_callback(sim.now() + Tick::ns(100), retry); };
+  sim.events().schedule_callback(Tick(0), work);
+  {
+    Simulator::InPartition in(sim, 1);
+    sim.events().schedule_callback(Tick(0), retry);
+  }
+  try {
+    sim.run();
+    FAIL() << "expected a livelock";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("livelock"), std::string::npos) << e.what();
+  }
+  EXPECT_GE(sim.now(), Tick::us(25));
+  EXPECT_LE(sim.now(), Tick::us(30));
+}
+
 struct Msg {
   std::uint64_t bytes;
   int id;
@@ -258,6 +300,21 @@ TEST(Partitions, AFullModeSubLayerIsTheSameOnOneOrTwoThreads) {
     EXPECT_EQ(r1["simulated_gpus"], 4);
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST(Partitions, ABadThreadCountIsAConfigError) {
+  RunRequest req;
+  req.system = std::filesystem::path(T3SIM_SOURCE_DIR) / "configs/systems/table1.yaml";
+  req.workload = std::filesystem::path(T3SIM_SOURCE_DIR) / "configs/workloads/gemm/small.yaml";
+  req.configuration = "sequential";
+  req.overrides = {"run.threads=many"};
+  req.validate_only = true;
+  try {
+    run_simulation(req);
+    FAIL() << "expected a config error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.threads"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
