@@ -245,10 +245,10 @@ TEST_F(Cli, SequentialSubLayerAndNodeCollectives) {
   EXPECT_EQ(results["results"]["simulated_gpus"], 1);
   EXPECT_FALSE(results["results"]["links"]["links"].empty());
 
-  // A CU-based collective on the full GPU model.
+  // A CU-based collective on the full GPU model (a partition per GPU, on two threads).
   const auto c = t3sim(
       "run configs/systems/table1.yaml configs/workloads/collectives/ring_rs.yaml --set system.num_gpus=4 "
-      "--set workload.size=1MiB");
+      "--set workload.size=1MiB --threads 2");
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("functional check   passed"), std::string::npos) << c.out;
 }
