@@ -274,15 +274,15 @@ class Link final : public Component {
   std::deque<Tick> serializing_;  // ends of serialization still ahead (they hold transmit buffer slots)
   std::vector<InFlight> outbound_;  // put on the wire, not yet handed to the receiving end
   std::deque<Credit> credits_in_flight_;  // returned by the receiver, arriving at the sender
-  // ---- the receiving end
-  std::deque<InFlight> wire_;    // serializing or propagating, in arrival order
-  std::deque<Msg> received_;     // in the receive buffer
-  std::vector<Credit> returning_;  // freed, not yet handed to the sending end
   Tick wire_free_;               // end of the last serialization
   Tick burst_start_;
   std::uint64_t burst_bytes_ = 0;
   bool sender_waiting_ = false;
   std::function<void()> on_send_ready_;
+  // ---- the receiving end
+  std::deque<InFlight> wire_;    // serializing or propagating, in arrival order
+  std::deque<Msg> received_;     // in the receive buffer
+  std::vector<Credit> returning_;  // freed, not yet handed to the sending end
   std::function<void()> on_receive_;
   CallbackEvent arrival_event_;  // the receiving end's
   CallbackEvent tx_free_event_;  // the sending end's
