@@ -276,12 +276,14 @@ std::string slurp(const std::filesystem::path& p) {
   return s.str();
 }
 
+// `config`: a configuration, or "t3-dma-ag" for t3 with T3's own (DMA) all-gather.
 RunOutcome run_small_sublayer(unsigned threads, const std::filesystem::path& out, const std::string& config) {
   RunRequest req;
   req.system = std::filesystem::path(T3SIM_SOURCE_DIR) / "configs/systems/table1.yaml";
   req.workload = std::filesystem::path(T3SIM_SOURCE_DIR) / "configs/workloads/gemm/small.yaml";
-  req.configuration = config;
+  req.configuration = config == "t3-dma-ag" ? "t3" : config;
   req.overrides = {"system.num_gpus=4"};
+  if (config == "t3-dma-ag") req.overrides.push_back("workload.collective.t3_all_gather=dma");
   req.output_dir = out;
   req.threads = threads;
   return run_simulation(req);
@@ -292,7 +294,7 @@ RunOutcome run_small_sublayer(unsigned threads, const std::filesystem::path& out
 TEST(Partitions, AFullModeSubLayerIsTheSameOnOneOrTwoThreads) {
   const auto dir = std::filesystem::temp_directory_path() / "t3sim_partitions";
   std::filesystem::remove_all(dir);
-  for (const std::string config : {"sequential", "t3"}) {
+  for (const std::string config : {"sequential", "t3", "t3-dma-ag"}) {
     const RunOutcome one = run_small_sublayer(1, dir / (config + "1"), config);
     const RunOutcome two = run_small_sublayer(2, dir / (config + "2"), config);
     EXPECT_NE(one.summary.find("functional check   passed"), std::string::npos) << one.summary;
@@ -302,6 +304,20 @@ TEST(Partitions, AFullModeSubLayerIsTheSameOnOneOrTwoThreads) {
     const auto r2 = nlohmann::json::parse(slurp(dir / (config + "2") / "results.json"))["results"];
     EXPECT_EQ(r1, r2) << config;
     EXPECT_EQ(r1["simulated_gpus"], 4);
+    // The all-gather starts at the RS's end; T3's own (DMA) one once every GPU's RS
+    // end is known there: the latest RS end plus its path (500 ns per ring hop).
+    for (std::uint32_t h = 0; h < 4; ++h) {
+      const auto& gh = r1["gpus"][h];
+      std::int64_t expect = gh["rs_end_ps"].get<std::int64_t>();
+      if (config == "t3-dma-ag") {
+        expect = 0;
+        for (std::uint32_t g = 0; g < 4; ++g) {
+          const std::uint32_t hops = std::min((g + 4 - h) % 4, (h + 4 - g) % 4);
+          expect = std::max(expect, r1["gpus"][g]["rs_end_ps"].get<std::int64_t>() + hops * 500'000);
+        }
+      }
+      EXPECT_EQ(gh["ag_start_ps"].get<std::int64_t>(), expect) << config << " GPU " << h;
+    }
   }
   std::filesystem::remove_all(dir);
 }

@@ -985,6 +985,10 @@ void Network::add_mirror_translator(MirrorTranslator translate) {
 }
 
 std::uint32_t Network::num_gpus() const { return impl_->n_; }
+Tick Network::path_latency(std::uint32_t src, std::uint32_t dst) const {
+  T3SIM_CHECK(src < impl_->n_ && dst < impl_->n_, fmt::format("path_latency({}, {}) of {} GPUs", src, dst, impl_->n_));
+  return src == dst ? Tick::zero() : impl_->path_latency(src, dst);
+}
 NetMode Network::mode() const { return impl_->mode_; }
 const NetConfig& Network::config() const { return impl_->cfg_; }
 

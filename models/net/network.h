@@ -119,6 +119,10 @@ class Network final : public Component {
 
   std::uint32_t num_gpus() const;
   NetMode mode() const;
+  // Latency of the path from src to dst without bandwidth: what an acknowledgment
+  // takes (hops x latency on a ring, latency fully-connected, 2 x latency +
+  // switch_latency through the switch); zero from a GPU to itself.
+  Tick path_latency(std::uint32_t src, std::uint32_t dst) const;
   const NetConfig& config() const;
   // Every simulated link (kHomogeneous: only GPU 0's).
   std::vector<Link<NetPacket>*> links() const;

@@ -93,9 +93,6 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
     node_cfg.gpu.memory.mc.arbiter.type = "mca";
     node_cfg.gpu.memory.mc.arbiter.dynamic = true;  // threshold from the GEMM's profiled occupancy
   }
-  // T3's own (DMA) all-gather starts on every GPU when the last one's RS is done: a
-  // zero-latency barrier across GPUs, which partitions cannot simulate.
-  if (t3_ && opt.t3_all_gather == "dma") node_cfg.partitioned = false;
   node_ = std::make_unique<Node>(sim, node_cfg);
   const GemmParams& p = *gemm_.params;
   const GemmAddresses addr = gemm_addresses(p);
@@ -165,6 +162,8 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
   traffic_at_end_.resize(n);
   gemm_kernel_.resize(n);
   t3_parts_done_.assign(n, 0);
+  rs_notices_.assign(n, 0);
+  ag_start_.assign(n, Tick::zero());
   gpu_done_.assign(n, 0);
 }
 
@@ -190,6 +189,7 @@ void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
       rs_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kRs); });
       break;
     case kRs:
+      ag_start_[g] = node_->gpu(g).now();
       ag_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kAg); });
       break;
     case kAg:
@@ -200,20 +200,37 @@ void SublayerSystem::on_phase_end(std::uint32_t g, Phase phase) {
   }
 }
 
-// T3: the all-gather starts on a GPU once its GEMM ended and its fused RS is done;
-// T3's own (DMA) all-gather once that holds on every GPU (its tracker program
-// replaces the RS's on all of them).
+// T3: the all-gather starts on a GPU once its GEMM ended and its fused RS is done.
+// T3's own (DMA) all-gather reprograms every GPU's tracker, replacing the RS's
+// program, so it starts on a GPU only once every GPU's RS is done: each GPU tells
+// every GPU (itself included) with a small message over the network's path (like an
+// acknowledgment: its latency, no bandwidth), and a GPU starts when it has all N.
 void SublayerSystem::on_t3_part_done(std::uint32_t g) {
   if (++t3_parts_done_[g] < 2) return;
   phase_end_[g][kRs] = std::max(phase_end_[g][kGemm], fused_->finished(g));
   traffic_at_end_[g][kRs] = dram_totals(node_->gpu(g).memory(), Stream::kCommunication);
   if (!t3_ag_) {
+    ag_start_[g] = node_->gpu(g).now();
     ag_->start(g, [this](std::uint32_t gpu) { on_phase_end(gpu, kAg); });
     return;
   }
-  if (++t3_rs_done_ < node_->simulated_gpus()) return;
-  for (std::uint32_t gpu = 0; gpu < node_->simulated_gpus(); ++gpu)
-    t3_ag_->start(gpu, [this](std::uint32_t h) { on_phase_end(h, kAg); });
+  const Network& net = node_->network();
+  const Tick now = node_->gpu(g).now();
+  if (node_->config().mode == NetMode::kFull) {
+    for (std::uint32_t h = 0; h < node_->num_gpus(); ++h)
+      sim_.post(node_->partition(h), now + net.path_latency(g, h), [this, h] { on_rs_notice(h); });
+  } else {
+    // Homogeneous: GPU 0 stands for every GPU, each done when it is; GPU d's notice
+    // arrives after the path from d.
+    for (std::uint32_t d = 0; d < node_->num_gpus(); ++d)
+      sim_.post(0, now + net.path_latency(d, 0), [this] { on_rs_notice(0); });
+  }
+}
+
+void SublayerSystem::on_rs_notice(std::uint32_t g) {
+  if (++rs_notices_[g] < node_->num_gpus()) return;
+  ag_start_[g] = node_->gpu(g).now();
+  t3_ag_->start(g, [this](std::uint32_t h) { on_phase_end(h, kAg); });
 }
 
 SublayerResult SublayerSystem::run(Tick max_time) {
@@ -308,6 +325,7 @@ SublayerResult SublayerSystem::run(Tick max_time) {
     gpus.push_back({{"gpu", g},
                     {"gemm_end_ps", phase_end_[g][kGemm].ps()},
                     {"rs_end_ps", phase_end_[g][kRs].ps()},
+                    {"ag_start_ps", ag_start_[g].ps()},
                     {"ag_end_ps", phase_end_[g][kAg].ps()}});
   }
   const KernelStats& ks = node_->gpu(0).kernel_stats(gemm_kernel_[0]);

@@ -118,6 +118,7 @@ class SublayerSystem {
   enum Phase { kGemm, kRs, kAg, kPhases };
   void on_phase_end(std::uint32_t g, Phase phase);
   void on_t3_part_done(std::uint32_t g);
+  void on_rs_notice(std::uint32_t g);
   std::string rs_label() const;
 
   Simulator& sim_;
@@ -131,7 +132,8 @@ class SublayerSystem {
   std::unique_ptr<T3Collective> fused_;
   std::unique_ptr<T3Collective> t3_ag_;          // t3_all_gather: dma
   std::vector<std::uint8_t> t3_parts_done_;      // per GPU: GEMM done + RS done (2 = both)
-  std::uint32_t t3_rs_done_ = 0;                 // GPUs whose GEMM and RS are done
+  std::vector<std::uint32_t> rs_notices_;        // per GPU: GPUs whose RS it knows done (T3's DMA AG)
+  std::vector<Tick> ag_start_;                   // per GPU: its all-gather started
   bool cu_ag_checked_ = false;                   // the CU AG moves T3's chunks (values checked)
   bool values_ = false;
   std::uint64_t array_bytes_ = 0;
