@@ -1,6 +1,7 @@
 #pragma once
-// The Simulator owns the event queue, the stats registry, the timeline and the list
-// of components, and runs the event loop with a watchdog:
+// The Simulator owns the event queue (one per partition when the model is split for
+// parallel simulation; see "Partitions" below), the stats registry, the timeline and
+// the list of components, and runs the event loop with a watchdog:
 //
 //  * deadlock: the queue drained but some component still reports work in flight;
 //  * livelock: events keep firing but no component has reported progress for
