@@ -211,6 +211,20 @@ TEST(Network, IdleNetworkSchedulesNothing) {
   EXPECT_EQ(rig.link("net.gpu0_gpu3").name(), "net.gpu0_gpu3");
 }
 
+// What an acknowledgment (or T3's all-gather notice) takes between two GPUs.
+TEST(Network, PathLatencyPerTopologyAndZeroToItself) {
+  Rig ring(8, test_config("ring"));
+  EXPECT_EQ(ring.net.path_latency(3, 3), Tick::zero());
+  EXPECT_EQ(ring.net.path_latency(0, 1), Tick::ns(500));
+  EXPECT_EQ(ring.net.path_latency(0, 7), Tick::ns(500));   // the short way round
+  EXPECT_EQ(ring.net.path_latency(1, 5), Tick::ns(2000));  // four hops either way
+  Rig fc(4, test_config("fully-connected"));
+  EXPECT_EQ(fc.net.path_latency(0, 2), Tick::ns(500));
+  EXPECT_EQ(fc.net.path_latency(2, 2), Tick::zero());
+  Rig sw(4, test_config("switch"));
+  EXPECT_EQ(sw.net.path_latency(1, 3), Tick::ns(1100));  // up, switch, down
+}
+
 TEST(Network, StoreToANeighbourArrivesWithItsDataAndCompletesOnce) {
   Rig rig(4, test_config());
   Sender& s = rig.sender(0, 1);
