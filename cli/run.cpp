@@ -47,6 +47,8 @@ void write_outputs(const RunContext& ctx, const std::string& configuration, cons
   meta.resolved_config = ctx.resolved.json();
   meta.wall_seconds = wall;
   meta.events = sim.dispatched();
+  meta.partitions = sim.partitions();
+  meta.threads = sim.partitions() > 1 ? std::min<unsigned>(sim.threads(), sim.partitions()) : 1;
   meta.simulated_time = sim.now();
   meta.command_line = fmt::format("system={} workload={}", ctx.req.system.string(), ctx.req.workload.string());
   write_run_outputs(*ctx.req.output_dir, meta, results, sim.stats(), sim.timeline(), sim.now());
@@ -155,9 +157,14 @@ RunOutcome run_gemm(const RunContext& ctx, ConfigNode system, ConfigNode workloa
 }
 
 
-std::string simulation_line(std::uint64_t events, double wall) {
-  return fmt::format("  simulation         {} events in {:.3f} s ({:.2f} M events/s)\n", events, wall,
-                     wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0);
+// A partitioned run also says how it ran: "..., 8 partitions on 2 threads".
+std::string simulation_line(std::uint64_t events, double wall, const Simulator& sim) {
+  const std::string parallel =
+      sim.partitions() > 1 ? fmt::format(", {} partitions on {} threads", sim.partitions(),
+                                         std::min<unsigned>(sim.threads(), sim.partitions()))
+                           : "";
+  return fmt::format("  simulation         {} events in {:.3f} s ({:.2f} M events/s{})\n", events, wall,
+                     wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0, parallel);
 }
 
 // kind: gemm with --config: the GEMM and its collective on a node (SublayerSystem).
@@ -209,7 +216,7 @@ RunOutcome run_sublayer(const RunContext& ctx, ConfigNode system, ConfigNode wor
   const double wall = seconds_since(wall_start);
   write_outputs(ctx, configuration, r.json, sim, wall);
   out.summary = fmt::format("t3sim {} ({})\n", kVersion, kGitRevision) + model.summary(r, configuration) + note +
-                simulation_line(events, wall);
+                simulation_line(events, wall, sim);
   if (req.output_dir) out.summary += fmt::format("  outputs            {}\n", req.output_dir->string());
   out.metrics = {
       {"configuration", configuration},
@@ -358,7 +365,7 @@ RunOutcome run_node_collective(const RunContext& ctx, ConfigNode system, ConfigN
       busbw, static_cast<double>(dram[index(MemOp::kRead)]) / sim_gpus / 1e6,
       static_cast<double>(dram[index(MemOp::kWrite)] + dram[index(MemOp::kUpdate)]) / sim_gpus / 1e6,
       p.values ? fmt::format("passed ({} words)", checked) : std::string("not run (array above values_limit)"));
-  out.summary += simulation_line(events, wall);
+  out.summary += simulation_line(events, wall, sim);
   if (req.output_dir) out.summary += fmt::format("  outputs            {}\n", req.output_dir->string());
   out.metrics = {
       {"collective", std::string(to_string(p.kind))},

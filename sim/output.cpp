@@ -55,6 +55,8 @@ json run_info_json(const RunMetadata& m) {
               {"events", m.events},
               {"events_per_second",
                m.wall_seconds > 0 ? static_cast<double>(m.events) / m.wall_seconds : 0.0},
+              {"partitions", m.partitions},
+              {"threads", m.threads},
               {"host", host_name()}};
 }
 

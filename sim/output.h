@@ -37,6 +37,8 @@ struct RunMetadata {
   std::uint64_t seed = 0;
   nlohmann::json resolved_config;
   double wall_seconds = 0;  // run_info.json only: it differs between identical runs
+  std::uint32_t partitions = 1;  // run_info.json: the simulator's partitions ...
+  unsigned threads = 1;          // ... and the host threads that ran them (results do not depend on it)
   std::uint64_t events = 0;
   Tick simulated_time;
 };

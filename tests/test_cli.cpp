@@ -251,6 +251,7 @@ TEST_F(Cli, SequentialSubLayerAndNodeCollectives) {
       "--set workload.size=1MiB --threads 2");
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("functional check   passed"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("M events/s, 4 partitions on 2 threads)"), std::string::npos) << c.out;
 }
 
 // The T3 configurations of the same sub-layer, one flag apart: the fused RS is

@@ -99,6 +99,8 @@ TEST_F(OutputTest, WritesAllFiles) {
   const json info = json::parse(read(out / "run_info.json"));
   EXPECT_EQ(info["wall_seconds"], 1.5);
   EXPECT_EQ(info["events_per_second"], 2000.0);
+  EXPECT_EQ(info["partitions"], 1);  // how the run was spread over host threads:
+  EXPECT_EQ(info["threads"], 1);     // here only, as results do not depend on it
   EXPECT_TRUE(info["host"].is_string());
 
   const std::string csv = read(out / "stats.csv");
