@@ -18,9 +18,15 @@
 // and the requester gets its one on_mem_response().
 //
 // Back-pressure everywhere: a sender's peer_memory() refuses when its injection
-// queue is full; a link transmits only with a credit at the receiver; a node that
-// cannot deliver a packet to its memory (or forward it) leaves it in the link's
-// receive buffer, which stops the upstream link.
+// queue is full; a link transmits only with a credit at the receiver (a credit
+// reaches the sender one link latency after the receiver frees its space); a node
+// that cannot deliver a packet to its memory (or forward it) leaves it in the
+// link's receive buffer, which stops the upstream link.
+//
+// Partitioned simulation (Simulator::set_partitions, one partition per GPU and one
+// for the switch): each node's part of the network runs in its partition; links,
+// credits and acknowledgments cross between partitions after at least one link
+// latency, the lookahead.
 //
 // Modes (T3 §5.1.1): kFull simulates every GPU. kHomogeneous simulates GPU 0 only
 // and mirrors its peers: a packet GPU 0 sends to peer d crosses GPU 0's own
