@@ -549,7 +549,9 @@ RunRequest make_run_request(const SweepSpec& spec, const SweepPoint& point) {
   request.system = spec.system;
   request.workload = spec.workload;
   request.timeline = false;
-  request.threads = 1;  // points run in parallel already (-j): one host thread each
+  // Points run in parallel already (-j): one host thread each, unless the spec sets
+  // run.threads (fixed or as an axis), which then applies.
+  request.threads = 1;
   const auto apply = [&request](const std::string& key, const std::string& value) {
     if (key == kRunConfig) {
       request.configuration = value;
@@ -568,6 +570,8 @@ RunRequest make_run_request(const SweepSpec& spec, const SweepPoint& point) {
   for (std::size_t p = 0; p < spec.parameters.size(); ++p) {
     apply(spec.parameters[p].key, point.values[p]);
   }
+  for (const std::string& o : request.overrides)
+    if (o.starts_with("run.threads=")) request.threads = 0;
   return request;
 }
 

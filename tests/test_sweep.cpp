@@ -169,6 +169,16 @@ TEST(SweepPoints, RunRequestAppliesFixedThenPointValues) {
                                                           "system.num_gpus=2", "workload.size=16MiB"}));
 }
 
+TEST(SweepPoints, PointsRunOnOneThreadUnlessTheSpecSetsRunThreads) {
+  SweepSpec spec = make_spec();
+  const std::vector<SweepPoint> points = enumerate_points(spec);
+  EXPECT_EQ(make_run_request(spec, points[0]).threads, 1u);
+  spec.fixed = {"run.threads=2"};
+  const RunRequest request = make_run_request(spec, points[0]);
+  EXPECT_EQ(request.threads, 0u);  // 0: the run.threads key decides
+  EXPECT_EQ(request.overrides.front(), "run.threads=2");
+}
+
 TEST(SweepPoints, CommandLineSetAddsReplacesOrPinsAxes) {
   SweepSpec spec = make_spec();
   apply_command_line_set(spec, "workload.size=[4KiB, 8KiB, 12KiB]");  // replaces the axis
