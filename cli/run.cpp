@@ -48,7 +48,7 @@ void write_outputs(const RunContext& ctx, const std::string& configuration, cons
   meta.wall_seconds = wall;
   meta.events = sim.dispatched();
   meta.partitions = sim.partitions();
-  meta.threads = sim.partitions() > 1 ? std::min<unsigned>(sim.threads(), sim.partitions()) : 1;
+  meta.threads = sim.threads();
   meta.simulated_time = sim.now();
   meta.command_line = fmt::format("system={} workload={}", ctx.req.system.string(), ctx.req.workload.string());
   write_run_outputs(*ctx.req.output_dir, meta, results, sim.stats(), sim.timeline(), sim.now());
@@ -160,9 +160,7 @@ RunOutcome run_gemm(const RunContext& ctx, ConfigNode system, ConfigNode workloa
 // A partitioned run also says how it ran: "..., 8 partitions on 2 threads".
 std::string simulation_line(std::uint64_t events, double wall, const Simulator& sim) {
   const std::string parallel =
-      sim.partitions() > 1 ? fmt::format(", {} partitions on {} threads", sim.partitions(),
-                                         std::min<unsigned>(sim.threads(), sim.partitions()))
-                           : "";
+      sim.partitions() > 1 ? fmt::format(", {} partitions on {} threads", sim.partitions(), sim.threads()) : "";
   return fmt::format("  simulation         {} events in {:.3f} s ({:.2f} M events/s{})\n", events, wall,
                      wall > 0 ? static_cast<double>(events) / wall / 1e6 : 0.0, parallel);
 }

@@ -124,8 +124,9 @@ class Link final : public Component {
       if (cfg_.rx_buffer_bytes > 0) rx_bytes_free_ += m.size_bytes();
       start_transmissions();
     } else {
-      returning_.push_back(Credit{now() + cfg_.credit_latency, m.size_bytes()});
-      if (!crosses()) hand_over_credits();
+      // Within a partition the sender's side takes it at once; across, at the window's end.
+      (crosses() ? returning_ : credits_in_flight_).push_back(Credit{now() + cfg_.credit_latency, m.size_bytes()});
+      if (!crosses()) arm_credit_event();
     }
     return m;
   }
@@ -195,32 +196,40 @@ class Link final : public Component {
       ++messages_sent_;
       if (sim().timeline().enabled()) sim().timeline().slice(track_, "msg", start, end);
       serializing_.push_back(end);
-      outbound_.push_back(InFlight{end, end + cfg_.latency, std::move(msg)});
+      // Within a partition the receiver's side takes it at once; across, at the window's end.
+      (crosses() ? outbound_ : wire_).push_back(InFlight{end, end + cfg_.latency, std::move(msg)});
       started = true;
     }
-    if (started && !crosses()) hand_over_messages();
+    if (started && !crosses()) arm_arrival_event();
     if (sender_waiting_) arm_tx_free();
   }
 
-  // Sender -> receiver: what went on the wire joins the receiver's view of it. At
-  // once within a partition, at the window's end across partitions.
+  void arm_arrival_event() {
+    if (!wire_.empty() && !arrival_event_.scheduled())
+      sim().events(ends_.receiver).schedule(arrival_event_, wire_.front().arrival);
+  }
+  void arm_credit_event() {
+    if (!credits_in_flight_.empty() && !credit_event_.scheduled())
+      sim().events(ends_.sender).schedule(credit_event_, credits_in_flight_.front().at);
+  }
+
+  // Across partitions, at the end of each window: what the sender put on the wire
+  // joins the receiver's view of it, and the credits the receiver freed start back.
   void hand_over_messages() {
     if (outbound_.empty()) return;
-    T3SIM_CHECK(!crosses() || outbound_.front().arrival >= sim().window_end(),
+    T3SIM_CHECK(outbound_.front().arrival >= sim().window_end(),
                 fmt::format("a message arriving at {} ps crossed partitions inside the window", outbound_.front().arrival.ps()));
     for (InFlight& f : outbound_) wire_.push_back(std::move(f));
     outbound_.clear();
-    if (!arrival_event_.scheduled()) sim().events(ends_.receiver).schedule(arrival_event_, wire_.front().arrival);
+    arm_arrival_event();
   }
-
-  // Receiver -> sender: freed buffer space, known at the sender credit_latency later.
   void hand_over_credits() {
     if (returning_.empty()) return;
-    T3SIM_CHECK(!crosses() || returning_.front().at >= sim().window_end(),
+    T3SIM_CHECK(returning_.front().at >= sim().window_end(),
                 fmt::format("a credit returning at {} ps crossed partitions inside the window", returning_.front().at.ps()));
     for (const Credit& c : returning_) credits_in_flight_.push_back(c);
     returning_.clear();
-    if (!credit_event_.scheduled()) sim().events(ends_.sender).schedule(credit_event_, credits_in_flight_.front().at);
+    arm_credit_event();
   }
 
   void take_credits() {
@@ -272,7 +281,7 @@ class Link final : public Component {
   std::uint64_t rx_bytes_free_;  // rx_buffer_bytes > 0 only
   std::deque<Msg> waiting_;      // in the transmit buffer, not yet on the wire (no credit)
   std::deque<Tick> serializing_;  // ends of serialization still ahead (they hold transmit buffer slots)
-  std::vector<InFlight> outbound_;  // put on the wire, not yet handed to the receiving end
+  std::deque<InFlight> outbound_;  // across partitions: put on the wire, not yet handed to the receiving end
   std::deque<Credit> credits_in_flight_;  // returned by the receiver, arriving at the sender
   Tick wire_free_;               // end of the last serialization
   Tick burst_start_;
@@ -282,7 +291,7 @@ class Link final : public Component {
   // ---- the receiving end
   std::deque<InFlight> wire_;    // serializing or propagating, in arrival order
   std::deque<Msg> received_;     // in the receive buffer
-  std::vector<Credit> returning_;  // freed, not yet handed to the sending end
+  std::deque<Credit> returning_;  // across partitions: freed, not yet handed to the sending end
   std::function<void()> on_receive_;
   CallbackEvent arrival_event_;  // the receiving end's
   CallbackEvent tx_free_event_;  // the sending end's

@@ -165,11 +165,11 @@ void Simulator::exchange() {
   }
 }
 
-// Host thread `thread` runs its share of the partitions (every threads_-th one) up
+// Host thread `thread` runs its share of the partitions (every threads()-th one) up
 // to the window's end.
 void Simulator::run_window(unsigned thread) {
   const Tick last = Tick(window_end_.ps() - 1);  // the window is [start, end)
-  for (std::size_t i = thread; i < parts_.size(); i += threads_) {
+  for (std::size_t i = thread; i < parts_.size(); i += threads()) {
     Partition& p = *parts_[i];
     p.window_end = window_end_;
     running_ = &p;
@@ -187,8 +187,7 @@ void Simulator::end_run_at(Tick t) {
 Simulator::StopReason Simulator::run_partitioned(Tick until) {
   const bool watch = watchdog_.stall_limit > Tick::zero();
   back_with_huge_pages();
-  const unsigned threads = std::min<unsigned>(threads_, static_cast<unsigned>(parts_.size()));
-  threads_ = threads;
+  const unsigned threads = this->threads();
 
   // Helper threads wait at the barrier for each window; `stop` ends them. An
   // exception in a window (an internal error) is kept and rethrown by this thread.

@@ -10,6 +10,7 @@
 // Either stops the run with a SimulationError whose message lists every component's
 // in-flight work, instead of hanging or ending silently with a wrong answer.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -84,10 +85,10 @@ class Simulator {
   void set_partitions(std::uint32_t count, Tick lookahead);
   std::uint32_t partitions() const { return static_cast<std::uint32_t>(parts_.size()); }
   Tick lookahead() const { return lookahead_; }
-  // Host threads for a partitioned run (at most one per partition). Results do not
-  // depend on it.
+  // Host threads for a partitioned run. Results do not depend on it.
   void set_threads(unsigned threads) { threads_ = threads == 0 ? 1 : threads; }
-  unsigned threads() const { return threads_; }
+  // The threads a run uses: at most one per partition.
+  unsigned threads() const { return std::min<unsigned>(threads_, partitions()); }
   // The partition the caller runs in (0 in an unpartitioned model).
   std::uint32_t current_partition() const { return current().index; }
 

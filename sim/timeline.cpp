@@ -106,7 +106,7 @@ std::uint64_t Timeline::dropped() const {
   return n;
 }
 
-Timeline::Record* Timeline::admit(TrackId track) {
+Timeline::Record* Timeline::admit(char phase, TrackId track, std::string_view name, Tick at) {
   if (!enabled_) return nullptr;
   check_track(track, tracks_.size());
   Lane& l = lane();
@@ -114,7 +114,12 @@ Timeline::Record* Timeline::admit(TrackId track) {
     ++l.dropped;
     return nullptr;
   }
-  return &l.events.emplace_back();
+  Record& r = l.events.emplace_back();
+  r.phase = phase;
+  r.track = track;
+  r.name = intern(l, name);
+  r.start = at;
+  return &r;
 }
 
 std::uint32_t Timeline::intern(Lane& lane, std::string_view name) {
@@ -139,13 +144,7 @@ void Timeline::slice(TrackId track, std::string_view name, Tick start, Tick end)
                                        name, tracks_[track].process, tracks_[track].thread, end.ps(),
                                        start.ps()));
   }
-  Record* r = admit(track);
-  if (r == nullptr) return;
-  r->phase = 'X';
-  r->track = track;
-  r->name = intern(lane(), name);
-  r->start = start;
-  r->end_ps = end.ps();
+  if (Record* r = admit('X', track, name, start)) r->end_ps = end.ps();
 }
 
 void Timeline::counter(TrackId track, std::string_view name, Tick at, double value) {
@@ -153,22 +152,11 @@ void Timeline::counter(TrackId track, std::string_view name, Tick at, double val
   if (enabled_ && !std::isfinite(value)) {
     throw std::logic_error(fmt::format("timeline: counter '{}' set to non-finite value", name));
   }
-  Record* r = admit(track);
-  if (r == nullptr) return;
-  r->phase = 'C';
-  r->track = track;
-  r->name = intern(lane(), name);
-  r->start = at;
-  r->value = value;
+  if (Record* r = admit('C', track, name, at)) r->value = value;
 }
 
 void Timeline::instant(TrackId track, std::string_view name, Tick at) {
-  Record* r = admit(track);
-  if (r == nullptr) return;
-  r->phase = 'i';
-  r->track = track;
-  r->name = intern(lane(), name);
-  r->start = at;
+  admit('i', track, name, at);
 }
 
 void Timeline::write(const std::filesystem::path& path) const {

@@ -106,8 +106,9 @@ class Timeline {
   };
   static thread_local std::uint32_t current_lane_;
   Lane& lane() { return lanes_[current_lane_ < lanes_.size() ? current_lane_ : 0]; }
-  // The lane's next record, or nullptr when recording is off or the lane is full.
-  Record* admit(TrackId track);
+  // The lane's next record with these fields set, or nullptr when recording is off
+  // or the lane is full.
+  Record* admit(char phase, TrackId track, std::string_view name, Tick at);
   static std::uint32_t intern(Lane& lane, std::string_view name);
   bool enabled_ = false;
   bool tracks_frozen_ = false;

@@ -267,6 +267,22 @@ TEST(Partitions, TimelineTracksMustExistBeforeAPartitionedRun) {
   EXPECT_EQ(sim.timeline().recorded(), 1u);
 }
 
+TEST(Partitions, EachTimelineLaneKeepsItsShareOfTheEvents) {
+  Simulator sim;
+  sim.timeline().enable(4);
+  sim.set_partitions(2, kLookahead);
+  const Timeline::TrackId t = sim.timeline().track("gpu0.cu0");
+  for (std::uint32_t p = 0; p < 2; ++p) {
+    Simulator::InPartition in(sim, p);
+    // Partition 1 records first, and more than its share: it cannot take partition 0's.
+    for (int i = 0; i < (p == 0 ? 1 : 5); ++i)
+      sim.events().schedule_callback(Tick::ns(p == 0 ? 50 : 1), [&sim, t] { sim.timeline().instant(t, "x", sim.now()); });
+  }
+  sim.run();
+  EXPECT_EQ(sim.timeline().recorded(), 3u);  // 2 of partition 1's, partition 0's one
+  EXPECT_EQ(sim.timeline().dropped(), 3u);
+}
+
 // ---------------------------------------------------------------- a full-mode node
 
 std::string slurp(const std::filesystem::path& p) {
