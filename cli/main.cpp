@@ -1,4 +1,4 @@
-// t3sim command line: run, validate, sweep, merge.
+// t3sim command line: run, validate, list, sweep, merge.
 //
 // Exit codes: 0 success; 1 the simulation failed (deadlock, livelock, functional
 // check); 2 bad usage, config or trace. stdout carries only the result summary;
@@ -9,8 +9,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/list.h"
 #include "cli/run.h"
 #include "cli/sweep_command.h"
+#include "models/system/sublayer_configuration.h"
 #include "sim/error.h"
 #include "sim/log.h"
 #include "sim/version.h"
@@ -26,6 +28,7 @@ Examples:
   t3sim run configs/systems/table1.yaml configs/workloads/memory/contention.yaml \
       --set system.memory.mc.arbiter.type=mca -o out/mca
   t3sim validate configs/systems/ring8.yaml configs/workloads/ring_rs.yaml
+  t3sim list
   t3sim sweep configs/sweeps/ring_scaling.yaml -o sweep.csv -j 2
   t3sim sweep configs/sweeps/table2_gemms.yaml -o table2.csv -j 2
   t3sim sweep configs/sweeps/ring_scaling.yaml -o shard0.csv --shard 0/4
@@ -55,8 +58,11 @@ int main(int argc, char** argv) {
   auto add_run_options = [&](CLI::App* cmd, bool with_output) {
     cmd->add_option("system", req.system, "system YAML (configs/systems/)")->required()->check(CLI::ExistingFile);
     cmd->add_option("workload", req.workload, "workload YAML (configs/workloads/)")->required()->check(CLI::ExistingFile);
+    std::string configurations;
+    for (const std::string& name : t3sim::sublayer_configurations().names())
+      configurations += (configurations.empty() ? "" : ", ") + name;
     cmd->add_option("-c,--config", req.configuration,
-                    "configuration: sequential, t3, t3-mca, ideal-overlap, ideal-rs-nmc, fused, c3, conccl");
+                    "configuration of a GEMM + collective sub-layer: " + configurations + " (t3sim list)");
     cmd->add_option("--mode", mode, "simulation mode: full (every GPU) or homogeneous (GPU 0, peers mirrored)");
     cmd->add_option("--set", req.overrides, "override a key: system.net.bandwidth=100GB/s (repeatable)");
     cmd->add_option("--seed", req.seed, "seed of input data and any randomness")->capture_default_str();
@@ -73,6 +79,10 @@ int main(int argc, char** argv) {
   add_run_options(run, true);
   CLI::App* validate = app.add_subcommand("validate", "check system and workload configs without simulating");
   add_run_options(validate, false);
+
+  CLI::App* list = app.add_subcommand(
+      "list", "list the configurations, workload kinds, arbiters, topologies and GEMM presets, each with a "
+              "one-line description");
 
   t3sim::register_sweep_commands(app, exit_code);
 
@@ -91,6 +101,7 @@ int main(int argc, char** argv) {
 
   try {
     t3sim::set_log_level(log_level);
+    if (list->parsed()) std::cout << t3sim::registry_listing() << std::flush;
     if (run->parsed() || validate->parsed()) {
       if (run->parsed()) req.output_dir = output_dir;
       req.timeline = !no_timeline;

@@ -56,6 +56,18 @@ class Cli : public ::testing::Test {
 const std::string kSystem = "configs/systems/ring8.yaml";
 const std::string kSmall = "configs/examples/quickstart.yaml";
 
+// `t3sim list` prints every registry, each name with its description.
+TEST_F(Cli, ListPrintsTheRegistries) {
+  const auto r = t3sim("list");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* expected :
+       {"configurations (--config, run.config):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
+        "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "GEMM presets",
+        "  tnlg.fc2.tp8 "}) {
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+  }
+}
+
 TEST_F(Cli, RunPrintsSummaryOnStdoutAndWritesOutputs) {
   const auto r = t3sim(fmt::format("run {} {} -o '{}'", kSystem, kSmall, (dir_ / "out").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -104,7 +116,7 @@ TEST_F(Cli, BadValuesAndOverridesAreUserErrors) {
       {"--set workload.collective=allreduce", "workload.collective: expected one of"},
       {"--set workload.colective=all_gather", "unknown key (did you mean 'collective'?)"},
       {"--set nonsense", "expected the form key.path=value"},
-      {"--config t3", "configuration 't3' is not implemented yet"},
+      {"--config t3", "run.config: a collective alone has no configuration 't3'"},
       {"--config bogus", "run.config: expected one of"},
       {"--set system.net.topology=torus", "system.net.topology: expected one of ring"},
       {"--set workload.size=1001 --set workload.element_size=2", "not a whole number of 2-byte elements"},
@@ -309,7 +321,8 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
        "slice"},
       {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.chanels=4",
        "unknown key (did you mean 'channels'?)"},
-      {"configs/workloads/gemm/small.yaml --config fused", "configuration 'fused' is not a GEMM + collective"},
+      {"configs/workloads/gemm/small.yaml --config fused",
+       "run.config: expected one of ideal-overlap, ideal-rs-nmc, sequential, t3, t3-mca; got 'fused'"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.sest=4",
        "system.memory.tracker.sest: unknown key (known keys: sets, ways"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.ways=0",

@@ -283,15 +283,13 @@ std::string run_and_check(const CollectiveTraceParams& p, const Schedule& s,
     for (std::uint64_t k = 0; k < count; ++k) {
       const std::uint32_t c = chunk_of(k);
       std::uint64_t want = initial(g, k);  // unchanged unless below
-      switch (p.kind) {
-        case CollectiveKind::kRingReduceScatter:
-        case CollectiveKind::kDirectReduceScatter:
+      switch (p.kind.op) {
+        case CollectiveOp::kReduceScatter:
           if (c == g) want = sum(k);
           break;
-        case CollectiveKind::kRingAllGather:
-        case CollectiveKind::kDirectAllGather: want = initial(c, k); break;
-        case CollectiveKind::kRingAllReduce: want = sum(k); break;
-        case CollectiveKind::kAllToAll: break;
+        case CollectiveOp::kAllGather: want = initial(c, k); break;
+        case CollectiveOp::kAllReduce: want = sum(k); break;
+        case CollectiveOp::kAllToAll: break;
       }
       if (word(first + k) != want) return fmt::format("GPU {} data granule {} (chunk {}) wrong", g, k, c);
     }
@@ -347,41 +345,33 @@ Expected expected_totals(const CollectiveTraceParams& p, CollectiveKind kind) {
   auto chunk = [&](std::int64_t offset) { return wrap(static_cast<std::int64_t>(g) + offset, n); };
   auto bytes = [&](std::uint32_t c) { return collective_chunk(p, c).bytes; };
   Expected e;
-  switch (kind) {
-    case CollectiveKind::kRingReduceScatter:
-      e.loads = slices(p, chunk(-1));
-      for (std::uint32_t s = 1; s < n; ++s) {
-        e.loads += 2 * slices(p, chunk(-static_cast<std::int64_t>(s) - 1));
-        e.cycles += add_cycles(p, chunk(-static_cast<std::int64_t>(s) - 1), 2);
-      }
-      e.remote_bytes = p.array_bytes - bytes(g);
-      e.local_store_bytes = bytes(g);
-      break;
-    case CollectiveKind::kRingAllGather:
-      for (std::uint32_t s = 0; s + 1 < n; ++s) e.loads += slices(p, chunk(-static_cast<std::int64_t>(s)));
-      e.remote_bytes = p.array_bytes - bytes(chunk(1));
-      break;
-    case CollectiveKind::kRingAllReduce: {
-      const Expected rs = expected_totals(p, CollectiveKind::kRingReduceScatter);
-      const Expected ag = expected_totals(p, CollectiveKind::kRingAllGather);
-      e = {rs.loads + ag.loads, rs.remote_bytes + ag.remote_bytes, rs.local_store_bytes, rs.cycles};
-      break;
+  if (kind == CollectiveKind::kRingReduceScatter) {
+    e.loads = slices(p, chunk(-1));
+    for (std::uint32_t s = 1; s < n; ++s) {
+      e.loads += 2 * slices(p, chunk(-static_cast<std::int64_t>(s) - 1));
+      e.cycles += add_cycles(p, chunk(-static_cast<std::int64_t>(s) - 1), 2);
     }
-    case CollectiveKind::kDirectReduceScatter:
-      for (std::uint32_t d = 0; d < n; ++d) e.loads += d == g ? n * slices(p, d) : slices(p, d);
-      e.cycles = add_cycles(p, g, n);
-      e.remote_bytes = p.array_bytes - bytes(g);
-      e.local_store_bytes = bytes(g);
-      break;
-    case CollectiveKind::kDirectAllGather:
-      e.loads = slices(p, g);
-      e.remote_bytes = (n - 1) * bytes(g);
-      break;
-    case CollectiveKind::kAllToAll:
-      for (std::uint32_t d = 0; d < n; ++d) e.loads += slices(p, d);
-      e.remote_bytes = p.array_bytes - bytes(g);
-      e.local_store_bytes = bytes(g);
-      break;
+    e.remote_bytes = p.array_bytes - bytes(g);
+    e.local_store_bytes = bytes(g);
+  } else if (kind == CollectiveKind::kRingAllGather) {
+    for (std::uint32_t s = 0; s + 1 < n; ++s) e.loads += slices(p, chunk(-static_cast<std::int64_t>(s)));
+    e.remote_bytes = p.array_bytes - bytes(chunk(1));
+  } else if (kind == CollectiveKind::kRingAllReduce) {
+    const Expected rs = expected_totals(p, CollectiveKind::kRingReduceScatter);
+    const Expected ag = expected_totals(p, CollectiveKind::kRingAllGather);
+    e = {rs.loads + ag.loads, rs.remote_bytes + ag.remote_bytes, rs.local_store_bytes, rs.cycles};
+  } else if (kind == CollectiveKind::kDirectReduceScatter) {
+    for (std::uint32_t d = 0; d < n; ++d) e.loads += d == g ? n * slices(p, d) : slices(p, d);
+    e.cycles = add_cycles(p, g, n);
+    e.remote_bytes = p.array_bytes - bytes(g);
+    e.local_store_bytes = bytes(g);
+  } else if (kind == CollectiveKind::kDirectAllGather) {
+    e.loads = slices(p, g);
+    e.remote_bytes = (n - 1) * bytes(g);
+  } else if (kind == CollectiveKind::kAllToAll) {
+    for (std::uint32_t d = 0; d < n; ++d) e.loads += slices(p, d);
+    e.remote_bytes = p.array_bytes - bytes(g);
+    e.local_store_bytes = bytes(g);
   }
   return e;
 }

@@ -62,7 +62,7 @@ double seconds(Tick t) { return static_cast<double>(t.ps()) * 1e-12; }
 
 struct FunctionalCase {
   CollectiveKind kind;
-  CollectiveImpl impl;
+  CollectiveEngine impl;
   const char* topology;
   std::uint32_t gpus;
 };
@@ -74,7 +74,7 @@ TEST_P(NodeFunctional, ResultIsExact) {
   const NodeConfig cfg = table1(c.gpus, NetMode::kFull, {std::string("net.topology=") + c.topology});
   NodeCollectiveParams p;
   p.kind = c.kind;
-  p.impl = c.impl;
+  p.engine = c.impl;
   p.array_bytes = 96 * 1024 + 3 * 32 * c.gpus;  // chunks of unequal shares per channel
   if (c.kind == CollectiveKind::kAllToAll) p.array_bytes = 96 * 1024;
   p.cus = 8;
@@ -89,24 +89,24 @@ TEST_P(NodeFunctional, ResultIsExact) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, NodeFunctional,
-    ::testing::Values(FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveImpl::kCu, "ring", 4},
-                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveImpl::kCu, "ring", 4},
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveImpl::kCu, "ring", 3},
-                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveImpl::kCu, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kDirectReduceScatter, CollectiveImpl::kCu, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveImpl::kCu, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kAllToAll, CollectiveImpl::kCu, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveImpl::kDma, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kAllToAll, CollectiveImpl::kDma, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveImpl::kDma, "ring", 4},
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveImpl::kCu, "switch", 4}));
+    ::testing::Values(FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "ring", 4},
+                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "ring", 4},
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "ring", 3},
+                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kDirectReduceScatter, CollectiveEngine::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kAllToAll, CollectiveEngine::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kAllToAll, CollectiveEngine::kDma, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "ring", 4},
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "switch", 4}));
 
 TEST(NodeCollective, DmaCannotReduce) {
   Simulator sim(1);
   Node node(sim, table1(4));
   NodeCollectiveParams p;
   p.kind = CollectiveKind::kRingReduceScatter;
-  p.impl = CollectiveImpl::kDma;
+  p.engine = CollectiveEngine::kDma;
   p.array_bytes = 4096;
   EXPECT_THROW(NodeCollective(node, p), UserError);
 }
@@ -178,15 +178,15 @@ TEST(NodeModes, HomogeneousWithinThreePercentOfFull) {
 TEST(NodeModes, HomogeneousMirrorsChunkAddresses) {
   struct Case {
     CollectiveKind kind;
-    CollectiveImpl impl;
+    CollectiveEngine impl;
     const char* topology;
   };
-  for (const Case& c : {Case{CollectiveKind::kRingAllReduce, CollectiveImpl::kCu, "ring"},
-                        Case{CollectiveKind::kDirectAllGather, CollectiveImpl::kCu, "fully-connected"},
-                        Case{CollectiveKind::kAllToAll, CollectiveImpl::kCu, "fully-connected"},
-                        Case{CollectiveKind::kDirectAllGather, CollectiveImpl::kDma, "fully-connected"}}) {
+  for (const Case& c : {Case{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "ring"},
+                        Case{CollectiveKind::kDirectAllGather, CollectiveEngine::kCu, "fully-connected"},
+                        Case{CollectiveKind::kAllToAll, CollectiveEngine::kCu, "fully-connected"},
+                        Case{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "fully-connected"}}) {
     NodeCollectiveParams p = ring(c.kind, 1024 * 1024, 16);
-    p.impl = c.impl;
+    p.engine = c.impl;
     p.values = true;
     const std::vector<std::string> o = {std::string("net.topology=") + c.topology};
     const CollectiveRun full = run_collective(table1(4, NetMode::kFull, o), p);
@@ -215,7 +215,7 @@ TEST(NodeDeterminism, SameSeedSameEverything) {
 // DMA engines free the CUs: a GEMM next to a CU-based all-gather must give up CUs
 // (here 16 of 80); next to a DMA all-gather it keeps them all.
 TEST(NodeDma, DmaAllGatherSlowsAConcurrentGemmLess) {
-  auto gemm_time = [](CollectiveImpl impl) {
+  auto gemm_time = [](CollectiveEngine impl) {
     NodeConfig cfg = table1(4, NetMode::kFull, {"net.topology=fully-connected"});
     Simulator sim(1);
     Node node(sim, cfg);
@@ -227,7 +227,7 @@ TEST(NodeDma, DmaAllGatherSlowsAConcurrentGemmLess) {
     const KernelTrace trace = make_gemm_trace(g);
     NodeCollectiveParams p;
     p.kind = CollectiveKind::kDirectAllGather;
-    p.impl = impl;
+    p.engine = impl;
     p.array_bytes = 16 * 1024 * 1024;
     p.data_base = 1ULL << 36;  // away from the GEMM's matrices
     p.cus = 16;                // the CU-based one runs on CUs 64..79
@@ -236,7 +236,7 @@ TEST(NodeDma, DmaAllGatherSlowsAConcurrentGemmLess) {
     for (std::uint32_t gpu = 0; gpu < node.simulated_gpus(); ++gpu) {
       KernelLaunch k;
       k.trace = &trace;
-      if (impl == CollectiveImpl::kCu)
+      if (impl == CollectiveEngine::kCu)
         for (std::uint32_t c = 0; c < 64; ++c) k.cus.push_back(c);
       ids.push_back(node.gpu(gpu).launch(std::move(k)));
       ag.start(gpu);
@@ -246,8 +246,8 @@ TEST(NodeDma, DmaAllGatherSlowsAConcurrentGemmLess) {
     const KernelStats& ks = node.gpu(0).kernel_stats(ids[0]);
     return seconds(ks.done - ks.launched);
   };
-  const double with_cu = gemm_time(CollectiveImpl::kCu);
-  const double with_dma = gemm_time(CollectiveImpl::kDma);
+  const double with_cu = gemm_time(CollectiveEngine::kCu);
+  const double with_dma = gemm_time(CollectiveEngine::kDma);
   EXPECT_LT(with_dma * 1.1, with_cu) << with_dma << " vs " << with_cu;
 }
 

@@ -341,17 +341,17 @@ TEST(T3Collective, UndersizedTrackerOverflowsExactlyOrStallIsReported) {
 TEST(T3AllGather, EveryGpuHoldsEveryChunk) {
   const GemmParams g = small_gemm(4);
   const std::uint64_t chunk = g.m * g.n * 2 / 4;
-  for (FusedAlgorithm algorithm : {FusedAlgorithm::kRing, FusedAlgorithm::kDirect}) {
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect}) {
     for (NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
       T3CollectiveParams p;
-      p.kind = T3CollectiveKind::kAllGather;
+      p.op = CollectiveOp::kAllGather;
       p.algorithm = algorithm;
       p.with_producer = false;
       p.values = true;
       const std::vector<std::string> topo =
-          algorithm == FusedAlgorithm::kDirect ? std::vector<std::string>{"net.topology=fully-connected"}
+          algorithm == CollectiveAlgorithm::kDirect ? std::vector<std::string>{"net.topology=fully-connected"}
                                                : std::vector<std::string>{};
-      const std::string what = fmt::format("{} {}", algorithm == FusedAlgorithm::kRing ? "ring" : "direct",
+      const std::string what = fmt::format("{} {}", algorithm == CollectiveAlgorithm::kRing ? "ring" : "direct",
                                            to_string(mode));
       const FusedRun r = run_fused(table1(4, mode, topo), p, g);
       EXPECT_TRUE(r.all_done) << what;
@@ -363,7 +363,7 @@ TEST(T3AllGather, EveryGpuHoldsEveryChunk) {
     }
   }
   T3CollectiveParams with_producer;
-  with_producer.kind = T3CollectiveKind::kAllGather;
+  with_producer.op = CollectiveOp::kAllGather;
   EXPECT_THROW(run_fused(table1(4), with_producer, g), UserError);
 }
 
@@ -384,7 +384,7 @@ TEST(T3Collective, NmcReadsEachPartialOnceAndNeverTheReceivedCopy) {
 
 TEST(T3Collective, DirectOnFullyConnectedIssuesNoCollectiveReads) {
   T3CollectiveParams p;
-  p.algorithm = FusedAlgorithm::kDirect;
+  p.algorithm = CollectiveAlgorithm::kDirect;
   p.values = true;
   const FusedRun r = run_fused(table1(4, NetMode::kFull, {"net.topology=fully-connected"}), p, small_gemm(4));
   ASSERT_TRUE(r.all_done);

@@ -6,8 +6,8 @@ Usage:
 
 Input: the CSV written by `t3sim sweep` (one row per sweep point). Columns used:
     workload.preset            the case (e.g. megagpt2.fc2.tp8, tnlg.op.tp16, gpt3.fc1.tp32)
-    run.config / configuration the configuration: sequential, t3, t3-mca, ideal-overlap,
-                               ideal-rs-nmc (run.config wins; `configuration` is the fallback)
+    run.config / configuration the configuration (run.config wins; `configuration` is the
+                               fallback): sequential, and any others, as the CSV names them
     status, error              `ok` or an error; rows not ok are listed under "Failed points"
                                and left out of every number
     time_ps, gemm_ps, rs_ps, ag_ps           integer picoseconds
@@ -22,7 +22,7 @@ Outputs (all in OUTDIR, written to temporary files and renamed at the end):
                      reduction are geometric means, DRAM reductions arithmetic means. An
                      empty cell is a number that is not available (n/a).
     fig16_speedup.png  T3 Figure 16: speedup over sequential per case (and geomean) for
-                       ideal-overlap, ideal-rs-nmc, t3, t3-mca
+                       every configuration in the CSV besides sequential
     fig18_dram.png     T3 Figure 18: DRAM bytes per GPU of sequential and t3-mca per case,
                        stacked by phase and kind, normalized to sequential's total
 
@@ -54,10 +54,21 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SEQUENTIAL = "sequential"
-OTHER_CONFIGS = ["ideal-overlap", "ideal-rs-nmc", "t3", "t3-mca"]
-ALL_CONFIGS = [SEQUENTIAL] + OTHER_CONFIGS
-OVERLAPPED = ["t3", "t3-mca"]  # configurations with exposed-time and ideal-fraction columns
+SEQUENTIAL = "sequential"  # the baseline every speedup is over (T3 §5.3)
+# The other configurations come from the CSV (build_cases), so a configuration added
+# to the simulator shows up in the tables and plots without touching this script:
+# the ideal ones (names starting with "ideal") first, then the others, each by name.
+OTHER_CONFIGS: list[str] = []
+ALL_CONFIGS: list[str] = [SEQUENTIAL]
+OVERLAPPED: list[str] = []  # the non-ideal ones: with exposed-time and ideal-fraction columns
+
+
+def set_configurations(names: set[str]) -> None:
+    """Fills OTHER_CONFIGS, ALL_CONFIGS and OVERLAPPED from the configurations in a sweep."""
+    others = sorted(names - {SEQUENTIAL}, key=lambda n: (not n.startswith("ideal"), n))
+    OTHER_CONFIGS[:] = others
+    ALL_CONFIGS[:] = [SEQUENTIAL] + others
+    OVERLAPPED[:] = [n for n in others if not n.startswith("ideal")]
 PHASES = ["gemm", "rs", "ag"]
 KINDS = ["read", "write", "update"]
 BYTE_COLUMNS = [f"{p}_dram_{k}_bytes" for p in PHASES for k in KINDS]
@@ -221,12 +232,11 @@ class Case:
 def build_cases(sweep: Sweep) -> list[Case]:
     """Cases in order of first appearance; adds notes for duplicates, unknown configurations
     and cases without an ok sequential row."""
+    set_configurations({p.config for p in sweep.points if p.config})
     by_case: dict[str, dict[str, Point]] = {}
     for p in sweep.points:
         configs = by_case.setdefault(p.case, {})
-        if p.config not in ALL_CONFIGS:
-            sweep.notes.append(f"point {p.index} ({p.case}): configuration '{p.config}' not reported")
-        elif p.config in configs:
+        if p.config in configs:
             sweep.notes.append(f"point {p.index} ({p.case}, {p.config}): duplicate, "
                                f"point {configs[p.config].index} used")
         else:

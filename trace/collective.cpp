@@ -23,6 +23,29 @@ constexpr KindName kKindNames[] = {
 
 }  // namespace
 
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+  }
+  return "?";
+}
+
+const char* to_string(CollectiveAlgorithm algorithm) {
+  return algorithm == CollectiveAlgorithm::kDirect ? "direct" : "ring";
+}
+
+const char* to_string(CollectiveEngine engine) {
+  switch (engine) {
+    case CollectiveEngine::kCu: return "cu";
+    case CollectiveEngine::kDma: return "dma";
+    case CollectiveEngine::kT3: return "t3";
+  }
+  return "?";
+}
+
 std::string_view to_string(CollectiveKind kind) {
   for (const KindName& k : kKindNames) {
     if (k.kind == kind) return k.name;
@@ -466,14 +489,12 @@ KernelTrace make_kernel(const CollectiveTraceParams& p, std::string name, const 
   const Builder b(p);
   for (std::uint32_t ch = 0; ch < p.channels; ++ch) {
     ChannelProgram prog(p, ch);
-    switch (p.kind) {
-      case CollectiveKind::kRingReduceScatter: b.ring_reduce_scatter(prog); break;
-      case CollectiveKind::kRingAllGather: b.ring_all_gather(prog, ch); break;
-      case CollectiveKind::kDirectReduceScatter: b.direct_reduce_scatter(prog, ch); break;
-      case CollectiveKind::kDirectAllGather: b.direct_all_gather(prog, ch); break;
-      case CollectiveKind::kAllToAll: b.all_to_all(prog, ch); break;
-      case CollectiveKind::kRingAllReduce: break;  // split by the caller
-    }
+    if (p.kind == CollectiveKind::kRingReduceScatter) b.ring_reduce_scatter(prog);
+    else if (p.kind == CollectiveKind::kRingAllGather) b.ring_all_gather(prog, ch);
+    else if (p.kind == CollectiveKind::kDirectReduceScatter) b.direct_reduce_scatter(prog, ch);
+    else if (p.kind == CollectiveKind::kDirectAllGather) b.direct_all_gather(prog, ch);
+    else if (p.kind == CollectiveKind::kAllToAll) b.all_to_all(prog, ch);
+    // kRingAllReduce: split into RS and AG by the caller
     t.programs.push_back(prog.take());
     t.add_wg(static_cast<std::uint16_t>(ch), {});
   }

@@ -100,14 +100,46 @@
 
 namespace t3sim {
 
-enum class CollectiveKind {
-  kRingReduceScatter,
-  kRingAllGather,
-  kRingAllReduce,
-  kDirectReduceScatter,
-  kDirectAllGather,
-  kAllToAll,
+// The one vocabulary of collectives (SPEC "Collectives"): what a collective computes
+// (its operation), how its bytes travel between the GPUs (its algorithm) and what
+// moves them (its engine). Every collective in the simulator is described by these.
+enum class CollectiveOp { kReduceScatter, kAllGather, kAllReduce, kAllToAll };
+enum class CollectiveAlgorithm {
+  kRing,    // N-1 steps to the next GPU (T3 Figure 3)
+  kDirect,  // every peer at once over its own link (fully-connected, T3 §7.1)
 };
+enum class CollectiveEngine {
+  kCu,   // kernels on the CUs (RCCL / NCCL-like)
+  kDma,  // host-launched DMA commands (ConCCL-like)
+  kT3,   // tracker-triggered DMA with near-memory updates (T3 §4)
+};
+// "reduce_scatter" | "all_gather" | "all_reduce" | "all_to_all"
+const char* to_string(CollectiveOp op);
+// "ring" | "direct"
+const char* to_string(CollectiveAlgorithm algorithm);
+// "cu" | "dma" | "t3"
+const char* to_string(CollectiveEngine engine);
+
+// An operation with its algorithm, as workloads name it ("ring-rs"). All-to-all is
+// direct by nature; all-reduce is ring only.
+struct CollectiveKind {
+  CollectiveOp op = CollectiveOp::kReduceScatter;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+
+  static const CollectiveKind kRingReduceScatter, kRingAllGather, kRingAllReduce, kDirectReduceScatter,
+      kDirectAllGather, kAllToAll;
+  friend constexpr bool operator==(const CollectiveKind&, const CollectiveKind&) = default;
+};
+inline constexpr CollectiveKind CollectiveKind::kRingReduceScatter{CollectiveOp::kReduceScatter,
+                                                                   CollectiveAlgorithm::kRing};
+inline constexpr CollectiveKind CollectiveKind::kRingAllGather{CollectiveOp::kAllGather, CollectiveAlgorithm::kRing};
+inline constexpr CollectiveKind CollectiveKind::kRingAllReduce{CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing};
+inline constexpr CollectiveKind CollectiveKind::kDirectReduceScatter{CollectiveOp::kReduceScatter,
+                                                                     CollectiveAlgorithm::kDirect};
+inline constexpr CollectiveKind CollectiveKind::kDirectAllGather{CollectiveOp::kAllGather,
+                                                                 CollectiveAlgorithm::kDirect};
+inline constexpr CollectiveKind CollectiveKind::kAllToAll{CollectiveOp::kAllToAll, CollectiveAlgorithm::kDirect};
+// "ring-rs" | "ring-ag" | "ring-ar" | "direct-rs" | "direct-ag" | "all-to-all"
 std::string_view to_string(CollectiveKind kind);
 // "ring-rs" | "ring-ag" | "ring-ar" | "direct-rs" | "direct-ag" | "all-to-all"
 // (also "reduce_scatter", "all_gather", "all_reduce" = the ring ones, and "a2a");

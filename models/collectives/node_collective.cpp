@@ -9,14 +9,13 @@
 
 namespace t3sim {
 
-const char* to_string(CollectiveImpl impl) { return impl == CollectiveImpl::kCu ? "cu" : "dma"; }
 
 NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     : node_(node), p_(p), granule_(node.config().gpu.memory.hbm.value_granule) {
   const std::uint32_t n = node.num_gpus();
   const std::uint32_t sim_gpus = node.simulated_gpus();
   const std::uint32_t num_cus = node.config().gpu.num_cus;
-  if (p.impl == CollectiveImpl::kDma && p.kind != CollectiveKind::kDirectAllGather &&
+  if (p.engine == CollectiveEngine::kDma && p.kind != CollectiveKind::kDirectAllGather &&
       p.kind != CollectiveKind::kAllToAll && p.kind != CollectiveKind::kRingAllGather)
     throw UserError(fmt::format("a DMA-based {} is not supported: DMA engines copy, they do not reduce "
                                 "(DMA-based collectives: all-gather, all-to-all)",
@@ -41,7 +40,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     t.flag_base = p.flag_base;
     validate_collective(t);
     trace_params_.push_back(t);
-    if (p.impl == CollectiveImpl::kCu) traces_.push_back(make_collective_traces(t));
+    if (p.engine == CollectiveEngine::kCu) traces_.push_back(make_collective_traces(t));
   }
   if (node.config().mode == NetMode::kHomogeneous && p.values &&
       p.array_bytes % (std::uint64_t{n} * granule_) != 0)
@@ -58,7 +57,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     if (p.kind == CollectiveKind::kAllToAll) node.network().add_mirror_blocks(collective_out_base(trace_params_[0]), chunk);
   }
 
-  if (p.impl == CollectiveImpl::kCu) {
+  if (p.engine == CollectiveEngine::kCu) {
     for (const KernelTrace& k : traces_[0]) bytes_sent_per_gpu_ += trace_totals(k).store_bytes_remote;
   } else {
     const CollectiveTraceParams& t = trace_params_[0];
@@ -111,7 +110,7 @@ void NodeCollective::start(std::uint32_t g, std::function<void(std::uint32_t)> o
                    __FILE__, __LINE__);
   started_[g] = node_.gpu(g).now();
   on_done_[g] = std::move(on_done);
-  if (p_.impl == CollectiveImpl::kCu) {
+  if (p_.engine == CollectiveEngine::kCu) {
     launch_kernel(g, 0);
   } else {
     start_dma(g);
@@ -202,20 +201,18 @@ std::uint64_t NodeCollective::verify(std::string& first_error) const {
     for (std::uint32_t c = 0; c < n; ++c) {
       const ByteRange r = collective_chunk(t, c);
       const std::uint64_t first = r.first / granule_, words = r.bytes / granule_;
-      switch (p_.kind) {
-        case CollectiveKind::kRingReduceScatter:
-        case CollectiveKind::kDirectReduceScatter:
+      switch (p_.kind.op) {
+        case CollectiveOp::kReduceScatter:
           if (c != g) break;  // only a GPU's own chunk is defined after a reduce-scatter
           check(g, p_.data_base, first, words, [&](std::uint64_t i) { return sum_over_gpus(first + i); });
           break;
-        case CollectiveKind::kRingAllReduce:
+        case CollectiveOp::kAllReduce:
           check(g, p_.data_base, first, words, [&](std::uint64_t i) { return sum_over_gpus(first + i); });
           break;
-        case CollectiveKind::kRingAllGather:
-        case CollectiveKind::kDirectAllGather:
+        case CollectiveOp::kAllGather:
           check(g, p_.data_base, first, words, [&](std::uint64_t i) { return pattern(c, first + i); });
           break;
-        case CollectiveKind::kAllToAll: {
+        case CollectiveOp::kAllToAll: {
           // GPU c's block in GPU g's out buffer is GPU c's chunk g.
           const ByteRange block = collective_a2a_block(t, g, c);
           const std::uint64_t src_first = collective_chunk(t, g).first / granule_;
@@ -227,6 +224,68 @@ std::uint64_t NodeCollective::verify(std::string& first_error) const {
     }
   }
   return checked;
+}
+
+namespace {
+bool is_ring(CollectiveKind k) {
+  return k == CollectiveKind::kRingReduceScatter || k == CollectiveKind::kRingAllGather ||
+         k == CollectiveKind::kRingAllReduce;
+}
+double passes(CollectiveKind k) { return k == CollectiveKind::kRingAllReduce ? 2.0 : 1.0; }
+}  // namespace
+
+Tick NodeCollective::link_bound() const {
+  const NodeConfig& cfg = node_.config();
+  const double n = cfg.num_gpus;
+  const double s = static_cast<double>(p_.array_bytes);
+  const double bw = static_cast<double>(cfg.net.link.bandwidth.bytes_per_second());
+  const double latency = static_cast<double>(cfg.net.link.latency.ps()) * 1e-12;
+  const double seconds = is_ring(p_.kind) ? passes(p_.kind) * ((n - 1.0) / n * s / bw + (n - 1.0) * latency)
+                                          : s / n / bw + latency;
+  return Tick(static_cast<std::uint64_t>(seconds * 1e12));
+}
+
+double NodeCollective::bus_bandwidth_factor() const {
+  const double n = node_.config().num_gpus;
+  return passes(p_.kind) * (n - 1.0) / n;
+}
+
+nlohmann::json NodeCollective::results(std::uint64_t words_checked) const {
+  const NodeConfig& cfg = node_.config();
+  const std::uint32_t sim_gpus = node_.simulated_gpus();
+  Tick end = Tick::zero();
+  nlohmann::json gpus = nlohmann::json::array();
+  std::uint64_t dram[kNumMemOps] = {0, 0, 0};
+  for (std::uint32_t g = 0; g < sim_gpus; ++g) {
+    end = std::max(end, finished_[g]);
+    gpus.push_back({{"gpu", g}, {"finished_ps", finished_[g].ps()}});
+    for (Stream st : {Stream::kCompute, Stream::kCommunication}) {
+      const McStreamStats t = node_.gpu(g).memory().stream_totals(st);
+      for (int op = 0; op < kNumMemOps; ++op) dram[op] += t.bytes[op];
+    }
+  }
+  const double time_s = static_cast<double>(end.ps()) * 1e-12;
+  const double algbw = time_s > 0 ? static_cast<double>(p_.array_bytes) / time_s / 1e9 : 0;
+  return {{"workload", "collective"},
+          {"collective", to_string(p_.kind)},
+          {"implementation", to_string(p_.engine)},
+          {"mode", to_string(cfg.mode)},
+          {"num_gpus", cfg.num_gpus},
+          {"simulated_gpus", sim_gpus},
+          {"topology", cfg.net.topology},
+          {"array_bytes", p_.array_bytes},
+          {"channels", channels_},
+          {"time_ps", end.ps()},
+          {"analytical_ps", link_bound().ps()},
+          {"algbw_GBps", algbw},
+          {"busbw_GBps", algbw * bus_bandwidth_factor()},
+          {"dram_read_bytes_per_gpu", dram[index(MemOp::kRead)] / sim_gpus},
+          {"dram_write_bytes_per_gpu", dram[index(MemOp::kWrite)] / sim_gpus},
+          {"dram_update_bytes_per_gpu", dram[index(MemOp::kUpdate)] / sim_gpus},
+          {"gpus", gpus},
+          {"links", node_.network().link_results(end)},
+          {"functional_check", p_.values ? "passed" : "not run"},
+          {"words_checked", words_checked}};
 }
 
 }  // namespace t3sim

@@ -13,20 +13,21 @@
 
 #include <cstdint>
 #include <functional>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "models/collectives/i_collective.h"
 #include "models/system/node.h"
 #include "trace/collective.h"
 
 namespace t3sim {
 
-enum class CollectiveImpl { kCu, kDma };
-const char* to_string(CollectiveImpl impl);
 
 struct NodeCollectiveParams {
   CollectiveKind kind = CollectiveKind::kRingReduceScatter;
-  CollectiveImpl impl = CollectiveImpl::kCu;
+  CollectiveEngine engine = CollectiveEngine::kCu;
   std::uint64_t array_bytes = 0;     // per GPU
   std::uint32_t element_bytes = 2;
   std::uint32_t cus = 0;             // CUs the kernel may use (the last `cus` of the GPU); 0: all
@@ -43,33 +44,46 @@ struct NodeCollectiveParams {
   std::uint64_t seed = 1;
 };
 
-class NodeCollective {
+class NodeCollective final : public Collective {
  public:
   // Contract: the node outlives this. Throws UserError for impossible parameters
   // (e.g. a DMA-based reduce-scatter).
   NodeCollective(Node& node, const NodeCollectiveParams& p);
 
   // Write the input pattern into every simulated GPU's array (values only).
-  void preload();
+  void preload() override;
   // Launch on GPU g now (kernels or DMA commands); on_done(g) once g has finished.
-  void start(std::uint32_t g, std::function<void(std::uint32_t)> on_done = {});
+  void start(std::uint32_t g, std::function<void(std::uint32_t)> on_done = {}) override;
   void start_all(std::function<void(std::uint32_t)> on_done = {});
 
-  bool done(std::uint32_t g) const { return done_[g]; }
+  bool done(std::uint32_t g) const override { return done_[g]; }
   bool all_done() const;
   Tick started(std::uint32_t g) const { return started_[g]; }
-  Tick finished(std::uint32_t g) const { return finished_[g]; }
+  Tick finished(std::uint32_t g) const override { return finished_[g]; }
 
   // Compare every word of the result with the expectation; returns words checked,
   // `first_error` set on the first mismatch.
-  std::uint64_t verify(std::string& first_error) const;
+  std::uint64_t verify(std::string& first_error) const override;
 
+  CollectiveOp op() const override { return p_.kind.op; }
+  CollectiveAlgorithm algorithm() const override { return p_.kind.algorithm; }
+  CollectiveEngine engine() const override { return p_.engine; }
   const NodeCollectiveParams& params() const { return p_; }
   const CollectiveTraceParams& trace_params(std::uint32_t g) const { return trace_params_[g]; }
   // Bytes each GPU sends to peers (for bus bandwidth): the trace's remote stores or
   // the DMA commands' bytes.
   std::uint64_t bytes_sent_per_gpu() const { return bytes_sent_per_gpu_; }
   std::uint32_t channels() const { return channels_; }
+
+  // The link-bound lower bound of this collective on its node: a ring moves (N-1)/N
+  // of the array over each link per pass (two passes for all-reduce) plus a link
+  // latency per step; a direct algorithm sends S/N to each peer on its own link at
+  // once. Bus bandwidth factor: NCCL's (N-1)/N for RS and AG, 2(N-1)/N for AR.
+  Tick link_bound() const;
+  double bus_bandwidth_factor() const;
+  // results.json's "results" of a finished run of this collective alone: time,
+  // bounds, bandwidths, per-GPU finish times and DRAM traffic, links, check.
+  nlohmann::json results(std::uint64_t words_checked) const;
 
  private:
   std::uint64_t pattern(std::uint32_t gpu, std::uint64_t word) const;

@@ -8,15 +8,6 @@
 
 namespace t3sim {
 
-const char* to_string(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kReduceScatter: return "reduce_scatter";
-    case CollectiveOp::kAllGather: return "all_gather";
-    case CollectiveOp::kAllReduce: return "all_reduce";
-  }
-  return "?";
-}
-
 ChunkLayout::ChunkLayout(std::uint64_t array_bytes, std::uint32_t element_bytes,
                          std::uint64_t packet_bytes, std::uint32_t num_chunks)
     : elements_(array_bytes / element_bytes),

@@ -29,11 +29,10 @@
 #include "models/mem/ideal_memory.h"
 #include "models/net/packet.h"
 #include "sim/link.h"
+#include "trace/collective.h"  // CollectiveOp
 
 namespace t3sim {
 
-enum class CollectiveOp { kReduceScatter, kAllGather, kAllReduce };
-const char* to_string(CollectiveOp op);
 
 // How a per-GPU array of `array_bytes` is cut: N chunks (element-aligned) and each
 // chunk into blocks of at most `packet_bytes`, the unit of reads, packets and

@@ -1,34 +1,20 @@
 #pragma once
 // A transformer sub-layer of T3 Table 2 on a node: the GEMM that produces a T x H
-// output on every GPU of the tensor-parallel group, and the collective that
-// consumes it, under one of SPEC's configurations.
+// output on every GPU of the tensor-parallel group, and the reduce-scatter +
+// all-gather that consume it, under one of the registered configurations
+// (sublayer_configuration.h; each one file under configurations/, which says what
+// it runs, how its phases are delimited and what it checks).
 //
-// `sequential` (the paper's baseline): on every GPU, the GEMM on all CUs, then a
-// CU-based ring reduce-scatter of its output, then a ring all-gather (kernels in
-// stream order per GPU; the ring's flags synchronize the GPUs). Results split the
-// time into GEMM, RS and AG, and each GPU's DRAM traffic into the three phases
-// (T3 Figures 15 and 18, Sequential bars): GEMM = the compute stream's traffic
-// (including the write-back of its output from the L2 at the kernel boundary), RS
-// and AG = the communication stream's between phase ends.
-//
-// `t3` (T3 §4): the GEMM's output is allocated uncached and its stores are
-// near-memory updates; it is fused with the reduce-scatter through the tracker and
-// pre-queued DMA updates (T3Collective: ring, or direct on a fully-connected
-// node), with staggered WG scheduling and round-robin MC arbitration; then the CU
-// ring all-gather. `t3-mca`: the same with T3's MC arbitration (MCA, T3 §4.5): the
-// system's `mca` arbiter if it names one (a threshold sweep), else dynamic MCA.
-// Phases: GEMM = until the GEMM kernel ends; RS = the exposed rest of the fused RS;
-// AG. Traffic: GEMM = the compute stream (reads and the output's local updates), RS
-// = the communication stream until the RS ends (DMA reads, arriving updates), AG =
-// after. Functional check: each GPU's chunk after the fused RS.
-//
-// Functional check, sequential (small outputs): the output array starts as a known pattern (the
-// GEMM's stores are timing-only and leave values alone) and must end as the sum
-// over GPUs everywhere (full mode), or GPU 0's chunk after the reduce-scatter
-// (homogeneous mode). Caveat: the L2 must write back and refetch a line the GEMM
-// wrote timing-only before a functional read, which adds the output's size to the
-// reduce-scatter's DRAM writes; breakdowns are exact with values off (the default
-// above values_limit, so for every Table 2 case).
+// The driver here is the same for every configuration: it builds the node (after
+// the configuration changed its config), starts every GPU through the
+// configuration, and keeps the phases per GPU: the GEMM ends when its kernel ends,
+// the RS when the configuration reports it, the AG when its collective ends on that
+// GPU. Results split the time into GEMM, RS and AG (each the max over GPUs of the
+// phase's end, minus the previous one) and each GPU's DRAM traffic into the three
+// phases (T3 Figures 15 and 18): GEMM = the compute stream's traffic (including the
+// write-back of its output from the L2 at the kernel boundary), RS and AG = the
+// communication stream's between phase ends (an RS that runs beside the GEMM counts
+// from the start).
 
 #include <array>
 #include <cstdint>
@@ -41,7 +27,7 @@
 #include "models/collectives/node_collective.h"
 #include "models/system/gemm_system.h"
 #include "models/system/node.h"
-#include "models/t3/t3_collective.h"
+#include "models/system/sublayer_configuration.h"
 
 namespace t3sim {
 
@@ -76,33 +62,23 @@ struct SublayerResult {
   PhaseTraffic traffic[3];                      // GEMM, RS, AG: mean over simulated GPUs
   bool values_checked = false;
   std::uint64_t words_checked = 0;
+  std::string note;                             // a line the summary adds (ideal: the isolated runs)
+  std::uint64_t extra_events = 0;               // events of simulations besides the main one
   nlohmann::json json;
 };
 
-// T3 §5.3 Ideal-RS+NMC's reduce-scatter: the ring RS with near-memory updates on its
-// own (T3Collective without a producer: the output is already in memory, each
-// GPU DMA-updates its first chunk at once and every later one when the tracker has
-// seen the incoming update), on the same node. Time = the last GPU done; traffic =
-// GPU 0's communication stream.
-struct IsolatedRs {
-  Tick time;
-  PhaseTraffic traffic;
-  std::uint64_t events = 0;
-};
-IsolatedRs run_isolated_rs_nmc(const NodeConfig& node, const GemmWorkload& gemm, std::uint64_t seed);
-
-struct SublayerResult;
-// T3 §5.3's ideal configurations from isolated runs: turns sequential's result `r`
-// (GEMM, RS and AG each alone) into `configuration`'s: total = max(GEMM, rs) + AG,
-// r.rs = the part of rs a GEMM of sequential's length leaves exposed. `nmc`: the
-// isolated RS with NMC (ideal-rs-nmc; its traffic replaces the RS traffic), or null
-// (ideal-overlap: sequential's RS). Records the isolated times in r.json["isolated"].
-void make_ideal_result(SublayerResult& r, std::string_view configuration, const IsolatedRs* nmc);
+// The sub-layer as an experiment (`kind: gemm` with a configuration).
+class Experiment;
+struct RunOptions;
+std::unique_ptr<Experiment> make_sublayer_experiment(Simulator& sim, ConfigNode system, ConfigNode workload,
+                                                     const RunOptions& run);
 
 class SublayerSystem {
+  enum Phase { kGemm, kRs, kAg, kPhases };
+
  public:
-  // Contract: gemm.params is set (a generated GEMM, not a trace file).
-  // configuration: sequential | t3 | t3-mca (UserError otherwise).
+  // Contract: gemm.params is set (a generated GEMM, not a trace file). configuration:
+  // a registered name (UserError listing them otherwise).
   SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm, const SublayerOptions& opt,
                  std::string configuration, std::uint64_t seed);
   ~SublayerSystem();
@@ -113,37 +89,54 @@ class SublayerSystem {
   // `label`: the configuration to print (default: the one simulated).
   std::string summary(const SublayerResult& r, std::string_view label = {}) const;
   Node& node() { return *node_; }
+  const Node& node() const { return *node_; }
+
+  // ---- for configurations
+  const GemmWorkload& gemm() const { return gemm_; }
+  const SublayerOptions& options() const { return opt_; }
+  std::uint64_t seed() const { return seed_; }
+  const std::string& configuration() const { return configuration_; }
+  // Carry and check values (small outputs, collective.functional); a configuration
+  // that cannot check them turns this off in build().
+  bool values() const { return values_; }
+  std::uint64_t array_bytes() const { return array_bytes_; }
+  // The GEMM's output (the collective's array).
+  std::uint64_t output_base() const;
+  // A CU ring collective over the GEMM's output (sequential's RS; every
+  // configuration's AG), with the sub-layer's channels, slices and seed.
+  std::unique_ptr<NodeCollective> make_ring_collective(CollectiveKind kind, bool uncached, bool values);
+  // Launches GPU g's GEMM: `k` brings what the configuration changes (trace,
+  // staggering, store routing, values); the driver adds the CUs and the end.
+  void launch_gemm(std::uint32_t g, KernelLaunch k);
+  // GPU g's reduce-scatter ended at `end` (now, or earlier for one that ran beside the GEMM).
+  void rs_ended(std::uint32_t g, Tick end);
+  // Starts GPU g's all-gather now; its end is the sub-layer's end on g.
+  void start_all_gather(std::uint32_t g, Collective& ag);
+  // When GPU g's GEMM kernel ended.
+  Tick gemm_end(std::uint32_t g) const { return phase_end_[g][kGemm]; }
+  Simulator& simulator() { return sim_; }
+  // The GEMM kernel GPU 0 ran (its stats).
+  const KernelStats& gemm_kernel_stats() const;
 
  private:
-  enum Phase { kGemm, kRs, kAg, kPhases };
-  void on_phase_end(std::uint32_t g, Phase phase);
-  void on_t3_part_done(std::uint32_t g);
-  void on_rs_notice(std::uint32_t g);
-  std::string rs_label() const;
+  void on_gemm_end(std::uint32_t g);
 
   Simulator& sim_;
   GemmWorkload gemm_;
   SublayerOptions opt_;
   std::string configuration_;
+  std::uint64_t seed_;
+  std::unique_ptr<SublayerConfiguration> config_;
   std::unique_ptr<Node> node_;
-  std::unique_ptr<NodeCollective> rs_, ag_;
-  bool t3_ = false;
-  KernelTrace t3_trace_;                         // the GEMM with uncached update stores
-  std::unique_ptr<T3Collective> fused_;
-  std::unique_ptr<T3Collective> t3_ag_;          // t3_all_gather: dma
-  std::vector<std::uint8_t> t3_parts_done_;      // per GPU: GEMM done + RS done (2 = both)
-  std::vector<std::uint32_t> rs_notices_;        // per GPU: GPUs whose RS it knows done (T3's DMA AG)
-  std::vector<Tick> ag_start_;                   // per GPU: its all-gather started
-  bool cu_ag_checked_ = false;                   // the CU AG moves T3's chunks (values checked)
   bool values_ = false;
   std::uint64_t array_bytes_ = 0;
+  std::uint32_t collective_channels_ = 0;        // of the CU ring collectives
   // per simulated GPU: phase end times and DRAM totals at each phase end
   std::vector<std::array<Tick, kPhases>> phase_end_;
   std::vector<std::array<PhaseTraffic, kPhases>> traffic_at_end_;
+  std::vector<Tick> ag_start_;                   // per GPU: its all-gather started
   std::vector<std::uint32_t> gemm_kernel_;
-  std::vector<std::uint8_t> gpu_done_;  // per GPU: its all-gather ended
-  std::uint64_t words_checked_ = 0;
-  std::string check_error_;
+  std::vector<std::uint8_t> gpu_done_;  // per GPU: its all-gather ended (bytes: GPUs may run on different threads)
 };
 
 }  // namespace t3sim

@@ -10,7 +10,6 @@
 
 namespace t3sim {
 
-std::string_view to_string(FusedAlgorithm a) { return a == FusedAlgorithm::kDirect ? "direct" : "ring"; }
 
 // One GPU's side: its address space, the tracker program and its DMA table.
 class T3Collective::GpuState final : public TrackerProgram {
@@ -93,7 +92,7 @@ class T3Collective::GpuState final : public TrackerProgram {
       // Stand-alone RS+NMC: the first chunk's data are ready; send them now (the
       // all-gather: the GPU's own chunk).
       const std::uint32_t n = owner_.node_.num_gpus();
-      const std::uint32_t chunk = owner_.p_.kind == T3CollectiveKind::kAllGather ? g_ : (g_ + 1) % n;
+      const std::uint32_t chunk = owner_.p_.op == CollectiveOp::kAllGather ? g_ : (g_ + 1) % n;
       const WgRange first = chunk_wgs(owner_.regions_->num_wgs(), n, chunk);
       for (std::uint32_t wg = first.first; wg < first.end; ++wg)
         for (std::uint32_t wf = 0; wf < owner_.regions_->wfs_per_wg(); ++wf)
@@ -145,8 +144,8 @@ T3Collective::T3Collective(Node& node, const KernelTrace& producer, const T3Coll
                                     granule_, wg, wf, r->start, r->row_bytes));
     }
   }
-  const bool all_gather = p.kind == T3CollectiveKind::kAllGather;
-  if (!all_gather && p.algorithm == FusedAlgorithm::kDirect && !p.with_producer)
+  const bool all_gather = p.op == CollectiveOp::kAllGather;
+  if (!all_gather && p.algorithm == CollectiveAlgorithm::kDirect && !p.with_producer)
     throw UserError("the stand-alone RS with NMC is modelled for the ring algorithm only");
   if (all_gather && p.with_producer)
     throw UserError("the T3 all-gather runs on data in memory (each GPU's own chunk): with_producer must be false");
@@ -176,7 +175,7 @@ T3Collective::T3Collective(Node& node, const KernelTrace& producer, const T3Coll
 
   for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
     auto s = std::make_unique<GpuState>(*this, g);
-    const bool ring = p.algorithm == FusedAlgorithm::kRing;
+    const bool ring = p.algorithm == CollectiveAlgorithm::kRing;
     if (all_gather) {
       ring ? configure_ring_all_gather(s->as_, n) : configure_direct_all_gather(s->as_, n);
     } else if (ring) {
@@ -230,7 +229,7 @@ bool T3Collective::shift(std::uint32_t& wg, std::uint8_t wf, std::uint64_t& addr
 
 void T3Collective::preload() {
   if (!p_.values || p_.gathers != nullptr) return;
-  const bool all_gather = p_.kind == T3CollectiveKind::kAllGather;
+  const bool all_gather = p_.op == CollectiveOp::kAllGather;
   for (std::uint32_t g = 0; g < gpus_.size(); ++g) {
     const WgRange own = chunk_wgs(regions_->num_wgs(), node_.num_gpus(), g);
     for (std::uint32_t wg = 0; wg < regions_->num_wgs(); ++wg) {
@@ -256,7 +255,7 @@ std::uint64_t T3Collective::expected(std::uint32_t wg, std::uint8_t wf, std::uin
   const std::uint32_t n = node_.num_gpus();
   const bool full = node_.config().mode == NetMode::kFull;
   if (p_.gathers != nullptr) return p_.gathers->expected(wg, wf, address);  // a sum, any chunk
-  if (p_.kind == T3CollectiveKind::kAllGather) {
+  if (p_.op == CollectiveOp::kAllGather) {
     const std::uint32_t owner = wg / (regions_->num_wgs() / n);
     if (full) return value(owner, address);
     // Homogeneous: every GPU is GPU 0 rotated, so chunk c here holds what GPU 0's own
@@ -282,7 +281,7 @@ std::uint64_t T3Collective::expected(std::uint32_t wg, std::uint8_t wf, std::uin
 
 // The RS leaves GPU g its chunk g; the all-gather, every chunk.
 std::uint64_t T3Collective::verify(std::string& first_error) const {
-  return check(p_.kind == T3CollectiveKind::kAllGather, first_error);
+  return check(p_.op == CollectiveOp::kAllGather, first_error);
 }
 
 std::uint64_t T3Collective::verify_gathered(std::string& first_error) const { return check(true, first_error); }

@@ -32,6 +32,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/collectives/i_collective.h"
 #include "models/system/node.h"
 #include "models/t3/address_space.h"
 #include "models/tracker/tracker.h"
@@ -39,13 +40,10 @@
 
 namespace t3sim {
 
-enum class FusedAlgorithm { kRing, kDirect };
-std::string_view to_string(FusedAlgorithm a);  // "ring" | "direct"
-enum class T3CollectiveKind { kReduceScatter, kAllGather };
 
 struct T3CollectiveParams {
-  T3CollectiveKind kind = T3CollectiveKind::kReduceScatter;
-  FusedAlgorithm algorithm = FusedAlgorithm::kRing;
+  CollectiveOp op = CollectiveOp::kReduceScatter;  // reduce-scatter or all-gather
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
   bool with_producer = true;
   bool values = false;       // synthetic producer values, checked by verify()
   std::uint64_t seed = 1;
@@ -54,7 +52,7 @@ struct T3CollectiveParams {
   const class T3Collective* gathers = nullptr;
 };
 
-class T3Collective {
+class T3Collective final : public Collective {
  public:
   // `producer`: the GEMM trace every GPU runs (its WG ids are the tiles; chunks are
   // runs of W/N WGs). UserError if it cannot be chunked or tracked.
@@ -68,19 +66,19 @@ class T3Collective {
   // Functional runs: zero the output (updates accumulate into it; with_producer =
   // false: the input pattern instead; all-gather: each GPU's own chunk holds its
   // pattern, the others zero).
-  void preload();
+  void preload() override;
   // Arms GPU g (programs its tracker): call before the producer launches there.
   // on_done(g) once GPU g's chunk is reduced and its DMAs are acknowledged.
-  void start(std::uint32_t g, std::function<void(std::uint32_t)> on_done = {});
-  bool done(std::uint32_t g) const;
-  Tick finished(std::uint32_t g) const;
+  void start(std::uint32_t g, std::function<void(std::uint32_t)> on_done = {}) override;
+  bool done(std::uint32_t g) const override;
+  Tick finished(std::uint32_t g) const override;
   // Unprograms the trackers (after the run).
   void finish();
 
   // Checks GPU g's chunk g (every simulated GPU): the sum over GPUs of the producer's
   // values; all-gather: every chunk c of every GPU holds GPU c's pattern. Returns
   // words checked; first mismatch in first_error.
-  std::uint64_t verify(std::string& first_error) const;
+  std::uint64_t verify(std::string& first_error) const override;
   // After an all-gather of this reduce-scatter's result (any implementation): every
   // chunk of every GPU holds the sums. Returns words checked.
   std::uint64_t verify_gathered(std::string& first_error) const;
@@ -90,8 +88,9 @@ class T3Collective {
   bool chunks_are_flat(std::uint64_t base, std::uint64_t array_bytes) const;
 
   std::uint64_t dma_commands(std::uint32_t g) const;
-  FusedAlgorithm algorithm() const { return p_.algorithm; }
-  T3CollectiveKind kind() const { return p_.kind; }
+  CollectiveOp op() const override { return p_.op; }
+  CollectiveAlgorithm algorithm() const override { return p_.algorithm; }
+  CollectiveEngine engine() const override { return CollectiveEngine::kT3; }
 
  private:
   class GpuState;

@@ -1,0 +1,42 @@
+#include "cli/list.h"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "models/mc/i_arbiter.h"
+#include "models/system/experiment.h"
+#include "models/system/sublayer_configuration.h"
+#include "sim/registry.h"
+#include "trace/gemm.h"
+
+namespace t3sim {
+
+namespace {
+
+void section(std::string& out, const char* title, const char* key, const std::vector<RegistryEntry>& entries) {
+  out += fmt::format("{} ({}):\n", title, key);
+  std::size_t width = 0;
+  for (const RegistryEntry& e : entries) width = std::max(width, e.name.size());
+  for (const RegistryEntry& e : entries) out += fmt::format("  {:<{}}  {}\n", e.name, width, e.description);
+  out += "\n";
+}
+
+}  // namespace
+
+std::string registry_listing() {
+  std::string out;
+  section(out, "configurations", "--config, run.config", sublayer_configurations().listing());
+  section(out, "workload kinds", "workload kind", workload_kinds().listing());
+  std::vector<RegistryEntry> arbiters;
+  for (const std::string& name : arbiter_types()) arbiters.push_back({name, ""});
+  section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiters);
+  std::vector<RegistryEntry> presets;
+  for (const GemmPreset& p : gemm_presets())
+    presets.push_back({p.name, fmt::format("{} {}: {} x {} x {}, TP {}", p.model, p.layer, p.m, p.n, p.k, p.tp)});
+  section(out, "GEMM presets", "workload preset", presets);
+  out.pop_back();
+  return out;
+}
+
+}  // namespace t3sim

@@ -1,0 +1,28 @@
+#pragma once
+// T3 §5.3's ideal configurations come from isolated runs: they run `sequential` (its
+// GEMM, RS and AG each alone) and replace its times:
+//   ideal-overlap  max(GEMM, RS) + AG: no dependency and no contention between GEMM and RS
+//   ideal-rs-nmc   max(GEMM, RS with NMC) + AG, the RS with near-memory updates run alone
+
+#include <string_view>
+
+#include "models/system/configurations/sequential.h"
+#include "models/system/sublayer_system.h"
+
+namespace t3sim {
+
+// An isolated reduce-scatter: its time (the last GPU done) and GPU 0's
+// communication-stream traffic.
+struct IsolatedRs {
+  Tick time;
+  PhaseTraffic traffic;
+  std::uint64_t events = 0;
+};
+
+// Turns sequential's result `r` into the ideal one: total = max(GEMM, RS) + AG, r.rs =
+// the part of the RS a GEMM of sequential's length leaves exposed. `nmc`: the isolated
+// RS with NMC (its traffic replaces the RS traffic), or null (sequential's RS).
+// Records the isolated times in r.json["isolated"] and a line for the summary.
+void make_ideal_result(SublayerResult& r, std::string_view configuration, const IsolatedRs* nmc);
+
+}  // namespace t3sim

@@ -1,0 +1,74 @@
+#pragma once
+// An experiment: what one workload kind (`kind:` in a workload file) does with a
+// system. `t3sim run` keeps one skeleton (configs, simulator, timeline, timing,
+// outputs; cli/run.cpp) and asks the kind's experiment, chosen by name from the
+// registry, to read its inputs and build (the factory), then to run. Each kind is one
+// file under models/system/experiments/ that registers itself:
+//
+//   memory      synthetic traffic against one GPU's memory system
+//   gemm        a GEMM alone on one GPU; with a configuration (--config), the GEMM
+//               and its collective on a node (the sub-layer, sublayer_system.h)
+//   collective  one collective on a node
+//
+// See CONTRIBUTING.md for adding a kind.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/net/network.h"  // NetMode
+#include "sim/config.h"
+#include "sim/registry.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+
+// The run options every experiment may use (read from `run.` and the command line).
+struct RunOptions {
+  std::uint64_t seed = 1;
+  NetMode mode = NetMode::kFull;   // full: every GPU simulated; homogeneous: GPU 0, peers mirrored
+  std::string configuration;       // a registered sub-layer configuration, or "" if none was given
+  SourceLocation configuration_where;  // where it was given, for errors
+
+  // A ConfigError at run.config: the kind takes no such configuration.
+  [[noreturn]] void reject_configuration(const std::string& message) const {
+    throw ConfigError(configuration_where, "run.config", message);
+  }
+};
+
+// What a finished experiment reports; the skeleton adds the version header, the
+// simulation line and the event count.
+struct ExperimentResult {
+  std::string label;     // metadata.configuration: the configuration, or the kind
+  nlohmann::json json;   // results.json's "results"
+  std::string summary;   // the human summary's body (stdout)
+  // The sweep row's metrics, in an order that depends only on the kind (and its
+  // configuration's kind), not on the values; the skeleton appends events and wall_s.
+  std::vector<std::pair<std::string, std::string>> metrics;
+  // Events of simulations run besides the main one (isolated runs of ideal
+  // configurations), counted in the reported total.
+  std::uint64_t extra_events = 0;
+};
+
+class Experiment {
+ public:
+  virtual ~Experiment() = default;
+  // The one line `t3sim validate` prints once everything is read and built.
+  virtual std::string validated() const = 0;
+  // Simulates to completion. Throws SimulationError (deadlock, livelock, the time
+  // limit, a failed functional check).
+  virtual ExperimentResult run(Tick max_time) = 0;
+};
+
+// Workload kinds by name. The factory reads the system and workload sections (every
+// key, finishing both: unknown keys are errors) and builds the model on `sim`; it
+// throws UserError (ConfigError naming file, line and key) for bad input.
+using ExperimentRegistry = Registry<Experiment, Simulator&, ConfigNode /*system*/, ConfigNode /*workload*/,
+                                    const RunOptions&>;
+ExperimentRegistry& workload_kinds();
+
+}  // namespace t3sim

@@ -1,0 +1,63 @@
+// kind: gemm — one GEMM kernel on one GPU (CUs + memory system,
+// models/system/gemm_system.h); with a configuration, the GEMM and the collective
+// that consumes its output on a node (the sub-layer, models/system/sublayer_system.h).
+
+#include <fmt/format.h>
+
+#include "models/system/experiment.h"
+#include "models/system/gemm_system.h"
+#include "models/system/sublayer_system.h"
+
+namespace t3sim {
+namespace {
+
+class GemmExperiment final : public Experiment {
+ public:
+  GemmExperiment(Simulator& sim, ConfigNode system, ConfigNode workload)
+      : gpu_(read_gpu_config(system.child("gpu"), system.child("memory"))) {
+    for (const std::string& key : system.keys()) {
+      if (key != "memory" && key != "gpu") (void)system.raw(key);  // the node around it is not simulated
+    }
+    system.finish();
+    (void)read_sublayer_options(workload.child("collective"));  // checked; used with --config
+    model_ = std::make_unique<GemmSystem>(sim, gpu_, read_gemm_workload(workload, gpu_));
+  }
+
+  std::string validated() const override { return fmt::format("ok: GEMM on {} CUs\n", gpu_.num_cus); }
+
+  ExperimentResult run(Tick max_time) override {
+    const GemmResult r = model_->run(max_time);
+    ExperimentResult out;
+    out.label = "gemm";
+    out.json = r.json;
+    out.summary = model_->summary(r);
+    out.metrics = {
+        {"time_ps", std::to_string(r.time.ps())},
+        {"tflops", fmt::format("{:.4f}", r.tflops)},
+        {"stages", std::to_string(r.stages)},
+        {"wgs", std::to_string(r.wgs)},
+        {"dram_read_bytes", std::to_string(r.dram_read_bytes)},
+        {"dram_write_bytes", std::to_string(r.dram_write_bytes)},
+        {"dram_update_bytes", std::to_string(r.dram_update_bytes)},
+        {"l2_hit_rate", fmt::format("{:.6f}", r.l2_hit_rate)},
+    };
+    return out;
+  }
+
+ private:
+  GpuConfig gpu_;
+  std::unique_ptr<GemmSystem> model_;
+};
+
+}  // namespace
+
+T3SIM_REGISTER(workload_kinds, "gemm",
+               "a tiled GEMM on one GPU; with --config, the GEMM and its reduce-scatter + all-gather on a "
+               "node (a transformer sub-layer, T3 §5)",
+               [](Simulator& sim, ConfigNode system, ConfigNode workload,
+                  const RunOptions& run) -> std::unique_ptr<Experiment> {
+                 if (!run.configuration.empty()) return make_sublayer_experiment(sim, system, workload, run);
+                 return std::make_unique<GemmExperiment>(sim, system, workload);
+               })
+
+}  // namespace t3sim

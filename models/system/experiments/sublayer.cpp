@@ -1,0 +1,80 @@
+// kind: gemm with a configuration — a transformer sub-layer on a node: the GEMM and
+// the reduce-scatter + all-gather of its output, under one registered configuration
+// (models/system/sublayer_system.h).
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "models/system/experiment.h"
+#include "models/system/sublayer_system.h"
+#include "sim/config.h"
+#include "sim/error.h"
+
+namespace t3sim {
+namespace {
+
+class SublayerExperiment final : public Experiment {
+ public:
+  SublayerExperiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
+      : configuration_(run.configuration), seed_(run.seed) {
+    node_ = read_node_config(system, run.mode);
+    const SublayerOptions opt = read_sublayer_options(workload.child("collective"));
+    const bool from_trace = workload.has("trace");
+    GemmWorkload wl = read_gemm_workload(workload, node_.gpu);
+    if (from_trace)
+      workload.fail("trace", "a GEMM + collective sub-layer needs a generated GEMM (preset or m/n/k): the "
+                             "collective's array is the GEMM's output");
+    // The tensor-parallel group is the node: a Table 2 preset's TP degree sets the GPU count.
+    if (wl.tp > 0) node_.num_gpus = wl.tp;
+    node_.partitioned = true;  // full mode: a partition per GPU
+    model_.emplace(sim, node_, std::move(wl), opt, configuration_, seed_);
+  }
+
+  std::string validated() const override {
+    return fmt::format("ok: sub-layer on {} GPUs ({} mode), configuration {}\n", node_.num_gpus,
+                       to_string(node_.mode), configuration_);
+  }
+
+  ExperimentResult run(Tick max_time) override {
+    const SublayerResult r = model_->run(max_time);
+    ExperimentResult out;
+    out.label = configuration_;
+    out.json = r.json;
+    out.summary = model_->summary(r);
+    out.extra_events = r.extra_events;
+    out.metrics = {
+        {"configuration", configuration_},
+        {"mode", to_string(node_.mode)},
+        {"num_gpus", std::to_string(node_.num_gpus)},
+        {"time_ps", std::to_string(r.total.ps())},
+        {"gemm_ps", std::to_string(r.gemm.ps())},
+        {"rs_ps", std::to_string(r.rs.ps())},
+        {"ag_ps", std::to_string(r.ag.ps())},
+    };
+    const char* phase[3] = {"gemm", "rs", "ag"};
+    for (int ph = 0; ph < 3; ++ph) {
+      out.metrics.emplace_back(fmt::format("{}_dram_read_bytes", phase[ph]), std::to_string(r.traffic[ph].read));
+      out.metrics.emplace_back(fmt::format("{}_dram_write_bytes", phase[ph]), std::to_string(r.traffic[ph].write));
+      out.metrics.emplace_back(fmt::format("{}_dram_update_bytes", phase[ph]),
+                               std::to_string(r.traffic[ph].update));
+    }
+    out.metrics.emplace_back("functional_check", r.values_checked ? "passed" : "not run");
+    return out;
+  }
+
+ private:
+  std::string configuration_;
+  std::uint64_t seed_;
+  NodeConfig node_;
+  std::optional<SublayerSystem> model_;
+};
+
+}  // namespace
+
+std::unique_ptr<Experiment> make_sublayer_experiment(Simulator& sim, ConfigNode system, ConfigNode workload,
+                                                     const RunOptions& run) {
+  return std::make_unique<SublayerExperiment>(sim, system, workload, run);
+}
+
+}  // namespace t3sim
