@@ -7,7 +7,7 @@
 #include <benchmark/benchmark.h>
 
 #include "models/collectives/node_collective.h"
-#include "models/system/node.h"
+#include "models/node/node.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/system/node.h"
+#include "models/node/node.h"
 #include "sim/config.h"
 
 namespace t3sim {

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "models/system/node.h"
+#include "models/node/node.h"
 #include "models/t3/t3_collective.h"
 #include "models/tracker/tracker.h"
 #include "sim/config.h"

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "models/collectives/i_collective.h"
-#include "models/system/node.h"
+#include "models/node/node.h"
 #include "trace/collective.h"
 
 namespace t3sim {

@@ -26,7 +26,7 @@
 
 #include "models/collectives/node_collective.h"
 #include "models/system/gemm_system.h"
-#include "models/system/node.h"
+#include "models/node/node.h"
 #include "models/system/sublayer_configuration.h"
 
 namespace t3sim {

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "models/collectives/i_collective.h"
-#include "models/system/node.h"
+#include "models/node/node.h"
 #include "models/t3/address_space.h"
 #include "models/tracker/tracker.h"
 #include "trace/trace.h"

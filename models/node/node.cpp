@@ -1,4 +1,4 @@
-#include "models/system/node.h"
+#include "models/node/node.h"
 
 #include <fmt/format.h>
 
