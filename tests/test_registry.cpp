@@ -1,0 +1,116 @@
+// Implementations chosen by name (sim/registry.h), and the proof that a configuration
+// is one file: this test file registers a configuration of its own, which then runs
+// through the same driver, CLI-facing registry and error messages as the shipped ones.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "models/system/experiment.h"
+#include "models/system/sublayer_configuration.h"
+#include "models/system/sublayer_system.h"
+#include "sim/error.h"
+#include "sim/registry.h"
+#include "tests/table1_node.h"
+
+namespace t3sim {
+namespace {
+
+struct Shape {
+  virtual ~Shape() = default;
+  virtual int sides() const = 0;
+};
+struct Triangle final : Shape {
+  int sides() const override { return 3; }
+};
+struct Polygon final : Shape {
+  explicit Polygon(int n) : n_(n) {}
+  int sides() const override { return n_; }
+  int n_;
+};
+
+TEST(Registry, KeepsEntriesSortedAndMakesThemWithTheirArguments) {
+  Registry<Shape, int> shapes;
+  shapes.add("triangle", "three sides", [](int) { return std::make_unique<Triangle>(); });
+  shapes.add("polygon", "n sides", [](int n) { return std::make_unique<Polygon>(n); });
+  EXPECT_EQ(shapes.names(), (std::vector<std::string>{"polygon", "triangle"}));
+  ASSERT_NE(shapes.find("polygon"), nullptr);
+  EXPECT_EQ(shapes.find("polygon")->make(7)->sides(), 7);
+  EXPECT_EQ(shapes.find("triangle")->make(0)->sides(), 3);
+  EXPECT_EQ(shapes.find("square"), nullptr);
+  EXPECT_EQ(shapes.listing()[1].description, "three sides");
+}
+
+TEST(Registry, TheShippedImplementationsAreRegistered) {
+  for (const char* name : {"sequential", "t3", "t3-mca", "ideal-overlap", "ideal-rs-nmc"})
+    EXPECT_NE(sublayer_configurations().find(name), nullptr) << name;
+  for (const char* name : {"memory", "gemm", "collective"}) EXPECT_NE(workload_kinds().find(name), nullptr) << name;
+  for (const auto& e : sublayer_configurations().listing()) EXPECT_FALSE(e.description.empty()) << e.name;
+}
+
+// A configuration written here, in one file, as CONTRIBUTING.md's worked example
+// describes: the GEMM, then straight to the all-gather (no reduce-scatter at all).
+// Not a configuration anyone should study; it exists to show the seams.
+class GemmThenAllGather final : public SublayerConfiguration {
+ public:
+  void build(SublayerSystem& s) override {
+    ag_ = s.make_ring_collective(CollectiveKind::kRingAllGather, /*uncached=*/false, /*values=*/false);
+  }
+  void start(SublayerSystem& s, std::uint32_t g) override { s.launch_gemm(g, KernelLaunch{}); }
+  void on_gemm_end(SublayerSystem& s, std::uint32_t g) override {
+    s.rs_ended(g, s.node().gpu(g).now());
+    s.start_all_gather(g, *ag_);
+  }
+  std::uint64_t verify(SublayerSystem&, std::string&) override { return 0; }
+  std::string rs_label(const SublayerSystem&) const override { return "none"; }
+
+ private:
+  std::unique_ptr<NodeCollective> ag_;
+};
+
+T3SIM_REGISTER(sublayer_configurations, "test-gemm-then-ag", "the GEMM, then the AG (a test's own)",
+               [] { return std::make_unique<GemmThenAllGather>(); })
+
+GemmWorkload small_gemm(const NodeConfig& cfg) {
+  GemmParams g;
+  g.m = 1024;
+  g.n = 1024;
+  g.k = 512;
+  g.flops_per_cycle = cfg.gpu.cu.flops_per_cycle;
+  GemmWorkload wl;
+  wl.trace = make_gemm_trace(g);
+  wl.params = g;
+  wl.description = "1024x1024x512";
+  return wl;
+}
+
+TEST(Registry, AConfigurationInOneFileRunsThroughTheDriver) {
+  const NodeConfig cfg = table1(4);
+  Simulator sim(3);
+  SublayerOptions opt;
+  opt.functional = "off";
+  SublayerSystem sys(sim, cfg, small_gemm(cfg), opt, "test-gemm-then-ag", 3);
+  const SublayerResult r = sys.run();
+  EXPECT_EQ(r.rs, Tick::zero());  // the RS "ended" when the GEMM did
+  EXPECT_GT(r.gemm, Tick::zero());
+  EXPECT_GT(r.ag, Tick::zero());
+  EXPECT_EQ(r.total, r.gemm + r.ag);
+  EXPECT_EQ(r.json["configuration"], "test-gemm-then-ag");
+  EXPECT_NE(sys.summary(r).find("reduce-scatter     0.0000 ms (none)"), std::string::npos) << sys.summary(r);
+}
+
+TEST(Registry, AnUnknownConfigurationListsTheRegisteredOnes) {
+  const NodeConfig cfg = table1(4);
+  Simulator sim(3);
+  try {
+    SublayerSystem sys(sim, cfg, small_gemm(cfg), SublayerOptions{}, "fused", 3);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("configuration 'fused'"), std::string::npos) << what;
+    EXPECT_NE(what.find("sequential, t3, t3-mca, test-gemm-then-ag"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace t3sim
