@@ -29,7 +29,9 @@ struct StreamQueueState {
   bool head_fits = false;        // the oldest one's DRAM queue (read or write) has room
   Cycles head_arrival;           // when the oldest one reached the controller
   std::uint32_t in_dram_queue = 0;  // this stream's requests in the DRAM queues
-  bool head_tracker_blocked = false;  // head_fits is false because its T3 tracker set is full
+  // head_fits is false because the controller's admission observer holds the head
+  // (i_admission_observer.h), not for want of DRAM-queue room.
+  bool head_observer_blocked = false;
 };
 
 struct ArbiterView {
