@@ -774,9 +774,12 @@ std::string ConfigNode::get_string(std::string_view key, Required) {
 
 std::string ConfigNode::get_enum(std::string_view key, std::string def,
                                  std::initializer_list<std::string_view> allowed) {
+  return get_enum(key, std::move(def), std::vector<std::string>(allowed.begin(), allowed.end()));
+}
+
+std::string ConfigNode::get_enum(std::string_view key, std::string def, const std::vector<std::string>& names) {
   const ConfigValue* v = lookup(key);
   if (v != nullptr) {
-    const std::vector<std::string> names(allowed.begin(), allowed.end());
     const bool ok = v->kind == ConfigValue::Kind::kScalar &&
                     std::find(names.begin(), names.end(), v->scalar) != names.end();
     if (!ok) {
