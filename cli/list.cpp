@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "models/cache/i_replacement.h"
 #include "models/mc/i_arbiter.h"
 #include "models/system/experiment.h"
 #include "models/system/sublayer_configuration.h"
@@ -28,9 +29,8 @@ std::string registry_listing() {
   std::string out;
   section(out, "configurations", "--config, run.config", sublayer_configurations().listing());
   section(out, "workload kinds", "workload kind", workload_kinds().listing());
-  std::vector<RegistryEntry> arbiters;
-  for (const std::string& name : arbiter_types()) arbiters.push_back({name, ""});
-  section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiters);
+  section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiter_types());
+  section(out, "L2 replacement policies", "system.memory.l2.replacement", replacement_types());
   std::vector<RegistryEntry> presets;
   for (const GemmPreset& p : gemm_presets())
     presets.push_back({p.name, fmt::format("{} {}: {} x {} x {}, TP {}", p.model, p.layer, p.m, p.n, p.k, p.tp)});

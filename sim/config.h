@@ -143,10 +143,10 @@ class ConfigNode {
   bool get_bool(std::string_view key, bool def);
   std::string get_string(std::string_view key, std::string def);
   std::string get_string(std::string_view key, Required);
-  // One of `allowed`; the error lists them.
+  // One of `allowed`; the error lists them. (The vector form takes names kept in a
+  // registry, sim/registry.h.)
   std::string get_enum(std::string_view key, std::string def,
                        std::initializer_list<std::string_view> allowed);
-  // The same with the names of a registry (sim/registry.h).
   std::string get_enum(std::string_view key, std::string def, const std::vector<std::string>& allowed);
   Tick get_time(std::string_view key, Tick def, Tick min = Tick::zero(), Tick max = Tick::max());
   std::uint64_t get_frequency_hz(std::string_view key, std::uint64_t def,

@@ -56,12 +56,30 @@ class ArbiterTest : public ::testing::Test {
 };
 
 TEST_F(ArbiterTest, NothingWaitingOrNothingFitsAdmitsNothing) {
-  for (const std::string& type : arbiter_types()) {
+  for (const RegistryEntry& entry : arbiter_types()) {
+    const std::string& type = entry.name;
     auto a = make(type);
     EXPECT_EQ(a->choose(view({})), std::nullopt) << type;
     EXPECT_EQ(a->choose(view({.compute = 3, .comm = 2, .compute_fits = false, .comm_fits = false})),
               std::nullopt)
         << type;
+  }
+}
+
+TEST_F(ArbiterTest, RegistryNamesEachPolicyOnceWithADescription) {
+  std::vector<std::string> names;
+  for (const RegistryEntry& entry : arbiter_types()) {
+    names.push_back(entry.name);
+    EXPECT_FALSE(entry.description.empty()) << entry.name;
+    EXPECT_EQ(entry.description.find('\n'), std::string::npos) << entry.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"fr-fcfs", "round-robin", "compute-first", "mca"}));
+  try {
+    make("lottery");
+    ADD_FAILURE() << "an unknown arbiter was made";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(),
+                 "unknown arbiter type 'lottery' (registered: fr-fcfs, round-robin, compute-first, mca)");
   }
 }
 

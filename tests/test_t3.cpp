@@ -30,10 +30,10 @@ class FakeProgram final : public TrackerProgram {
   void on_region_ready(std::uint32_t wg, std::uint8_t wf) override { fired.emplace_back(wg, wf); }
 };
 
-class Waiter final : public TrackerWaiter {
+class Waiter final : public AdmissionWaiter {
  public:
   int woken = 0;
-  void on_tracker_space() override { ++woken; }
+  void on_admission_room() override { ++woken; }
 };
 
 struct TrackerBench {
@@ -68,33 +68,33 @@ struct TrackerBench {
 
 TEST(Tracker, FiresExactlyOnceAtThreshold) {
   TrackerBench b;
-  for (int i = 0; i < 3; ++i) b.tracker->count(TrackerBench::write(5, 1, 0x1000 + 64 * i));
+  for (int i = 0; i < 3; ++i) b.tracker->on_admit(TrackerBench::write(5, 1, 0x1000 + 64 * i));
   // (Not run: a live entry left at the end is reported as a deadlock, by design.)
   EXPECT_EQ(b.sim.events().pending(), 0u);  // 192 of 256 bytes: nothing fires
   EXPECT_EQ(b.tracker->live_entries(), 1u);
-  b.tracker->count(TrackerBench::write(5, 1, 0x1000 + 192));
+  b.tracker->on_admit(TrackerBench::write(5, 1, 0x1000 + 192));
   b.sim.run();
   ASSERT_EQ(b.program.fired.size(), 1u);
   EXPECT_EQ(b.program.fired[0], std::make_pair(5u, std::uint8_t{1}));
   EXPECT_EQ(b.tracker->live_entries(), 0u);
   EXPECT_EQ(b.tracker->regions_completed(), 1u);
   // More than expected is an internal error (an update counted twice).
-  b.tracker->count(TrackerBench::write(5, 1, 0x1000, 192));
-  EXPECT_DEATH(b.tracker->count(TrackerBench::write(5, 1, 0x1000, 128)), "counted");
+  b.tracker->on_admit(TrackerBench::write(5, 1, 0x1000, 192));
+  EXPECT_DEATH(b.tracker->on_admit(TrackerBench::write(5, 1, 0x1000, 128)), "counted");
 }
 
 TEST(Tracker, WfsAndWgsAreCountedSeparately) {
   TrackerBench b(4, 4);
   b.program.expected = 128;
   // WG 1 and WG 5 share set 1 (5 mod 4); WF 0 and 1 of WG 1 are distinct tags.
-  b.tracker->count(TrackerBench::write(1, 0, 0x0));
-  b.tracker->count(TrackerBench::write(1, 1, 0x40));
-  b.tracker->count(TrackerBench::write(5, 0, 0x80));
+  b.tracker->on_admit(TrackerBench::write(1, 0, 0x0));
+  b.tracker->on_admit(TrackerBench::write(1, 1, 0x40));
+  b.tracker->on_admit(TrackerBench::write(5, 0, 0x80));
   EXPECT_EQ(b.tracker->live_entries(), 3u);
-  b.tracker->count(TrackerBench::write(1, 0, 0x0));
+  b.tracker->on_admit(TrackerBench::write(1, 0, 0x0));
   EXPECT_EQ(b.tracker->live_entries(), 2u);
-  b.tracker->count(TrackerBench::write(1, 1, 0x40));
-  b.tracker->count(TrackerBench::write(5, 0, 0x80));
+  b.tracker->on_admit(TrackerBench::write(1, 1, 0x40));
+  b.tracker->on_admit(TrackerBench::write(5, 0, 0x80));
   b.sim.run();
   ASSERT_EQ(b.program.fired.size(), 3u);
   EXPECT_EQ(b.program.fired[0], std::make_pair(1u, std::uint8_t{0}));
@@ -104,11 +104,11 @@ TEST(Tracker, WfsAndWgsAreCountedSeparately) {
 
 TEST(Tracker, ReadsUntaggedAndUnprogrammedAccessesAreNotCounted) {
   TrackerBench b;
-  b.tracker->count(TrackerBench::write(5, 0, 0, 256, MemOp::kRead));
+  b.tracker->on_admit(TrackerBench::write(5, 0, 0, 256, MemOp::kRead));
   MemRequest untagged = TrackerBench::write(5, 0, 0, 256);
   untagged.track_wg = MemRequest::kNoWg;
-  b.tracker->count(untagged);
-  b.tracker->count(TrackerBench::write(b.program.untracked_wg, 0, 0, 256));
+  b.tracker->on_admit(untagged);
+  b.tracker->on_admit(TrackerBench::write(b.program.untracked_wg, 0, 0, 256));
   b.sim.run();
   EXPECT_TRUE(b.program.fired.empty());
   EXPECT_EQ(b.tracker->live_entries(), 0u);
@@ -116,37 +116,37 @@ TEST(Tracker, ReadsUntaggedAndUnprogrammedAccessesAreNotCounted) {
 
 TEST(Tracker, StallPolicyHoldsNewTagsOfAFullSetUntilAnEntryFrees) {
   TrackerBench b(4, 2, SetFullPolicy::kStall);  // sets of two ways
-  b.tracker->count(TrackerBench::write(2, 0, 0));  // set 2
-  b.tracker->count(TrackerBench::write(6, 0, 0));  // set 2: full now
-  EXPECT_TRUE(b.tracker->can_count(TrackerBench::write(2, 0, 64)));   // has an entry
-  EXPECT_TRUE(b.tracker->can_count(TrackerBench::write(3, 0, 64)));   // other set
-  EXPECT_FALSE(b.tracker->can_count(TrackerBench::write(10, 0, 64)));  // set 2, new tag
-  EXPECT_FALSE(b.tracker->can_count(TrackerBench::write(2, 1, 64)));   // same WG, new WF
+  b.tracker->on_admit(TrackerBench::write(2, 0, 0));  // set 2
+  b.tracker->on_admit(TrackerBench::write(6, 0, 0));  // set 2: full now
+  EXPECT_TRUE(b.tracker->can_admit(TrackerBench::write(2, 0, 64)));   // has an entry
+  EXPECT_TRUE(b.tracker->can_admit(TrackerBench::write(3, 0, 64)));   // other set
+  EXPECT_FALSE(b.tracker->can_admit(TrackerBench::write(10, 0, 64)));  // set 2, new tag
+  EXPECT_FALSE(b.tracker->can_admit(TrackerBench::write(2, 1, 64)));   // same WG, new WF
   Waiter w;
-  b.tracker->wait_for_space(&w);
-  b.tracker->wait_for_space(&w);  // twice = once
-  b.tracker->count(TrackerBench::write(2, 0, 64, 192));  // completes (2, 0)
+  b.tracker->wait_for_room(&w);
+  b.tracker->wait_for_room(&w);  // twice = once
+  b.tracker->on_admit(TrackerBench::write(2, 0, 64, 192));  // completes (2, 0)
   EXPECT_EQ(w.woken, 1);
-  EXPECT_TRUE(b.tracker->can_count(TrackerBench::write(10, 0, 64)));
-  b.tracker->count(TrackerBench::write(6, 0, 64, 192));
+  EXPECT_TRUE(b.tracker->can_admit(TrackerBench::write(10, 0, 64)));
+  b.tracker->on_admit(TrackerBench::write(6, 0, 64, 192));
   b.sim.run();
   EXPECT_EQ(b.program.fired.size(), 2u);
 }
 
 TEST(Tracker, OverflowPolicyCountsAFullSetsNewRegionsInTheBackingTable) {
   TrackerBench b(4, 2);  // default: overflow
-  b.tracker->count(TrackerBench::write(2, 0, 0));  // set 2
-  b.tracker->count(TrackerBench::write(6, 0, 0));  // set 2: full now
+  b.tracker->on_admit(TrackerBench::write(2, 0, 0));  // set 2
+  b.tracker->on_admit(TrackerBench::write(6, 0, 0));  // set 2: full now
   // Nothing is ever held: a new tag of the full set is admitted ...
-  EXPECT_TRUE(b.tracker->can_count(TrackerBench::write(10, 0, 0x100)));
-  b.tracker->count(TrackerBench::write(10, 0, 0x100, 64));
+  EXPECT_TRUE(b.tracker->can_admit(TrackerBench::write(10, 0, 0x100)));
+  b.tracker->on_admit(TrackerBench::write(10, 0, 0x100, 64));
   EXPECT_EQ(b.tracker->overflowed_regions(), 1u);
   EXPECT_EQ(b.tracker->live_entries(), 2u);
   // ... and once the set has room, the overflowed region still counts in the table
   // (its bytes so far are there), while a new region takes the free way.
-  b.tracker->count(TrackerBench::write(2, 0, 64, 192));  // completes (2, 0): a way frees
-  b.tracker->count(TrackerBench::write(10, 0, 0x140, 192));  // the rest of (10, 0)
-  b.tracker->count(TrackerBench::write(14, 1, 0x200, 64));   // new: takes the free way
+  b.tracker->on_admit(TrackerBench::write(2, 0, 64, 192));  // completes (2, 0): a way frees
+  b.tracker->on_admit(TrackerBench::write(10, 0, 0x140, 192));  // the rest of (10, 0)
+  b.tracker->on_admit(TrackerBench::write(14, 1, 0x200, 64));   // new: takes the free way
   EXPECT_EQ(b.tracker->live_entries(), 2u);
   EXPECT_EQ(b.tracker->overflowed_regions(), 1u);
   b.sim.run(Tick::ns(99));
@@ -158,8 +158,8 @@ TEST(Tracker, OverflowPolicyCountsAFullSetsNewRegionsInTheBackingTable) {
   EXPECT_EQ(b.stat("overflow_regions"), 1u);
   EXPECT_EQ(b.stat("overflow_accesses"), 2u);
   EXPECT_EQ(b.stat("set_full_stalls"), 0u);
-  b.tracker->count(TrackerBench::write(6, 0, 64, 192));
-  b.tracker->count(TrackerBench::write(14, 1, 0x240, 192));
+  b.tracker->on_admit(TrackerBench::write(6, 0, 64, 192));
+  b.tracker->on_admit(TrackerBench::write(14, 1, 0x240, 192));
   b.sim.run();
   EXPECT_EQ(b.program.fired.size(), 4u);
 }
@@ -329,7 +329,8 @@ TEST(T3Collective, UndersizedTrackerOverflowsExactlyOrStallIsReported) {
               p, small_gemm(4));
     ADD_FAILURE() << "a 2-entry stalling tracker completed";
   } catch (const SimulationError& e) {
-    EXPECT_THAT(e.what(), testing::HasSubstr("waits for a free tracker entry"));
+    EXPECT_THAT(e.what(), testing::HasSubstr("held by the admission observer"));
+    EXPECT_THAT(e.what(), testing::HasSubstr("controllers held on a full set"));
   }
 }
 

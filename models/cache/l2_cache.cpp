@@ -64,9 +64,7 @@ L2Config read_l2_config(ConfigNode node) {
       static_cast<std::uint32_t>(node.get_uint("max_transactions", cfg.max_transactions, 1, 1u << 24));
   cfg.max_outstanding_misses = static_cast<std::uint32_t>(
       node.get_uint("max_outstanding_misses", cfg.max_outstanding_misses, 1, 1u << 24));
-  cfg.replacement = node.get_enum("replacement", to_string(cfg.replacement), {"lru", "random"}) == "lru"
-                        ? L2Replacement::kLru
-                        : L2Replacement::kRandom;
+  cfg.replacement = node.get_enum("replacement", cfg.replacement, registered_names(replacement_types()));
   // Unknown keys first: a misspelt key would otherwise surface as a geometry error
   // about the default it left in place.
   node.finish();
@@ -83,7 +81,8 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
       cfg_(cfg),
       memory_(memory_side),
       clock_(cfg.clock_hz),
-      rng_state_(sim().seed() ^ fnv1a(this->name())),
+      replacement_(make_replacement(cfg.replacement, sim().seed() ^ fnv1a(this->name()))),
+      victim_candidates_(cfg.assoc),
       evictions_(counter("evictions", "lines", "valid lines replaced to make room")),
       write_backs_(counter("write_backs", "lines", "dirty lines written back to memory (evictions, bypass invalidations, flushes)")),
       write_back_bytes_(counter("write_back_bytes", "B", "bytes of dirty-line write-backs")),
@@ -221,26 +220,18 @@ bool L2Cache::is_dirty(std::uint64_t address) const {
 }
 
 std::uint32_t L2Cache::pick_victim(std::uint32_t set) {
-  const std::uint32_t base = set * cfg_.assoc, end = base + cfg_.assoc;
-  std::uint32_t candidates = 0, lru = kNone;
-  for (std::uint32_t slot = base; slot < end; ++slot) {
+  const std::uint32_t base = set * cfg_.assoc;
+  ReplacementCandidate* const candidates = victim_candidates_.data();  // assoc entries
+  std::uint32_t n = 0;
+  for (std::uint32_t way = 0; way < cfg_.assoc; ++way) {
+    const std::uint32_t slot = base + way;
+    if (!valid(slot)) return slot;  // an invalid way first, whatever the policy
     const Line& l = lines_[slot];
-    if (!valid(slot)) return slot;
     if (l.mshr != kNone) continue;  // being filled: not replaceable
-    ++candidates;
-    if (lru == kNone || l.last_use < lines_[lru].last_use) lru = slot;
+    candidates[n++] = ReplacementCandidate{way, l.last_use};
   }
-  if (candidates == 0 || cfg_.replacement == L2Replacement::kLru) return lru;
-  // Random among the replaceable ways (splitmix64, seeded from the run seed and the
-  // component name: deterministic).
-  const std::uint64_t z = splitmix64(rng_state_);
-  rng_state_ += 0x9E3779B97F4A7C15ULL;
-  std::uint32_t pick = static_cast<std::uint32_t>(z % candidates);
-  for (std::uint32_t slot = base; slot < end; ++slot) {
-    if (lines_[slot].mshr != kNone) continue;
-    if (pick-- == 0) return slot;
-  }
-  return lru;  // unreachable
+  if (n == 0) return kNone;
+  return base + candidates[replacement_->victim(std::span<const ReplacementCandidate>(candidates, n))].way;
 }
 
 L2Cache::Piece L2Cache::piece_of(const Txn& t, std::uint32_t i) const {

@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/cache/i_replacement.h"
 #include "models/mem/mem_request.h"
 #include "sim/clock.h"
 #include "sim/component.h"
@@ -41,9 +42,6 @@
 namespace t3sim {
 
 class ConfigNode;
-
-enum class L2Replacement : std::uint8_t { kLru, kRandom };
-constexpr const char* to_string(L2Replacement r) { return r == L2Replacement::kLru ? "lru" : "random"; }
 
 struct L2Config {
   // T3 Table 1: 16 MB, 64 banks, 1.4 GHz.
@@ -65,7 +63,7 @@ struct L2Config {
   // per sub-partition, x 64 = 12288. Little's law: 1 TB/s x ~500 ns loaded DRAM latency
   // needs ~4000 lines in flight, so a few hundred would throttle HBM.
   std::uint32_t max_outstanding_misses = 12288;
-  L2Replacement replacement = L2Replacement::kLru;
+  std::string replacement = "lru";  // one of replacement_types() (i_replacement.h)
   // Bytes per functional word (HbmConfig::value_granule); set by the system, not read
   // from the l2 section. line_bytes must be a multiple of it.
   std::uint32_t value_granule = 32;
@@ -80,8 +78,8 @@ struct L2Config {
 };
 
 // Reads an `l2:` section: size, banks, line_size, assoc, clock, hit_latency (cycles),
-// bank_bytes_per_cycle, max_transactions, max_outstanding_misses, replacement
-// (lru | random). Checks the geometry (powers of two, whole sets per bank) and
+// bank_bytes_per_cycle, max_transactions, max_outstanding_misses, replacement (a
+// name from replacement_types()). Checks the geometry (powers of two, whole sets per bank) and
 // reports each violation as a ConfigError at its key. Calls node.finish().
 L2Config read_l2_config(ConfigNode node);
 
@@ -139,7 +137,7 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   // A way's state; whether it is valid and which line it holds (address / line_bytes,
   // the full tag) are in tags_.
   struct Line {
-    std::uint64_t last_use = 0;   // LRU stamp
+    std::uint64_t last_use = 0;   // use_clock_ at its last hit or fill (ReplacementCandidate)
     std::uint32_t mshr = kNone;   // != kNone: waiting for its fill
     bool dirty = false;
     bool has_data = false;        // its words in values_ are the line's values
@@ -264,7 +262,8 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   std::int32_t bank_rate_shift_ = -1;  // log2(bank_bytes_per_cycle) if a power of two, else -1
   std::uint32_t words_per_line_ = 0;
   std::uint64_t use_clock_ = 0;
-  std::uint64_t rng_state_;  // random replacement (splitmix64), seeded from the run seed
+  std::unique_ptr<ReplacementPolicy> replacement_;
+  std::vector<ReplacementCandidate> victim_candidates_;  // pick_victim's scratch, assoc entries
 
   std::vector<Line> lines_;  // slot = set * assoc + way
   // Per slot: the line it holds (address / line_bytes), kNoTag if invalid. A set's tags

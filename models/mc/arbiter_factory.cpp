@@ -1,6 +1,6 @@
 // The arbitration policies by name, and the reader of an `arbiter:` mapping. A new
-// policy adds its class under impl/, one row to kPolicies and, if it has
-// parameters, the keys it accepts below.
+// policy adds its class under impl/, one row to kPolicies (name, one-line
+// description, factory) and, if it has parameters, the keys it accepts below.
 
 #include <algorithm>
 #include <functional>
@@ -11,25 +11,26 @@
 #include "models/mc/impl/mca.h"
 #include "models/mc/impl/simple_arbiters.h"
 #include "sim/config.h"
-#include "sim/error.h"
+#include "sim/registry.h"
 
 namespace t3sim {
 
 namespace {
 
-struct Policy {
-  const char* name;
+struct Policy : RegistryEntry {
   std::function<std::unique_ptr<Arbiter>(Component&, const ArbiterConfig&)> make;
 };
 
 const std::vector<Policy>& policies() {
   static const std::vector<Policy> kPolicies = {
-      {"fr-fcfs", [](Component& p, const ArbiterConfig&) { return std::make_unique<FrFcfsArbiter>(p); }},
-      {"round-robin",
+      {{"fr-fcfs", "stream-blind: the older ingress head enters first"},
+       [](Component& p, const ArbiterConfig&) { return std::make_unique<FrFcfsArbiter>(p); }},
+      {{"round-robin", "T3's baseline: alternate between the streams, falling back to the other one"},
        [](Component& p, const ArbiterConfig&) { return std::make_unique<RoundRobinArbiter>(p); }},
-      {"compute-first",
+      {{"compute-first", "compute whenever it fits, communication otherwise"},
        [](Component& p, const ArbiterConfig&) { return std::make_unique<ComputeFirstArbiter>(p); }},
-      {"mca", [](Component& p, const ArbiterConfig& c) { return std::make_unique<McaArbiter>(p, c); }},
+      {{"mca", "T3-MCA (T3 §4.5): compute first, communication below a DRAM-queue occupancy threshold"},
+       [](Component& p, const ArbiterConfig& c) { return std::make_unique<McaArbiter>(p, c); }},
   };
   return kPolicies;
 }
@@ -50,18 +51,14 @@ std::uint32_t parse_threshold(const ConfigValue& v, const ConfigNode& node, std:
 
 }  // namespace
 
-const std::vector<std::string>& arbiter_types() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const Policy& p : policies()) names.emplace_back(p.name);
-    return names;
-  }();
-  return kNames;
+const std::vector<RegistryEntry>& arbiter_types() {
+  static const std::vector<RegistryEntry> kEntries = registry_entries(policies());
+  return kEntries;
 }
 
 ArbiterConfig read_arbiter_config(ConfigNode node) {
   ArbiterConfig cfg;
-  cfg.type = node.get_enum("type", cfg.type, {"fr-fcfs", "round-robin", "compute-first", "mca"});
+  cfg.type = node.get_enum("type", cfg.type, registered_names(arbiter_types()));
   if (cfg.type == "mca") {
     if (const ConfigValue* t = node.raw("threshold")) cfg.threshold = parse_threshold(*t, node, "threshold");
     cfg.starvation_limit = node.get_uint("starvation_limit", cfg.starvation_limit, 1);
@@ -80,11 +77,7 @@ ArbiterConfig read_arbiter_config(ConfigNode node) {
 }
 
 std::unique_ptr<Arbiter> make_arbiter(Component& parent, const ArbiterConfig& cfg) {
-  for (const Policy& p : policies()) {
-    if (cfg.type == p.name) return p.make(parent, cfg);
-  }
-  internal_error(parent.now(), parent.name(), fmt::format("unknown arbiter type '{}'", cfg.type),
-                 __FILE__, __LINE__);
+  return find_registered(policies(), cfg.type, "arbiter type").make(parent, cfg);
 }
 
 }  // namespace t3sim

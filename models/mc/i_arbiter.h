@@ -17,6 +17,7 @@
 
 #include "models/mem/mem_request.h"
 #include "sim/component.h"
+#include "sim/registry.h"
 #include "sim/time.h"
 
 namespace t3sim {
@@ -29,7 +30,9 @@ struct StreamQueueState {
   bool head_fits = false;        // the oldest one's DRAM queue (read or write) has room
   Cycles head_arrival;           // when the oldest one reached the controller
   std::uint32_t in_dram_queue = 0;  // this stream's requests in the DRAM queues
-  bool head_tracker_blocked = false;  // head_fits is false because its T3 tracker set is full
+  // head_fits is false because the controller's admission observer holds the head
+  // (i_admission_observer.h), not for want of DRAM-queue room.
+  bool head_observer_blocked = false;
 };
 
 struct ArbiterView {
@@ -89,11 +92,12 @@ class Arbiter : public Component {
   virtual void on_kernel_end(Cycles /*now*/) {}
 };
 
-// The policy names, for error messages and did-you-mean.
-const std::vector<std::string>& arbiter_types();
+// The policies: name (the `type:` value) and one-line description, in registry order.
+const std::vector<RegistryEntry>& arbiter_types();
 // Reads `arbiter:` (a mapping with `type:` and that policy's keys).
 ArbiterConfig read_arbiter_config(ConfigNode node);
-// Contract: cfg.type is one of arbiter_types(). The arbiter is named "<parent>.arbiter".
+// The arbiter cfg.type names (a UserError if none is registered by that name), named
+// "<parent>.arbiter".
 std::unique_ptr<Arbiter> make_arbiter(Component& parent, const ArbiterConfig& cfg);
 
 }  // namespace t3sim

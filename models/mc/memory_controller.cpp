@@ -242,8 +242,8 @@ bool MemoryController::idle() const {
 // ---------------------------------------------------------------------------
 // The cycle loop
 
-void MemoryController::on_tracker_space() {
-  tracker_waiting_ = false;
+void MemoryController::on_admission_room() {
+  observer_waiting_ = false;
   wake_at(cycle_now());
 }
 
@@ -324,10 +324,9 @@ ArbiterView MemoryController::view(Cycles now_c) const {
       const Entry& head = entries_[slot];
       st.head_arrival = head.arrival;
       st.head_fits = head.op == MemOp::kRead ? read_q_.size() < read_capacity_ : write_q_.size() < write_capacity_;
-      // T3 tracker set full: the write waits (Tracker, "Set full").
-      if (st.head_fits && tracker_ != nullptr && head.op != MemOp::kRead && !tracker_->can_count(reqs_[slot])) {
+      if (st.head_fits && observer_ != nullptr && !observer_->can_admit(reqs_[slot])) {
         st.head_fits = false;
-        st.head_tracker_blocked = true;
+        st.head_observer_blocked = true;
       }
     }
   }
@@ -339,9 +338,9 @@ bool MemoryController::admit(Cycles now_c) {
   ArbiterView v = view(now_c);
   if (arbiter_observes_) arbiter_->observe(v);
   const std::optional<Stream> s = arbiter_->choose(v);
-  if (!tracker_waiting_ && (v.streams[0].head_tracker_blocked || v.streams[1].head_tracker_blocked)) {
-    tracker_waiting_ = true;  // woken by on_tracker_space() when an entry frees
-    tracker_->wait_for_space(this);
+  if (!observer_waiting_ && (v.streams[0].head_observer_blocked || v.streams[1].head_observer_blocked)) {
+    observer_waiting_ = true;  // woken by on_admission_room()
+    observer_->wait_for_room(this);
   }
   if (!s) return false;
   T3SIM_CHECK(v.eligible(*s), fmt::format("arbiter chose {} which cannot enter", to_string(*s)));
@@ -373,7 +372,7 @@ bool MemoryController::admit(Cycles now_c) {
   Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
   q.push(h);
   if (&q == &write_q_ && write_q_.size() == 1) write_front_admitted_ = now_c;
-  if (tracker_ != nullptr && e.op != MemOp::kRead) tracker_->count(reqs_[slot]);
+  if (observer_ != nullptr) observer_->on_admit(reqs_[slot]);
   ++in_dram_queue_[si];
   ++counts_.admissions[si];
   ingress_occupancy_[si]->set(now(), static_cast<std::int64_t>(ingress_count_[si]));
@@ -682,7 +681,7 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
                             name(), ingress_size(0), ingress_size(1), read_q_.size(), write_q_.size(),
                             draining_writes_ ? " (draining)" : "", in_response_,
                             refresh_pending_ ? ", refresh pending" : ""));
-  if (tracker_waiting_) out.push_back("  a write waits for a free tracker entry (set full)");
+  if (observer_waiting_) out.push_back("  an ingress head is held by the admission observer (waiting for its room)");
   auto describe = [&](const char* where, const Queue& q) {
     for (std::size_t i = 0; i < q.size(); ++i) {
       const Entry& e = entry(q.hot[i]);

@@ -25,9 +25,9 @@
 
 #include "models/hbm/hbm_channel.h"
 #include "models/mc/address_map.h"
+#include "models/mc/i_admission_observer.h"
 #include "models/mc/i_arbiter.h"
 #include "models/mem/mem_request.h"
-#include "models/tracker/tracker.h"
 #include "sim/clock.h"
 #include "sim/component.h"
 #include "sim/event_queue.h"
@@ -65,7 +65,7 @@ struct McStreamStats {
   const TimeWeighted* dram_queue_occupancy = nullptr;
 };
 
-class MemoryController final : public Component, public MemTarget, public TrackerWaiter {
+class MemoryController final : public Component, public MemTarget, public AdmissionWaiter {
  public:
   // `map` decodes bank group / bank / row / column; every request must belong to
   // `channel_index` and stay inside one interleave unit.
@@ -78,11 +78,11 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   void accept(MemRequest&& req) override;
   void wait_for_space(MemClient* client) override;
 
-  // The GPU's T3 tracker (T3 §4.2.1): every write and update entering a DRAM queue
-  // is counted; a tracked one whose tracker set is full waits at its ingress head.
-  // nullptr (the default): no tracker.
-  void set_tracker(Tracker* tracker) { tracker_ = tracker; }
-  void on_tracker_space() override;
+  // Contract: `observer` (which must outlive the controller) is told of every request
+  // entering a DRAM queue, and may hold one at its ingress head (i_admission_observer.h).
+  // nullptr (the default): none.
+  void set_admission_observer(AdmissionObserver* observer) { observer_ = observer; }
+  void on_admission_room() override;
 
   // Kernel boundaries, forwarded to the arbiter (T3 §4.5).
   void kernel_begin();
@@ -220,8 +220,8 @@ class MemoryController final : public Component, public MemTarget, public Tracke
   std::uint32_t channel_;
   std::unique_ptr<Arbiter> arbiter_;
   bool arbiter_observes_ = true;  // arbiter_->observes()
-  Tracker* tracker_ = nullptr;
-  bool tracker_waiting_ = false;  // registered with the tracker for a freed entry
+  AdmissionObserver* observer_ = nullptr;
+  bool observer_waiting_ = false;  // registered with observer_ for room
 
   std::array<std::deque<std::uint32_t>, kNumStreams> ingress_;  // slots, oldest first
   std::vector<std::uint32_t> hits_since_activate_;  // per bank

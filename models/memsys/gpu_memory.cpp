@@ -71,7 +71,7 @@ GpuMemory::GpuMemory(Component& parent, std::string_view name, const GpuMemoryCo
   for (std::uint32_t c = 0; c < cfg.hbm.channels; ++c) {
     hbm_.push_back(std::make_unique<HbmChannel>(*this, fmt::format("hbm{}", c), cfg.hbm));
     mcs_.push_back(std::make_unique<MemoryController>(*this, fmt::format("mc{}", c), cfg.mc, *hbm_.back(), map_, c));
-    mcs_.back()->set_tracker(tracker_.get());
+    mcs_.back()->set_admission_observer(tracker_.get());  // T3 §4.2.1: counts what enters the DRAM queues
   }
   router_ = std::make_unique<Router>(map_, mcs_);
   L2Config l2 = cfg.l2;

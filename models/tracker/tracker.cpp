@@ -91,7 +91,7 @@ void Tracker::count_tracked(const MemRequest& req) {
     i = free_way(req.track_wg % cfg_.sets);
     if (i < 0) {
       T3SIM_CHECK(cfg_.set_full == SetFullPolicy::kOverflow,
-                  "count() into a full set (the controller must check can_count first)");
+                  "on_admit() into a full set (the controller must check can_admit first)");
       overflow_.emplace(key(req.track_wg, req.track_wf), Entry{true, req.track_wg, req.track_wf, req.address, 0,
                                                                expected});
       ++overflow_regions_;
@@ -113,7 +113,7 @@ void Tracker::count_tracked(const MemRequest& req) {
   complete(e.wg, e.wf);
   // An entry freed: controllers holding set-full accesses try again.
   waking_.swap(waiters_);
-  for (TrackerWaiter* w : waking_) w->on_tracker_space();
+  for (AdmissionWaiter* w : waking_) w->on_admission_room();
   waking_.clear();
 }
 
@@ -150,7 +150,7 @@ void Tracker::fire(std::uint32_t wg, std::uint8_t wf) {
   program_->on_region_ready(wg, wf);
 }
 
-void Tracker::wait_for_space(TrackerWaiter* w) {
+void Tracker::wait_for_room(AdmissionWaiter* w) {
   if (std::find(waiters_.begin(), waiters_.end(), w) != waiters_.end()) return;
   ++set_full_stalls_;
   waiters_.push_back(w);

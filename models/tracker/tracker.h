@@ -23,7 +23,7 @@
 //    (T-NLG TP4's 272-WG chunks on 256 sets) costs trigger delay, not a deadlock.
 //    Counted as `overflow_regions` / `overflow_accesses`.
 //  - stall: the controller holds the access at the head of its stream's ingress
-//    queue (can_count() false) until an entry of any set frees, as a cache holds a
+//    queue (can_admit() false) until an entry of any set frees, as a cache holds a
 //    miss when its MSHRs are full. Counted as `set_full_stalls`. It can deadlock: the
 //    held access may block (head of line) the accesses that would complete the live
 //    entries; the watchdog's deadlock report then lists them.
@@ -33,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "models/mc/i_admission_observer.h"
 #include "models/mem/mem_request.h"
 #include "sim/component.h"
 #include "sim/event_queue.h"
@@ -78,15 +79,10 @@ class TrackerProgram {
   virtual void on_region_ready(std::uint32_t wg, std::uint8_t wf) = 0;
 };
 
-// Woken when a tracker entry frees (a controller holding a set-full access).
-class TrackerWaiter {
- public:
-  virtual ~TrackerWaiter() = default;
-  // Contract: called once per Tracker::wait_for_space() registration.
-  virtual void on_tracker_space() = 0;
-};
-
-class Tracker final : public Component {
+// Every memory controller of the GPU reports its admissions to the tracker (it is
+// their AdmissionObserver): the tracker counts the writes and updates among them, and
+// under set_full: stall holds a tracked one whose set is full.
+class Tracker final : public Component, public AdmissionObserver {
  public:
   Tracker(Component& parent, std::string_view name, const TrackerConfig& cfg);
 
@@ -94,21 +90,18 @@ class Tracker final : public Component {
   // Reprogramming requires no live entries.
   void program(TrackerProgram* program);
 
-  // Contract: false iff `req` is a tracked write/update with no entry for its
-  // (WG, WF) and a full set under set_full: stall (the controller must hold it). No
-  // side effects.
-  bool can_count(const MemRequest& req) const {
-    return !counts(req) || can_count_tracked(req);
-  }
-  // Contract: precondition can_count(req). Counts a write or update entering a DRAM
-  // queue; a tracked one completing its region frees the entry and calls
-  // on_region_ready (after trigger_latency, from an event: never re-entrantly).
-  // Counting more than a region expects is an internal error (an update doubled).
-  void count(const MemRequest& req) {
+  // AdmissionObserver. can_admit: false iff `req` is a tracked write/update with no
+  // entry for its (WG, WF) and a full set under set_full: stall (the controller must
+  // hold it). on_admit: counts a write or update entering a DRAM queue (reads and
+  // untracked requests are ignored); a tracked one completing its region frees the
+  // entry and calls on_region_ready (after trigger_latency, from an event: never
+  // re-entrantly). Counting more than a region expects is an internal error (an
+  // update doubled). wait_for_room: woken the next time an entry frees.
+  bool can_admit(const MemRequest& req) const override { return !counts(req) || can_count_tracked(req); }
+  void on_admit(const MemRequest& req) override {
     if (counts(req)) count_tracked(req);
   }
-  // Contract: `w` gets one on_tracker_space() the next time an entry frees.
-  void wait_for_space(TrackerWaiter* w);
+  void wait_for_room(AdmissionWaiter* w) override;
 
   // Regions being counted: in entries, and (overflow) in the backing table.
   std::uint32_t live_entries() const { return live_; }
@@ -154,8 +147,8 @@ class Tracker final : public Component {
   std::uint32_t live_ = 0;
   // set_full: overflow: regions counted in the backing table (by key()).
   std::unordered_map<std::uint64_t, Entry> overflow_;
-  std::vector<TrackerWaiter*> waiters_;
-  std::vector<TrackerWaiter*> waking_;  // scratch
+  std::vector<AdmissionWaiter*> waiters_;
+  std::vector<AdmissionWaiter*> waking_;  // scratch
 
   Counter& accesses_;
   Counter& bytes_counted_;

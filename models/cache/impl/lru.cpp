@@ -1,0 +1,13 @@
+#include "models/cache/impl/lru.h"
+
+namespace t3sim {
+
+std::size_t LruReplacement::victim(std::span<const ReplacementCandidate> candidates) {
+  std::size_t lru = 0;
+  for (std::size_t i = 1; i < candidates.size(); ++i) {
+    if (candidates[i].last_use < candidates[lru].last_use) lru = i;
+  }
+  return lru;
+}
+
+}  // namespace t3sim
