@@ -25,7 +25,7 @@ void reject_configurations(const RunOptions& run) {
 class NodeCollectiveExperiment final : public Experiment {
  public:
   NodeCollectiveExperiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
-      : cfg_(read_node_config(system, run.mode)) {
+      : sim_(sim), cfg_(read_node_config(system, run.mode)) {
     cfg_.partitioned = true;  // full mode: a partition per GPU
     NodeCollectiveParams p;
     const std::string kind = workload.get_enum(
@@ -56,7 +56,6 @@ class NodeCollectiveExperiment final : public Experiment {
     } catch (const UserError& e) {
       workload.fail("size", e.what());
     }
-    sim_ = &sim;
   }
 
   std::string validated() const override {
@@ -68,7 +67,7 @@ class NodeCollectiveExperiment final : public Experiment {
   ExperimentResult run(Tick max_time) override {
     coll_->preload();
     coll_->start_all();
-    const Simulator::StopReason stop = sim_->run(max_time);
+    const Simulator::StopReason stop = sim_.run(max_time);
     if (!coll_->all_done()) {
       if (stop == Simulator::StopReason::kTimeLimit)
         throw SimulationError(
@@ -118,8 +117,8 @@ class NodeCollectiveExperiment final : public Experiment {
   }
 
  private:
+  Simulator& sim_;
   NodeConfig cfg_;
-  Simulator* sim_ = nullptr;
   std::optional<Node> node_;
   std::optional<NodeCollective> coll_;
 };
