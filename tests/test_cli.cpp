@@ -338,6 +338,16 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
       // small.yaml has 32 output tiles: t3 cannot cut them into 3 equal chunks.
       {"configs/workloads/gemm/small.yaml --config t3 --set system.num_gpus=3",
        "system.num_gpus: t3 cuts the GEMM's 32 output tiles (WGs) into one chunk per GPU"},
+      // A WG that fits no CU (issue 21, C01): an error naming the key that is too small,
+      // from every kind that builds kernels, caught by validate too (below).
+      {"configs/workloads/gemm/small.yaml --set system.gpu.cu.lds_size=0B",
+       "a WG needs 49152 B of LDS and a CU has 0 B (system.gpu.cu.lds_size)"},
+      {"configs/workloads/gemm/small.yaml --set system.gpu.cu.max_threads=64",
+       "a WG has 256 threads and a CU holds 64 (system.gpu.cu.max_threads)"},
+      {"configs/workloads/gemm/small.yaml --config t3 --set system.gpu.cu.lds_size=1KiB",
+       "(system.gpu.cu.lds_size)"},
+      {"configs/workloads/collectives/ring_rs.yaml --set system.gpu.cu.registers=1",
+       "the ring-rs kernel cannot run: a WG needs 8192 registers and a CU has 1 (system.gpu.cu.registers)"},
   };
   for (const auto& c : cases) {
     const auto r = t3sim(fmt::format("run configs/systems/table1.yaml {} -o '{}'", c.args, (dir_ / "o").string()));
@@ -346,6 +356,13 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
     EXPECT_EQ(r.out, "") << c.args;
     EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json")) << c.args;
   }
+}
+
+TEST_F(Cli, ValidateCatchesAWgThatFitsNoCu) {
+  const auto r = t3sim("validate configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set "
+                       "system.gpu.cu.lds_size=0B");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("(system.gpu.cu.lds_size)"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -40,7 +40,13 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     t.flag_base = p.flag_base;
     validate_collective(t);
     trace_params_.push_back(t);
-    if (p.engine == CollectiveEngine::kCu) traces_.push_back(make_collective_traces(t));
+    if (p.engine == CollectiveEngine::kCu) {
+      traces_.push_back(make_collective_traces(t));
+      for (const KernelTrace& k : traces_.back()) {
+        if (const std::string why = why_a_wg_does_not_fit(node.config().gpu.cu, k.resources); !why.empty())
+          throw WgDoesNotFit(fmt::format("the {} kernel cannot run: {}", to_string(p.kind), why));
+      }
+    }
   }
   if (node.config().mode == NetMode::kHomogeneous && p.values &&
       p.array_bytes % (std::uint64_t{n} * granule_) != 0)

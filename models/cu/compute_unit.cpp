@@ -99,13 +99,27 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
       matrix_busy_(counter("matrix_busy_cycles", "cycles", "CU cycles the matrix core was reserved")),
       memory_refusals_(counter("memory_refusals", "requests", "memory requests refused (back-pressure)")) {}
 
-std::uint32_t ComputeUnit::capacity_for(const TraceResources& r) const {
-  std::uint64_t n = cfg_.max_wgs;
-  n = std::min<std::uint64_t>(n, cfg_.max_threads / std::max<std::uint32_t>(r.threads_per_wg, 1));
+std::uint32_t wgs_per_cu(const CuConfig& cfg, const TraceResources& r) {
+  std::uint64_t n = cfg.max_wgs;
+  n = std::min<std::uint64_t>(n, cfg.max_threads / std::max<std::uint32_t>(r.threads_per_wg, 1));
   const std::uint64_t regs = std::uint64_t{r.threads_per_wg} * r.regs_per_thread;
-  if (regs > 0) n = std::min<std::uint64_t>(n, cfg_.registers / regs);
-  if (r.lds_bytes > 0) n = std::min<std::uint64_t>(n, cfg_.lds_bytes / r.lds_bytes);
+  if (regs > 0) n = std::min<std::uint64_t>(n, cfg.registers / regs);
+  if (r.lds_bytes > 0) n = std::min<std::uint64_t>(n, cfg.lds_bytes / r.lds_bytes);
   return static_cast<std::uint32_t>(n);
+}
+
+std::string why_a_wg_does_not_fit(const CuConfig& cfg, const TraceResources& r) {
+  const std::uint64_t regs = std::uint64_t{r.threads_per_wg} * r.regs_per_thread;
+  if (r.threads_per_wg > cfg.max_threads)
+    return fmt::format("a WG has {} threads and a CU holds {} (system.gpu.cu.max_threads)", r.threads_per_wg,
+                       cfg.max_threads);
+  if (regs > cfg.registers)
+    return fmt::format("a WG needs {} registers and a CU has {} (system.gpu.cu.registers)", regs, cfg.registers);
+  if (r.lds_bytes > cfg.lds_bytes)
+    return fmt::format("a WG needs {} B of LDS and a CU has {} B (system.gpu.cu.lds_size)", r.lds_bytes,
+                       cfg.lds_bytes);
+  if (wgs_per_cu(cfg, r) == 0) return fmt::format("a CU has no WG slot (system.gpu.cu.max_wgs)");
+  return {};
 }
 
 bool ComputeUnit::can_host(const TraceResources& r) const {

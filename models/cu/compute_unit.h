@@ -40,6 +40,7 @@
 #include "models/cu/store_routing.h"
 #include "models/mem/mem_request.h"
 #include "models/net/network.h"
+#include "sim/error.h"
 #include "sim/clock.h"
 #include "sim/component.h"
 #include "sim/event_queue.h"
@@ -102,12 +103,24 @@ struct WgLaunch {
   const StoreRouting* routing = nullptr;  // T3 remote_map / synthetic store values; null: none
 };
 
+// How many WGs needing `r` one CU of `cfg` holds at once (threads, registers, LDS
+// and WG slots); 0 if one does not fit.
+std::uint32_t wgs_per_cu(const CuConfig& cfg, const TraceResources& r);
+// Empty if a WG needing `r` fits a CU of `cfg`; else why not, naming the system key
+// that is too small ("a WG needs 64 KiB of LDS and a CU has 0 B (system.gpu.cu.lds_size)").
+std::string why_a_wg_does_not_fit(const CuConfig& cfg, const TraceResources& r);
+// A kernel none of whose WGs fits a CU: bad input (the system's CUs or the trace).
+class WgDoesNotFit : public UserError {
+ public:
+  using UserError::UserError;
+};
+
 class ComputeUnit final : public Component, public MemClient {
  public:
   ComputeUnit(Component& parent, std::string_view name, const CuConfig& cfg, MemTarget& memory, FlagTable& flags);
 
   // Occupancy: WGs of this shape an empty CU holds (0: it never fits).
-  std::uint32_t capacity_for(const TraceResources& r) const;
+  std::uint32_t capacity_for(const TraceResources& r) const { return wgs_per_cu(cfg_, r); }
   // Contract: true iff launch(r...) is possible now.
   bool can_host(const TraceResources& r) const;
   // Contract: precondition can_host. on_wg_done(launch) is called when the WG ends.

@@ -60,8 +60,10 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
     T3SIM_CHECK(c < num_cus(), fmt::format("CU {} of {}", c, num_cus()));
     k.stats.concurrent_slots += cus_[c]->capacity_for(trace.resources);
   }
-  T3SIM_CHECK(k.stats.concurrent_slots > 0 || k.stats.wgs == 0,
-              fmt::format("kernel {}: a WG needs more than a CU has", trace.name));
+  // The readers check this at the edge (validate catches it); a kernel built in code
+  // gets the same clear error.
+  if (k.stats.concurrent_slots == 0 && k.stats.wgs > 0)
+    throw WgDoesNotFit(fmt::format("kernel {} cannot run: {}", trace.name, why_a_wg_does_not_fit(cfg_.cu, trace.resources)));
   k.wg_start.assign(trace.num_wgs(), Tick());
   k.allowed.assign(num_cus(), false);
   for (std::uint32_t c : kernel.cus) k.allowed[c] = true;

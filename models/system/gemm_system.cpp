@@ -21,6 +21,8 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
     }
     wl.description = path;
     workload.finish();
+    if (const std::string why = why_a_wg_does_not_fit(gpu.cu, wl.trace.resources); !why.empty())
+      workload.fail("trace", fmt::format("kernel {} cannot run: {}", wl.trace.name, why));
     return wl;
   }
   GemmParams p;
@@ -56,6 +58,8 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
   } catch (const UserError& e) {
     workload.fail("m", e.what());
   }
+  if (const std::string why = why_a_wg_does_not_fit(gpu.cu, wl.trace.resources); !why.empty())
+    throw WgDoesNotFit(fmt::format("GEMM {} cannot run: {}", wl.trace.name, why));
   wl.params = p;
   wl.description = fmt::format("{}: {} x {} x {}, tile {}x{}x{}", wl.trace.name, p.m, p.n, p.k, p.tile_m, p.tile_n,
                                p.k_step);

@@ -53,6 +53,8 @@ class NodeCollectiveExperiment final : public Experiment {
       coll_.emplace(*node_, p);
     } catch (const ConfigError&) {
       throw;
+    } catch (const WgDoesNotFit&) {
+      throw;  // names the system key itself
     } catch (const UserError& e) {
       workload.fail("size", e.what());
     }
