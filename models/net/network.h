@@ -45,7 +45,7 @@
 
 #include "models/common/payload.h"
 #include "models/mem/mem_request.h"
-#include "models/net/ring.h"  // NetConfig, read_net_config
+#include "models/net/net_config.h"
 #include "sim/component.h"
 #include "sim/link.h"
 
