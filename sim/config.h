@@ -146,6 +146,8 @@ class ConfigNode {
   // One of `allowed`; the error lists them.
   std::string get_enum(std::string_view key, std::string def,
                        std::initializer_list<std::string_view> allowed);
+  // The same, for names a registry lists (e.g. the network topologies).
+  std::string get_enum(std::string_view key, std::string def, const std::vector<std::string>& allowed);
   Tick get_time(std::string_view key, Tick def, Tick min = Tick::zero(), Tick max = Tick::max());
   std::uint64_t get_frequency_hz(std::string_view key, std::uint64_t def,
                                  std::uint64_t min = 1, std::uint64_t max = 1'000'000'000'000ULL);

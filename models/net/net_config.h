@@ -12,7 +12,7 @@ namespace t3sim {
 // The interconnect's parameters, shared by RingNetwork (the idealized collective
 // system, ring only) and Network (network.h: ring, fully-connected or switch).
 struct NetConfig {
-  // "ring" | "fully-connected" | "switch". RingNetwork builds a ring whatever this says.
+  // A name from topology_types() (i_topology.h). RingNetwork builds a ring whatever this says.
   std::string topology = "ring";
   LinkConfig link{Bandwidth(75'000'000'000ULL), Tick::ns(500), 8, 64};  // T3 Table 1
   std::uint64_t packet_bytes = 4096;   // payload per packet
@@ -26,9 +26,10 @@ struct NetConfig {
   std::uint32_t injection_queue_packets = 16;
 };
 
-// Reads `system.net`. Models never read YAML; this is the edge. Keys: topology,
-// bandwidth, latency, packet_size, tx_buffer_packets, rx_buffer_packets,
-// switch_latency, flag_size, injection_queue_packets.
+// Reads `system.net`. Models never read YAML; this is the edge. Keys: topology (one
+// of topology_types(), else a ConfigError with a did-you-mean), bandwidth, latency,
+// packet_size, tx_buffer_packets, rx_buffer_packets, switch_latency, flag_size,
+// injection_queue_packets.
 NetConfig read_net_config(ConfigNode node);
 
 }  // namespace t3sim
