@@ -777,15 +777,15 @@ std::string ConfigNode::get_enum(std::string_view key, std::string def,
   return get_enum(key, std::move(def), std::vector<std::string>(allowed.begin(), allowed.end()));
 }
 
-std::string ConfigNode::get_enum(std::string_view key, std::string def, const std::vector<std::string>& names) {
+std::string ConfigNode::get_enum(std::string_view key, std::string def, const std::vector<std::string>& allowed) {
   const ConfigValue* v = lookup(key);
   if (v != nullptr) {
     const bool ok = v->kind == ConfigValue::Kind::kScalar &&
-                    std::find(names.begin(), names.end(), v->scalar) != names.end();
+                    std::find(allowed.begin(), allowed.end(), v->scalar) != allowed.end();
     if (!ok) {
-      std::string message = fmt::format("expected one of {}; got {}", join_names(names), describe(*v));
+      std::string message = fmt::format("expected one of {}; got {}", join_names(allowed), describe(*v));
       if (v->kind == ConfigValue::Kind::kScalar) {
-        const std::string suggestion = closest_match(v->scalar, names);
+        const std::string suggestion = closest_match(v->scalar, allowed);
         if (!suggestion.empty()) message += fmt::format(" (did you mean '{}'?)", suggestion);
       }
       throw ConfigError(v->where, key_path(key), message);

@@ -1,8 +1,8 @@
 // The inter-GPU network (models/net/network.h) against fake memories and clients:
 // delivery with data and exactly one response, latency and bandwidth, cutting into
 // packets, updates, flag ordering, ring routing, fully-connected and switch
-// topologies, back-pressure, conservation, homogeneous mirroring, determinism and
-// config input.
+// topologies (also through the Topology interface), back-pressure, conservation,
+// homogeneous mirroring, determinism and config input.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -223,6 +223,94 @@ TEST(Network, PathLatencyPerTopologyAndZeroToItself) {
   EXPECT_EQ(fc.net.path_latency(2, 2), Tick::zero());
   Rig sw(4, test_config("switch"));
   EXPECT_EQ(sw.net.path_latency(1, 3), Tick::ns(1100));  // up, switch, down
+}
+
+// ---- topologies through their interface (i_topology.h)
+
+// GPU g's links as "from_to@latency-in-ns", in creation order.
+std::vector<std::string> links_of(const Topology& t, std::uint32_t gpu) {
+  std::vector<std::string> names;
+  for (const TopologyLink& l : t.links_of(gpu))
+    names.push_back(fmt::format("{}_{}@{}", t.node_name(l.from), t.node_name(l.to), l.latency.ps() / 1000));
+  return names;
+}
+
+TEST(Topology, TheRegistryNamesEachTopologyOnceWithADescription) {
+  std::vector<std::string> names;
+  for (const TopologyType& t : topology_types()) {
+    names.push_back(t.name);
+    EXPECT_FALSE(t.description.empty()) << t.name;
+    EXPECT_EQ(make_topology(t.name, 4, test_config(t.name))->num_gpus(), 4u) << t.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"ring", "fully-connected", "switch"}));
+}
+
+TEST(Topology, RingLinksNeighboursAndRoutesTheShortWayTieForward) {
+  const auto ring = make_topology("ring", 5, test_config("ring"));
+  EXPECT_EQ(ring->switch_nodes(), 0u);
+  EXPECT_EQ(ring->nodes(), 5u);
+  EXPECT_FALSE(ring->direct_links());
+  EXPECT_EQ(links_of(*ring, 0), (std::vector<std::string>{"gpu0_gpu1@500", "gpu0_gpu4@500"}));
+  EXPECT_EQ(links_of(*ring, 4), (std::vector<std::string>{"gpu4_gpu0@500", "gpu4_gpu3@500"}));
+  EXPECT_EQ(ring->path(0, 2), (std::vector<std::uint32_t>{0, 1, 2}));
+  EXPECT_EQ(ring->path(0, 3), (std::vector<std::uint32_t>{0, 4, 3}));  // backwards is shorter
+  EXPECT_EQ(ring->path(3, 3), (std::vector<std::uint32_t>{3}));
+  EXPECT_EQ(ring->path_latency(0, 3), Tick::ns(1000));
+  EXPECT_EQ(ring->path_latency(1, 0), Tick::ns(500));
+  const auto even = make_topology("ring", 4, test_config("ring"));
+  EXPECT_EQ(even->path(1, 3), (std::vector<std::uint32_t>{1, 2, 3}));  // a tie goes forward
+  EXPECT_EQ(even->path(3, 1), (std::vector<std::uint32_t>{3, 0, 1}));
+  // Two GPUs: next and previous are the same peer, one link each way.
+  const auto pair = make_topology("ring", 2, test_config("ring"));
+  EXPECT_EQ(links_of(*pair, 0), std::vector<std::string>{"gpu0_gpu1@500"});
+  EXPECT_EQ(links_of(*pair, 1), std::vector<std::string>{"gpu1_gpu0@500"});
+}
+
+TEST(Topology, FullyConnectedHasALinkPerPairAndOneHop) {
+  const auto fc = make_topology("fully-connected", 4, test_config("fully-connected"));
+  EXPECT_EQ(fc->switch_nodes(), 0u);
+  EXPECT_TRUE(fc->direct_links());
+  EXPECT_EQ(links_of(*fc, 2), (std::vector<std::string>{"gpu2_gpu0@500", "gpu2_gpu1@500", "gpu2_gpu3@500"}));
+  EXPECT_EQ(fc->path(0, 3), (std::vector<std::uint32_t>{0, 3}));
+  EXPECT_EQ(fc->path(3, 1), (std::vector<std::uint32_t>{3, 1}));
+  EXPECT_EQ(fc->path_latency(0, 3), Tick::ns(500));
+}
+
+TEST(Topology, SwitchGoesUpAndDownThroughOneSwitchNode) {
+  const auto sw = make_topology("switch", 4, test_config("switch"));
+  EXPECT_EQ(sw->switch_nodes(), 1u);
+  EXPECT_EQ(sw->nodes(), 5u);
+  EXPECT_FALSE(sw->direct_links());
+  EXPECT_EQ(sw->node_name(4), "sw");
+  // The switch's 100 ns are folded into the downlink.
+  EXPECT_EQ(links_of(*sw, 2), (std::vector<std::string>{"gpu2_sw@500", "sw_gpu2@600"}));
+  EXPECT_EQ(sw->path(1, 3), (std::vector<std::uint32_t>{1, 4, 3}));
+  EXPECT_EQ(sw->path_latency(1, 3), Tick::ns(1100));
+}
+
+// The network creates exactly the topology's links, GPU by GPU, under their names.
+TEST(Topology, TheNetworkBuildsItsTopologysLinksInOrder) {
+  for (const TopologyType& t : topology_types()) {
+    for (const NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
+      Rig rig(4, test_config(t.name), mode);
+      const Topology& topology = rig.net.topology();
+      std::vector<std::string> expected;
+      for (std::uint32_t g = 0; g < (mode == NetMode::kFull ? 4u : 1u); ++g)
+        for (const TopologyLink& l : topology.links_of(g))
+          expected.push_back("net." + topology.node_name(l.from) + "_" + topology.node_name(l.to));
+      std::vector<std::string> built;
+      for (const Link<NetPacket>* l : rig.net.links()) built.push_back(l->name());
+      EXPECT_EQ(built, expected) << t.name << " " << (mode == NetMode::kFull ? "full" : "homogeneous");
+    }
+  }
+}
+
+TEST(Topology, CallersWithoutANetworkAskThroughTheConfig) {
+  EXPECT_EQ(switch_nodes(test_config("switch"), 8), 1u);
+  EXPECT_EQ(switch_nodes(test_config("ring"), 8), 0u);
+  EXPECT_TRUE(has_direct_links(test_config("fully-connected"), 8));
+  EXPECT_FALSE(has_direct_links(test_config("ring"), 8));
+  EXPECT_FALSE(has_direct_links(test_config("switch"), 8));
 }
 
 TEST(Network, StoreToANeighbourArrivesWithItsDataAndCompletesOnce) {
@@ -688,6 +776,13 @@ TEST(NetworkConfig, AnUnknownTopologyNamesTheKey) {
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "net.topology");
     EXPECT_THAT(e.what(), HasSubstr("sys.yaml:2: net.topology: expected one of ring, fully-connected, switch"));
+  }
+  try {
+    read("net:\n  topology: swich\n");
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "net.topology");
+    EXPECT_THAT(e.what(), HasSubstr("(did you mean 'switch'?)"));
   }
   try {
     read("net:\n  injection_queue_packets: 0\n");

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <deque>
-#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "models/net/i_topology.h"
 #include "sim/error.h"
 #include "sim/simulator.h"
 
@@ -30,15 +30,6 @@
 namespace t3sim {
 
 namespace {
-
-enum class Topology : std::uint8_t { kRing, kFullyConnected, kSwitch };
-
-Topology parse_topology(const std::string& name) {
-  if (name == "ring") return Topology::kRing;
-  if (name == "fully-connected") return Topology::kFullyConnected;
-  if (name == "switch") return Topology::kSwitch;
-  throw std::invalid_argument("unknown network topology '" + name + "'");
-}
 
 constexpr std::uint32_t kNone = UINT32_MAX;
 // An injection-queue entry that is a flag set rather than a request.
@@ -91,7 +82,7 @@ class Network::Impl {
   };
   struct LinkSlot {
     std::unique_ptr<Link<NetPacket>> link;
-    std::uint32_t from = 0, to = 0;  // node ids; the switch is node n_
+    std::uint32_t from = 0, to = 0;  // node ids (Topology's: GPUs, then the switch)
     std::uint32_t server = kNone;    // its sending end
     std::uint32_t source = kNone;    // its receive end
     std::vector<std::uint32_t> line_by_hops;  // kHomogeneous ring: mirror line per hop count
@@ -148,11 +139,14 @@ class Network::Impl {
   const std::uint32_t n_;
   const NetConfig cfg_;
   const NetMode mode_;
-  const Topology topo_;
-  const std::uint32_t switch_node_;  // node id of the switch: n_
+  const std::unique_ptr<const Topology> topology_;
   std::vector<LinkSlot> links_;
   std::unordered_map<std::uint64_t, std::uint32_t> link_index_;  // (from, to) -> slot; construction only
   std::vector<std::uint32_t> route_;  // [node * n_ + dst] -> link slot of the next hop
+  // kHomogeneous, by destination d: the GPU-to-GPU hops on GPU 0's path to d, the
+  // GPUs it passes, d included (a switch is not one). All but the first hop are on
+  // peers' links, which a mirror line stands for.
+  std::vector<std::uint32_t> gpu_hops_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;  // simulated GPUs only
   std::vector<Server> servers_;
   std::vector<Source> sources_;
@@ -174,17 +168,10 @@ class Network::Impl {
   bool partitioned_ = false;
 
  private:
-  std::string node_name(std::uint32_t node) const {
-    return node == switch_node_ ? std::string("sw") : fmt::format("gpu{}", node);
-  }
-  std::uint32_t ring_hops(std::uint32_t src, std::uint32_t dst) const {
-    const std::uint32_t forward = (dst + n_ - src) % n_;
-    return std::min(forward, n_ - forward);
-  }
   std::uint32_t route(std::uint32_t node, std::uint32_t dst) const { return route_[std::size_t{node} * n_ + dst]; }
   std::uint32_t add_server(ServerKind kind, std::uint32_t index, std::uint32_t node);
   std::uint32_t add_source(SourceKind kind, std::uint32_t a, std::uint32_t b = 0);
-  void add_link(std::uint32_t from, std::uint32_t to, const LinkConfig& lc);
+  void add_link(const TopologyLink& l);
   std::uint32_t find_link(std::uint32_t from, std::uint32_t to) const;
   void build_links();
   void build_routes();
@@ -337,15 +324,14 @@ Network::Impl::Impl(Network& owner, std::uint32_t num_gpus, const NetConfig& cfg
       n_(num_gpus),
       cfg_(cfg),
       mode_(mode),
-      topo_(parse_topology(cfg.topology)),
-      switch_node_(num_gpus) {
+      topology_(make_topology(cfg.topology, num_gpus, cfg)) {
   T3SIM_CHECK(n_ >= 2 && n_ < (1u << kSrcBits), fmt::format("a network of {} GPUs", n_));
   T3SIM_CHECK(cfg_.packet_bytes >= 1 && cfg_.packet_bytes <= UINT32_MAX,
               fmt::format("packet size {} B", cfg_.packet_bytes));
   // Partitioned (Node::partitioned): one partition per GPU, then the switch's.
   const Simulator& sim = owner.sim();
   partitioned_ = sim.partitions() > 1;
-  T3SIM_CHECK(!partitioned_ || (mode_ == NetMode::kFull && sim.partitions() == n_ + (topo_ == Topology::kSwitch ? 1 : 0)),
+  T3SIM_CHECK(!partitioned_ || (mode_ == NetMode::kFull && sim.partitions() == topology_->nodes()),
               fmt::format("a network of {} GPUs in {} partitions", n_, sim.partitions()));
   work_.resize(sim.partitions());
   build_links();
@@ -382,17 +368,19 @@ std::uint32_t Network::Impl::add_source(SourceKind kind, std::uint32_t a, std::u
   return static_cast<std::uint32_t>(sources_.size() - 1);
 }
 
-void Network::Impl::add_link(std::uint32_t from, std::uint32_t to, const LinkConfig& lc) {
+void Network::Impl::add_link(const TopologyLink& l) {
+  const std::uint32_t from = l.from, to = l.to;
   const auto slot = static_cast<std::uint32_t>(links_.size());
   LinkSlot ls;
-  LinkConfig bytes_lc = lc;
+  LinkConfig bytes_lc = cfg_.link;
+  bytes_lc.latency = l.latency;
   bytes_lc.rx_buffer_bytes = rx_buffer_bytes();
   bytes_lc.rx_buffer = 1u << 30;  // bounded in bytes only
   // Freed receive-buffer space travels back to the sender like a packet: one link
   // latency (flow-control credits on the reverse direction; they take no bandwidth).
   bytes_lc.credit_latency = cfg_.link.latency;
-  ls.link = std::make_unique<Link<NetPacket>>(owner_, node_name(from) + "_" + node_name(to), bytes_lc,
-                                              LinkEnds{partition_of(from), partition_of(to)});
+  ls.link = std::make_unique<Link<NetPacket>>(owner_, topology_->node_name(from) + "_" + topology_->node_name(to),
+                                              bytes_lc, LinkEnds{partition_of(from), partition_of(to)});
   ls.from = from;
   ls.to = to;
   ls.server = add_server(ServerKind::kLink, slot, from);
@@ -410,60 +398,33 @@ std::uint32_t Network::Impl::find_link(std::uint32_t from, std::uint32_t to) con
 // switch, its downlink, which carries what the mirrored peers send it).
 void Network::Impl::build_links() {
   const std::uint32_t senders = mode_ == NetMode::kFull ? n_ : 1;
-  switch (topo_) {
-    case Topology::kRing:
-      for (std::uint32_t g = 0; g < senders; ++g) {
-        add_link(g, (g + 1) % n_, cfg_.link);
-        // Two GPUs: next and previous are the same peer; one link each way.
-        if (n_ > 2) add_link(g, (g + n_ - 1) % n_, cfg_.link);
-      }
-      break;
-    case Topology::kFullyConnected:
-      for (std::uint32_t g = 0; g < senders; ++g)
-        for (std::uint32_t d = 0; d < n_; ++d)
-          if (d != g) add_link(g, d, cfg_.link);
-      break;
-    case Topology::kSwitch: {
-      // The switch's traversal time is folded into its downlinks' latency: a packet
-      // arrives at the same time as through a switch that forwards after
-      // switch_latency, and a blocked downlink still holds it in the switch's input.
-      LinkConfig down = cfg_.link;
-      down.latency += cfg_.switch_latency;
-      for (std::uint32_t g = 0; g < senders; ++g) {
-        add_link(g, switch_node_, cfg_.link);
-        add_link(switch_node_, g, down);
-      }
-      break;
-    }
-  }
+  for (std::uint32_t g = 0; g < senders; ++g)
+    for (const TopologyLink& l : topology_->links_of(g)) add_link(l);
 }
 
 void Network::Impl::build_routes() {
-  route_.assign(std::size_t{n_ + 1} * n_, kNone);
+  route_.assign(std::size_t{topology_->nodes()} * n_, kNone);
   const std::uint32_t senders = mode_ == NetMode::kFull ? n_ : 1;
-  for (std::uint32_t g = 0; g < senders; ++g) {
-    for (std::uint32_t d = 0; d < n_; ++d) {
-      if (d == g) continue;
-      std::uint32_t to = d;
-      if (topo_ == Topology::kRing) {
-        // The shorter direction; a tie goes forward (to g + 1).
-        const std::uint32_t forward = (d + n_ - g) % n_;
-        to = forward <= n_ - forward ? (g + 1) % n_ : (g + n_ - 1) % n_;
-      } else if (topo_ == Topology::kSwitch) {
-        to = switch_node_;
-      }
-      route_[std::size_t{g} * n_ + d] = find_link(g, to);
-    }
-  }
-  if (topo_ == Topology::kSwitch)
+  for (std::uint32_t g = 0; g < senders; ++g)
     for (std::uint32_t d = 0; d < n_; ++d)
-      route_[std::size_t{switch_node_} * n_ + d] = find_link(switch_node_, mode_ == NetMode::kFull ? d : 0);
+      if (d != g) route_[std::size_t{g} * n_ + d] = find_link(g, topology_->next_node(g, d));
+  // A switch forwards on the destination's downlink; kHomogeneous has GPU 0's only,
+  // which stands for every GPU's.
+  for (std::uint32_t sw = n_; sw < topology_->nodes(); ++sw)
+    for (std::uint32_t d = 0; d < n_; ++d)
+      route_[std::size_t{sw} * n_ + d] = find_link(sw, topology_->next_node(sw, mode_ == NetMode::kFull ? d : 0));
 }
 
 void Network::Impl::build_mirror_lines() {
-  if (mode_ != NetMode::kHomogeneous || topo_ != Topology::kRing) return;
+  if (mode_ != NetMode::kHomogeneous) return;
+  gpu_hops_.assign(n_, 0);
   for (std::uint32_t d = 1; d < n_; ++d) {
-    const std::uint32_t h = ring_hops(0, d);
+    const std::vector<std::uint32_t> path = topology_->path(0, d);
+    gpu_hops_[d] = static_cast<std::uint32_t>(
+        std::count_if(path.begin() + 1, path.end(), [this](std::uint32_t node) { return node < n_; }));
+  }
+  for (std::uint32_t d = 1; d < n_; ++d) {
+    const std::uint32_t h = gpu_hops_[d];
     if (h < 2) continue;
     LinkSlot& ls = links_[route(0, d)];
     if (ls.line_by_hops.size() <= h) ls.line_by_hops.resize(h + 1, kNone);
@@ -516,11 +477,11 @@ void Network::Impl::build_feeders() {
 
 std::uint32_t Network::Impl::after_link(std::uint32_t slot, std::uint32_t dst) const {
   const LinkSlot& ls = links_[slot];
-  if (ls.to == switch_node_) return links_[route(switch_node_, dst)].server;
+  if (ls.to >= n_) return links_[route(ls.to, dst)].server;  // a switch forwards
   if (mode_ == NetMode::kFull)
     return dst == ls.to ? endpoints_[dst]->deliver_server : links_[route(ls.to, dst)].server;
   // kHomogeneous: the receive end of GPU 0's link stands for GPU 0's own input.
-  const std::uint32_t hops = topo_ == Topology::kRing ? ring_hops(0, dst) : 1;
+  const std::uint32_t hops = gpu_hops_[dst];
   return hops <= 1 ? endpoints_[0]->deliver_server : lines_[ls.line_by_hops[hops]].server;
 }
 
@@ -544,12 +505,7 @@ std::uint32_t Network::Impl::next_hop(std::uint32_t source) const {
 }
 
 Tick Network::Impl::path_latency(std::uint32_t src, std::uint32_t dst) const {
-  switch (topo_) {
-    case Topology::kRing: return cfg_.link.latency * ring_hops(src, dst);
-    case Topology::kFullyConnected: return cfg_.link.latency;
-    case Topology::kSwitch: return cfg_.link.latency * 2 + cfg_.switch_latency;
-  }
-  return Tick::zero();
+  return topology_->path_latency(src, dst);
 }
 
 // ---------------------------------------------------------------- moving packets
@@ -942,8 +898,8 @@ nlohmann::json Network::Impl::link_results(Tick elapsed) const {
   for (const LinkSlot& ls : links_) {
     const Link<NetPacket>& l = *ls.link;
     links.push_back({{"name", l.name()},
-                     {"from", node_name(ls.from)},
-                     {"to", node_name(ls.to)},
+                     {"from", topology_->node_name(ls.from)},
+                     {"to", topology_->node_name(ls.to)},
                      {"bytes_sent", l.bytes_sent()},
                      {"bytes_received", l.bytes_received()},
                      {"messages", ls.messages},
@@ -990,6 +946,7 @@ Tick Network::path_latency(std::uint32_t src, std::uint32_t dst) const {
   return src == dst ? Tick::zero() : impl_->path_latency(src, dst);
 }
 NetMode Network::mode() const { return impl_->mode_; }
+const Topology& Network::topology() const { return *impl_->topology_; }
 const NetConfig& Network::config() const { return impl_->cfg_; }
 
 std::vector<Link<NetPacket>*> Network::links() const {

@@ -45,7 +45,8 @@
 
 #include "models/common/payload.h"
 #include "models/mem/mem_request.h"
-#include "models/net/ring.h"  // NetConfig, read_net_config
+#include "models/net/i_topology.h"
+#include "models/net/net_config.h"
 #include "sim/component.h"
 #include "sim/link.h"
 
@@ -90,8 +91,8 @@ class RemoteAccess {
 
 class Network final : public Component {
  public:
-  // Contract: num_gpus >= 2. Link names: "net.gpu0_gpu1" (ring, fully-connected),
-  // "net.gpu0_sw" / "net.sw_gpu0" (switch).
+  // Contract: num_gpus >= 2; cfg.topology is one of topology_types(). Link names:
+  // "net.gpu0_gpu1" (ring, fully-connected), "net.gpu0_sw" / "net.sw_gpu0" (switch).
   Network(Simulator& sim, std::string_view name, std::uint32_t num_gpus, const NetConfig& cfg, NetMode mode);
   ~Network() override;
 
@@ -125,6 +126,8 @@ class Network final : public Component {
 
   std::uint32_t num_gpus() const;
   NetMode mode() const;
+  // The topology NetConfig::topology names: its links, routes and properties.
+  const Topology& topology() const;
   // Latency of the path from src to dst without bandwidth: what an acknowledgment
   // takes (hops x latency on a ring, latency fully-connected, 2 x latency +
   // switch_latency through the switch); zero from a GPU to itself.

@@ -35,7 +35,7 @@ Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
   // link (a packet, its credit, its acknowledgment), which takes at least a link's
   // latency: the lookahead.
   partitioned_ = cfg.partitioned && cfg.mode == NetMode::kFull && cfg.net.link.latency > Tick::zero();
-  if (partitioned_) sim.set_partitions(cfg.num_gpus + (cfg.net.topology == "switch" ? 1 : 0), cfg.net.link.latency);
+  if (partitioned_) sim.set_partitions(cfg.num_gpus + switch_nodes(cfg.net, cfg.num_gpus), cfg.net.link.latency);
   net_ = std::make_unique<Network>(sim, "net", cfg.num_gpus, cfg.net, cfg.mode);
   for (std::uint32_t g = 0; g < simulated; ++g) {
     Simulator::InPartition in(sim, partition(g));

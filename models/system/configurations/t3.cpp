@@ -53,8 +53,9 @@ class T3Configuration final : public SublayerConfiguration {
                                   "and {} is not a multiple of {} (change the GPU count or workload.tile_m / tile_n)",
                                   trace_.num_wgs(), trace_.num_wgs(), node.num_gpus()));
     T3CollectiveParams f;
-    f.algorithm = node.config().net.topology == "fully-connected" ? CollectiveAlgorithm::kDirect
-                                                                   : CollectiveAlgorithm::kRing;
+    // Direct where every GPU pair has its own link (T3 §7.1), else ring.
+    f.algorithm = node.network().topology().direct_links() ? CollectiveAlgorithm::kDirect
+                                                            : CollectiveAlgorithm::kRing;
     f.values = s.values();
     f.seed = s.seed();
     fused_ = std::make_unique<T3Collective>(node, trace_, f);

@@ -1,0 +1,35 @@
+#pragma once
+// The interconnect's parameters (`system.net`) and their reader.
+
+#include <cstdint>
+#include <string>
+
+#include "sim/config.h"
+#include "sim/link.h"
+
+namespace t3sim {
+
+// The interconnect's parameters, shared by RingNetwork (the idealized collective
+// system, ring only) and Network (network.h: ring, fully-connected or switch).
+struct NetConfig {
+  // A name from topology_types() (i_topology.h). RingNetwork builds a ring whatever this says.
+  std::string topology = "ring";
+  LinkConfig link{Bandwidth(75'000'000'000ULL), Tick::ns(500), 8, 64};  // T3 Table 1
+  std::uint64_t packet_bytes = 4096;   // payload per packet
+  // Switch topology: a packet's time inside the switch, on top of the two links'
+  // latencies (NVSwitch-class switches add on the order of 100 ns).
+  Tick switch_latency = Tick::ns(100);
+  // Bytes a remote flag set occupies on the wire (a small header-only message).
+  std::uint32_t flag_bytes = 64;
+  // Network: packets a GPU may queue for one destination before its peer port
+  // refuses new requests (a request is accepted whole while the queue is not full).
+  std::uint32_t injection_queue_packets = 16;
+};
+
+// Reads `system.net`. Models never read YAML; this is the edge. Keys: topology (one
+// of topology_types(), else a ConfigError with a did-you-mean), bandwidth, latency,
+// packet_size, tx_buffer_packets, rx_buffer_packets, switch_latency, flag_size,
+// injection_queue_packets.
+NetConfig read_net_config(ConfigNode node);
+
+}  // namespace t3sim
