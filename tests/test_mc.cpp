@@ -10,6 +10,8 @@
 #include "models/hbm/hbm_channel.h"
 #include "models/mc/address_map.h"
 #include "models/mc/memory_controller.h"
+#include "sim/config.h"
+#include "sim/error.h"
 #include "sim/simulator.h"
 
 namespace t3sim {
@@ -114,6 +116,70 @@ TEST(MemoryController, FrFcfsServesAYoungerRowHitBeforeAnOlderConflict) {
   rig.send(3, MemOp::kRead, rig.addr(0, 0, 5, 3));
   rig.sim.run();
   EXPECT_THAT(rig.client.order, ::testing::ElementsAre(1, 3, 2));
+}
+
+// The same three requests under fcfs: the older conflict goes first, and the younger
+// hit waits for it (PRE, ACT of row 9, then row 5 opened again).
+TEST(MemoryController, FcfsServesInArrivalOrderWhereFrFcfsPassesARowHitAhead) {
+  McConfig mc;
+  mc.scheduler = "fcfs";
+  Rig rig(mc);
+  rig.send(1, MemOp::kRead, rig.addr(0, 0, 5));
+  rig.send(2, MemOp::kRead, rig.addr(0, 0, 9));
+  rig.send(3, MemOp::kRead, rig.addr(0, 0, 5, 3));
+  rig.sim.run();
+  EXPECT_THAT(rig.client.order, ::testing::ElementsAre(1, 2, 3));
+  const HbmTimings t = rig.hbm_cfg.timing;
+  EXPECT_GE(rig.ns(3), rig.ns(2) + t.tRP + t.tRCD);  // 3's row was closed under it
+}
+
+// Many reads over a few banks and rows: fcfs completes them in arrival order (each
+// read is one column command, issued after every older one's), FR-FCFS does not.
+std::vector<std::uint64_t> completion_order(const std::string& scheduler) {
+  McConfig mc;
+  mc.scheduler = scheduler;
+  Rig rig(mc);
+  std::uint64_t x = 7;
+  for (std::uint64_t tag = 0; tag < 24; ++tag) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    rig.send(tag, MemOp::kRead, rig.addr(0, static_cast<std::uint32_t>(x >> 62), static_cast<std::uint32_t>(x >> 60 & 1),
+                                         static_cast<std::uint32_t>(tag % 8)));
+  }
+  rig.sim.run();
+  return rig.client.order;
+}
+
+TEST(MemoryController, FcfsNeverReordersFrFcfsDoes) {
+  const std::vector<std::uint64_t> fcfs = completion_order("fcfs");
+  ASSERT_EQ(fcfs.size(), 24u);
+  EXPECT_TRUE(std::is_sorted(fcfs.begin(), fcfs.end()));
+  const std::vector<std::uint64_t> fr_fcfs = completion_order("fr-fcfs");
+  ASSERT_EQ(fr_fcfs.size(), 24u);
+  EXPECT_FALSE(std::is_sorted(fr_fcfs.begin(), fr_fcfs.end()));
+}
+
+TEST(MemoryController, SchedulerRegistryAndConfig) {
+  std::vector<std::string> names;
+  for (const RegistryEntry& entry : scheduler_types()) {
+    names.push_back(entry.name);
+    EXPECT_FALSE(entry.description.empty()) << entry.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"fr-fcfs", "fcfs"}));
+  auto read = [](const std::string& yaml) {
+    ConfigTree tree = ConfigTree::parse(yaml, "sys.yaml");
+    ResolvedConfig resolved;
+    ConfigNode top(&tree.root(), "", &resolved);
+    return read_mc_config(top.child("mc"));
+  };
+  EXPECT_EQ(read("mc: {}\n").scheduler, "fr-fcfs");
+  EXPECT_EQ(read("mc:\n  scheduler: fcfs\n").scheduler, "fcfs");
+  try {
+    read("mc:\n  scheduler: frfcfs\n");
+    ADD_FAILURE() << "a bad scheduler name was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "sys.yaml:2: mc.scheduler: expected one of fr-fcfs, fcfs; got 'frfcfs' "
+                           "(did you mean 'fr-fcfs'?)");
+  }
 }
 
 TEST(MemoryController, WritesWaitForTheHighWatermarkWhileReadsArePending) {

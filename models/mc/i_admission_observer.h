@@ -26,11 +26,16 @@ class AdmissionWaiter {
 class AdmissionObserver {
  public:
   virtual ~AdmissionObserver() = default;
-  // Contract: false iff `req`, at the head of its ingress queue, must wait for room in
-  // this observer before it enters a DRAM queue. No side effects.
+  // Contract: whether the observer sees (and may hold) requests of `op`; constant,
+  // asked once when it is installed, so a controller pays nothing per request of an
+  // op nobody watches (the per-cycle arbiter view asks can_admit of each head).
+  virtual bool watches(MemOp op) const = 0;
+  // Contract: only for a watched op. False iff `req`, at the head of its ingress
+  // queue, must wait for room in this observer before it enters a DRAM queue. No side
+  // effects.
   virtual bool can_admit(const MemRequest& req) const = 0;
-  // Contract: precondition can_admit(req). `req` entered a DRAM queue; called in
-  // admission order, for every request (reads included).
+  // Contract: only for a watched op; precondition can_admit(req). `req` entered a DRAM
+  // queue; called in admission order.
   virtual void on_admit(const MemRequest& req) = 0;
   // Contract: `w` gets one on_admission_room() the next time room frees (registering
   // again before that is one registration).

@@ -47,6 +47,7 @@ McConfig read_mc_config(ConfigNode node) {
   cfg.write_drain_timeout = static_cast<std::uint32_t>(
       node.get_uint("write_drain_timeout", cfg.write_drain_timeout, 1, 1u << 30));
   cfg.row_hit_cap = static_cast<std::uint32_t>(node.get_uint("row_hit_cap", cfg.row_hit_cap, 1, 1u << 20));
+  cfg.scheduler = node.get_enum("scheduler", cfg.scheduler, registered_names(scheduler_types()));
   cfg.response_latency = static_cast<std::uint32_t>(node.get_uint("response_latency", cfg.response_latency, 0, 1u << 20));
   cfg.arbiter = read_arbiter_config(node.child("arbiter"));
   node.finish();
@@ -62,7 +63,8 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
       map_(map),
       channel_(channel_index),
       arbiter_(make_arbiter(*this, cfg.arbiter)),
-      hits_since_activate_(dram.config().banks(), 0),
+      scheduler_(make_scheduler(cfg.scheduler, SchedulerParams{dram, cfg.read_queue_size, cfg.write_queue_size,
+                                                               cfg.row_hit_cap})),
       tick_event_(*this),
       occupancy_stat_(time_weighted("dram_queue_occupancy", "requests",
                                     "requests in the DRAM read + write queues", 1,
@@ -114,11 +116,9 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
   write_drains_.bind(&counts_.write_drains);
   hazard_waits_.bind(&counts_.hazard_waits);
   read_capacity_ = cfg.read_queue_size;
-  skipped_.resize(std::max(cfg.read_queue_size, cfg.write_queue_size));
-  row_cmds_.resize(std::max(cfg.read_queue_size, cfg.write_queue_size));
   write_capacity_ = cfg.write_queue_size;
   ingress_capacity_ = cfg.ingress_queue_size;
-  for (Queue* q : {&read_q_, &write_q_}) {
+  for (DramQueue* q : {&read_q_, &write_q_}) {
     q->hot.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
   }
   // What a tick reads first (TickEvent::prefetch): the configuration copy, the block of
@@ -204,6 +204,11 @@ void MemoryController::accept(MemRequest&& req) {
 void MemoryController::wait_for_space(MemClient* client) {
   if (std::find(waiting_clients_.begin(), waiting_clients_.end(), client) == waiting_clients_.end())
     waiting_clients_.push_back(client);
+}
+
+void MemoryController::set_admission_observer(AdmissionObserver* observer) {
+  observer_ = observer;
+  for (int o = 0; o < kNumMemOps; ++o) observed_[o] = observer != nullptr && observer->watches(static_cast<MemOp>(o));
 }
 
 void MemoryController::kernel_begin() {
@@ -324,7 +329,7 @@ ArbiterView MemoryController::view(Cycles now_c) const {
       const Entry& head = entries_[slot];
       st.head_arrival = head.arrival;
       st.head_fits = head.op == MemOp::kRead ? read_q_.size() < read_capacity_ : write_q_.size() < write_capacity_;
-      if (st.head_fits && observer_ != nullptr && !observer_->can_admit(reqs_[slot])) {
+      if (st.head_fits && observed_[index(head.op)] && !observer_->can_admit(reqs_[slot])) {
         st.head_fits = false;
         st.head_observer_blocked = true;
       }
@@ -354,25 +359,25 @@ bool MemoryController::admit(Cycles now_c) {
   Entry& e = entries_[slot];
   e.seq = next_seq_++;
   e.admitted = now_c;
-  Hot h;
+  QueuedRequest h;
   h.slot = slot;
   h.row = e.at.row;
   h.bank = static_cast<std::uint8_t>(e.bank);
   h.group = static_cast<std::uint8_t>(e.at.bank_group);
   h.op = e.op;
   // Two reads are never ordered, and read_q_ holds only reads: a read checks write_q_.
-  for (const Queue* q : {&read_q_, &write_q_}) {
+  for (const DramQueue* q : {&read_q_, &write_q_}) {
     if (q == &read_q_ && e.op == MemOp::kRead) continue;
-    for (const Hot& older : q->hot) h.hazards += ordered(entry(older), e) ? 1 : 0;
+    for (const QueuedRequest& older : q->hot) h.hazards += ordered(entry(older), e) ? 1 : 0;
   }
   if (h.hazards > 0) {
     ++counts_.hazard_waits;
     ++hazard_entries_;
   }
-  Queue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
+  DramQueue& q = e.op == MemOp::kRead ? read_q_ : write_q_;
   q.push(h);
   if (&q == &write_q_ && write_q_.size() == 1) write_front_admitted_ = now_c;
-  if (observer_ != nullptr) observer_->on_admit(reqs_[slot]);
+  if (observed_[index(e.op)]) observer_->on_admit(reqs_[slot]);
   ++in_dram_queue_[si];
   ++counts_.admissions[si];
   ingress_occupancy_[si]->set(now(), static_cast<std::int64_t>(ingress_count_[si]));
@@ -438,20 +443,8 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
   return false;
 }
 
-DramCommand MemoryController::next_command(const Hot& h) const {
-  const std::uint32_t row = dram_.open_row_or_closed(h.bank);
-  if (row == HbmChannel::kClosedRow) return DramCommand::kActivate;
-  if (row != h.row) return DramCommand::kPrecharge;
-  switch (h.op) {
-    case MemOp::kRead: return DramCommand::kRead;
-    case MemOp::kWrite: return DramCommand::kWrite;
-    case MemOp::kUpdate: return DramCommand::kUpdate;
-  }
-  return DramCommand::kRead;
-}
-
-// FR-FCFS over the active DRAM queue: the oldest ready column command (row hit)
-// first, else the oldest ready ACT/PRE. Writes drain between the watermarks.
+// Writes drain between the watermarks (or after the timeout, or when no read waits):
+// that decides the active queue; the scheduler picks the command within it.
 bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_next) {
   const bool write_waited_too_long =
       !write_q_.empty() && now_c >= write_front_admitted_ + Cycles(cfg_.write_drain_timeout);
@@ -465,122 +458,27 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
                                                        !read_q_.empty() && !write_waited_too_long))) {
     draining_writes_ = false;
   }
-  Queue* chosen = draining_writes_ ? &write_q_ : &read_q_;
+  DramQueue* chosen = draining_writes_ ? &write_q_ : &read_q_;
   if (chosen->free == 0) {
     // Everything here waits on older requests in the other queue (a read behind a
     // write to the same bytes, or the reverse): serve that queue this cycle.
     chosen = chosen == &write_q_ ? &read_q_ : &write_q_;
     if (chosen->free == 0) return false;
   }
-  Queue& active = *chosen;
-  // FR-FCFS in two passes: the column commands (row hits) first, and only when none of
-  // them issues the ACT/PRE commands, kept in queue order (`row_cmds`) meanwhile: a
-  // ready ACT waiting behind row hits costs no timing check per cycle.
-  //
-  // Rows that requests waiting on nothing older still hit are not closed under their
-  // hits (until row_hit_cap), or FR-FCFS would thrash rows. A hazard-free request hits
-  // its bank's open row exactly when its next command is a column command, so the
-  // first pass collects those banks (`hit_banks`) for the precharges of the second.
-  std::uint64_t hit_banks = 0;  // at most 64 banks (checked at construction)
-  auto precharge_held = [&](const Hot& h, bool below_cap_only) {
-    const std::uint32_t b = h.bank;
-    if (below_cap_only && hits_since_activate_[b] >= cfg_.row_hit_cap) return false;
-    return (hit_banks >> b & 1) != 0;
-  };
-  const std::uint64_t now = now_c.count();
-  // Nothing issuing this cycle means sleeping until the earliest cycle any of these
-  // requests may issue: `soonest` collects it from the exact bounds computed on the
-  // way, and the requests skipped on a cached bound are listed for the exact pass.
-  // (The cached bounds only ever make a request wait that could not issue anyway, so
-  // when they are refreshed changes nothing but the work done.)
-  Cycles soonest = kNever;
-  // Scratch lists sized to the larger queue's capacity at construction: no checks.
-  std::uint32_t* const skipped = skipped_.data();
-  std::uint32_t* const row_cmds = row_cmds_.data();
-  std::size_t n_skipped = 0, n_row = 0;
-  Hot* const hot = active.hot.data();
-  const std::size_t n = active.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    Hot& h = hot[i];
-    if (h.hazards > 0) continue;
-    const DramCommand cmd = command_of(h);
-    if (!is_column(cmd)) {
-      row_cmds[n_row++] = static_cast<std::uint32_t>(i);
-      continue;
-    }
-    hit_banks |= std::uint64_t{1} << h.bank;
-    if (h.ready > now) {
-      if (want_next) skipped[n_skipped++] = static_cast<std::uint32_t>(i);
-      continue;
-    }
-    const Cycles t = exact_earliest(h, now_c);
-    if (t != now_c) {
-      soonest = std::min(soonest, t);
-      continue;
-    }
-    issue_column(active, i, now_c);
+  DramQueue& other = chosen == &write_q_ ? read_q_ : write_q_;
+  const ScheduledCommand c = scheduler_->schedule(*chosen, other, now_c, next, want_next);
+  if (c.queue == nullptr) return false;
+  const QueuedRequest& h = c.queue->hot[c.index];
+  const DramCommand cmd = static_cast<DramCommand>(h.cmd);
+  if (is_column(cmd)) {
+    issue_column(*c.queue, c.index, now_c);
     return true;
   }
-  // No column command issues: the oldest ACT/PRE that can.
-  std::size_t other_ready = kNone;
-  for (std::size_t k = 0; k < n_row; ++k) {
-    const std::uint32_t i = row_cmds[k];
-    Hot& h = hot[i];
-    if (h.cmd == static_cast<std::uint8_t>(DramCommand::kPrecharge) && precharge_held(h, true)) continue;
-    if (h.ready > now) {
-      if (want_next) skipped[n_skipped++] = i;
-      continue;
-    }
-    const Cycles t = exact_earliest(h, now_c);
-    if (t != now_c) {
-      soonest = std::min(soonest, t);
-      continue;
-    }
-    other_ready = i;
-    break;
-  }
-  Queue* row_queue = &active;
-  Queue& other = &active == &read_q_ ? write_q_ : read_q_;
-  skipped_other_.clear();
-  if (other_ready == kNone) {
-    // Nothing in the active queue can issue: open or close a row for the other queue
-    // meanwhile (ACT/PRE do not use the data bus, so no turnaround), never closing a
-    // row the active queue still hits.
-    for (std::size_t i = 0; i < other.size() && other_ready == kNone; ++i) {
-      Hot& h = other.hot[i];
-      if (h.hazards > 0) continue;
-      const DramCommand cmd = command_of(h);
-      if (is_column(cmd)) continue;
-      if (cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
-      if (h.ready > now) {
-        if (want_next) skipped_other_.push_back(static_cast<std::uint32_t>(i));
-        continue;
-      }
-      const Cycles t = exact_earliest(h, now_c);
-      if (t == now_c) {
-        other_ready = i;
-        row_queue = &other;
-      } else {
-        soonest = std::min(soonest, t);  // wake for it too, or the slot is only used by chance
-      }
-    }
-  }
-  if (other_ready == kNone) {
-    if (!want_next) return false;
-    // Nothing issues: the exact bounds of the skipped requests complete `soonest`.
-    for (std::size_t k = 0; k < n_skipped; ++k) soonest = std::min(soonest, exact_earliest(hot[skipped[k]], now_c));
-    for (const std::uint32_t i : skipped_other_) soonest = std::min(soonest, exact_earliest(other.hot[i], now_c));
-    next = std::min(next, soonest);
-    return false;
-  }
-  const Hot& h = row_queue->hot[other_ready];
   Entry& e = entry(h);
-  const DramCommand cmd = static_cast<DramCommand>(h.cmd);
   dram_.issue(cmd, e.at, now_c);
   invalidate_commands(e.bank);  // a row opened or closed
   if (cmd == DramCommand::kActivate) {
     e.activated = true;
-    hits_since_activate_[e.bank] = 0;
   } else {
     e.precharged = true;
   }
@@ -588,16 +486,16 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
 }
 
 void MemoryController::invalidate_commands(std::uint32_t bank) {
-  for (Queue* q : {&read_q_, &write_q_}) {
-    for (Hot& h : q->hot) {
-      if (bank == kAllBanks || h.bank == bank) h.cmd = kUnknownCommand;
+  for (DramQueue* q : {&read_q_, &write_q_}) {
+    for (QueuedRequest& h : q->hot) {
+      if (bank == kAllBanks || h.bank == bank) h.cmd = QueuedRequest::kUnknownCommand;
     }
   }
 }
 
 
-void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
-  const Hot& h = q.hot[i];
+void MemoryController::issue_column(DramQueue& q, std::size_t i, Cycles now_c) {
+  const QueuedRequest& h = q.hot[i];
   Entry& e = entry(h);
   const int s = index(e.stream);
   if (!e.started) {
@@ -611,7 +509,6 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
     }
   }
   const Cycles data_done = dram_.issue(static_cast<DramCommand>(h.cmd), e.at, now_c);
-  ++hits_since_activate_[e.bank];
   ++e.at.column;
   // The request's next column command retires it and schedules its response event,
   // which with many controllers has left the host's caches: fetch it meanwhile.
@@ -626,7 +523,7 @@ void MemoryController::issue_column(Queue& q, std::size_t i, Cycles now_c) {
   }
 }
 
-void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
+void MemoryController::retire(DramQueue& q, std::size_t i, Cycles data_done) {
   // The entry stays in place (its slot is freed by respond()).
   const std::uint32_t slot = q.hot[i].slot;
   const Entry& e = entries_[slot];
@@ -637,10 +534,10 @@ void MemoryController::retire(Queue& q, std::size_t i, Cycles data_done) {
   // Only an entry with hazards can be ordered behind e (it counted e when admitted),
   // and a read only behind a write (read_q_ holds only reads).
   if (hazard_entries_ > 0) {
-    for (Queue* other : {&read_q_, &write_q_}) {
+    for (DramQueue* other : {&read_q_, &write_q_}) {
       if (other == &read_q_ && e.op == MemOp::kRead) continue;
       for (std::size_t j = 0; j < other->size(); ++j) {
-        Hot& younger = other->hot[j];
+        QueuedRequest& younger = other->hot[j];
         if (younger.hazards == 0) continue;
         const Entry& y = entry(younger);
         if (y.seq > e.seq && ordered(e, y)) {
@@ -682,7 +579,7 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
                             draining_writes_ ? " (draining)" : "", in_response_,
                             refresh_pending_ ? ", refresh pending" : ""));
   if (observer_waiting_) out.push_back("  an ingress head is held by the admission observer (waiting for its room)");
-  auto describe = [&](const char* where, const Queue& q) {
+  auto describe = [&](const char* where, const DramQueue& q) {
     for (std::size_t i = 0; i < q.size(); ++i) {
       const Entry& e = entry(q.hot[i]);
       out.push_back(fmt::format("  {} {} {} {:#x} +{} (bg {} bank {} row {}), {} bursts left, {} hazards, since cycle {}",

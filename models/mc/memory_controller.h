@@ -3,12 +3,13 @@
 //
 //   requester --accept()--> ingress queue per stream (compute, communication)
 //        --arbiter (one admission per cycle)--> DRAM queues: read | write (+update)
-//        --FR-FCFS command scheduler (one command per cycle)--> HbmChannel
+//        --command scheduler (one command per cycle; FR-FCFS by default)--> HbmChannel
 //
 // The ingress queues give back-pressure to requesters; the arbiter decides which
 // stream's oldest request enters the DRAM queues (the "DRAM queue occupancy" MCA
-// watches); the scheduler issues row hits first, then the oldest ready command, and
-// drains writes between a high and a low watermark. A request never passes an older
+// watches); the controller drains writes between a high and a low watermark, and
+// the scheduler (i_scheduler.h) picks the command within the active queue (FR-FCFS:
+// row hits first, then the oldest ready command). A request never passes an older
 // one to overlapping bytes, so updates to one address apply in arrival order
 // (atomicity from queue order, T3 §4.3).
 //
@@ -21,12 +22,14 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/hbm/hbm_channel.h"
 #include "models/mc/address_map.h"
 #include "models/mc/i_admission_observer.h"
 #include "models/mc/i_arbiter.h"
+#include "models/mc/i_scheduler.h"
 #include "models/mem/mem_request.h"
 #include "sim/clock.h"
 #include "sim/component.h"
@@ -48,8 +51,9 @@ struct McConfig {
   // the high watermark.
   std::uint32_t write_drain_timeout = 500;
   // Column commands to an open row after which a waiting older request to another
-  // row of that bank may close it (bounds FR-FCFS's unfairness).
+  // row of that bank may close it (bounds FR-FCFS's unfairness; fr-fcfs only).
   std::uint32_t row_hit_cap = 16;
+  std::string scheduler = "fr-fcfs";  // one of scheduler_types() (i_scheduler.h)
   std::uint32_t response_latency = 10;  // memory cycles from data done to the requester
   ArbiterConfig arbiter;
 };
@@ -81,7 +85,7 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   // Contract: `observer` (which must outlive the controller) is told of every request
   // entering a DRAM queue, and may hold one at its ingress head (i_admission_observer.h).
   // nullptr (the default): none.
-  void set_admission_observer(AdmissionObserver* observer) { observer_ = observer; }
+  void set_admission_observer(AdmissionObserver* observer);
   void on_admission_room() override;
 
   // Kernel boundaries, forwarded to the arbiter (T3 §4.5).
@@ -96,28 +100,10 @@ class MemoryController final : public Component, public MemTarget, public Admiss
 
  private:
   // A request from acceptance to retirement: what the per-cycle scans read of a
-  // queued one is in its Hot (24 bytes, in queue order); the rest is its Entry, kept
-  // in entries_ at the request's slot (the slot of reqs_ and response_events_) from
-  // accept() on, so admission and retirement move only slot numbers and Hots.
-  //
-  // Hot also caches the request's next DRAM command and a lower bound of the cycle it
-  // may issue (the max of its timing constraints when last computed). The command
-  // changes only when its bank opens or closes (invalidate_commands), and while it
-  // stays the same its constraints only grow (issue() raises them with max, time
-  // only goes forward), so a bound above the current cycle proves the command cannot
-  // issue yet without reading any DRAM state.
-  static constexpr std::uint8_t kUnknownCommand = 0xff;  // Hot::cmd not computed
-  struct Hot {
-    std::uint64_t ready = 0;    // lower bound of the cycle cmd may issue (valid with cmd)
-    std::uint32_t row = 0;      // of the request's column accesses
-    std::uint32_t hazards = 0;  // older queued requests to overlapping bytes
-    std::uint32_t slot = 0;     // the request's Entry (entries_) and MemRequest (reqs_)
-    std::uint8_t bank = 0;      // bank index in the channel (bank_group * banks_per_group + bank)
-    std::uint8_t group = 0;     // bank group
-    MemOp op = MemOp::kRead;
-    std::uint8_t cmd = kUnknownCommand;  // the next DramCommand, or kUnknownCommand
-  };
-  static_assert(sizeof(Hot) == 24);
+  // queued one is its QueuedRequest (i_scheduler.h, in queue order); the rest is its
+  // Entry, kept in entries_ at the request's slot (the slot of reqs_ and
+  // response_events_) from accept() on, so admission and retirement move only slot
+  // numbers and QueuedRequests.
   struct Entry {
     BankAddress at;               // the next column access
     std::uint32_t bank = 0;       // bank index in the channel
@@ -135,23 +121,8 @@ class MemoryController final : public Component, public MemTarget, public Admiss
     Cycles arrival;               // reached the controller
     Cycles admitted;              // entered the DRAM queues (write-drain timeout)
   };
-  // A DRAM queue in admission order.
-  struct Queue {
-    std::vector<Hot> hot;
-    std::uint32_t free = 0;     // entries with no hazards
-    std::size_t size() const { return hot.size(); }
-    bool empty() const { return hot.empty(); }
-    void push(const Hot& h) {
-      hot.push_back(h);
-      if (h.hazards == 0) ++free;
-    }
-    void erase(std::size_t i) {
-      if (hot[i].hazards == 0) --free;
-      hot.erase(hot.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-  };
-  Entry& entry(const Hot& h) { return entries_[h.slot]; }
-  const Entry& entry(const Hot& h) const { return entries_[h.slot]; }
+  Entry& entry(const QueuedRequest& r) { return entries_[r.slot]; }
+  const Entry& entry(const QueuedRequest& r) const { return entries_[r.slot]; }
 
   Cycles cycle_now() const { return clock_.cycle_at_or_after(now()); }
   void wake_at(Cycles c);
@@ -159,28 +130,15 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   ArbiterView view(Cycles now) const;
   bool admit(Cycles now);
   bool refresh(Cycles now, Cycles& next);
-  // Issues the cycle's command, if any. When none issues and want_next, lowers `next`
-  // to the earliest cycle one may (otherwise `next` is left as it may be).
+  // Issues the cycle's command, if any (the scheduler's choice in the active queue).
+  // When none issues and want_next, lowers `next` to the earliest cycle one may
+  // (otherwise `next` is left as it may be).
   bool schedule_command(Cycles now, Cycles& next, bool want_next);
-  DramCommand next_command(const Hot& h) const;
-  // h's next command, cached.
-  DramCommand command_of(Hot& h) const {
-    if (h.cmd == kUnknownCommand) {
-      h.cmd = static_cast<std::uint8_t>(next_command(h));
-      h.ready = 0;
-    }
-    return static_cast<DramCommand>(h.cmd);
-  }
-  // The exact earliest cycle (>= now) of h's command; refreshes the cached bound.
-  Cycles exact_earliest(Hot& h, Cycles now) const {
-    h.ready = dram_.earliest_in_bank(static_cast<DramCommand>(h.cmd), h.bank, h.group, Cycles(0)).count();
-    return Cycles(std::max(now.count(), h.ready));
-  }
   // Bank `bank` (all banks if kAllBanks) opened or closed: its requests' next commands change.
   static constexpr std::uint32_t kAllBanks = ~std::uint32_t{0};
   void invalidate_commands(std::uint32_t bank);
-  void issue_column(Queue& q, std::size_t i, Cycles now);
-  void retire(Queue& q, std::size_t i, Cycles data_done);
+  void issue_column(DramQueue& q, std::size_t i, Cycles now);
+  void retire(DramQueue& q, std::size_t i, Cycles data_done);
   void respond(std::uint32_t slot);
   void set_occupancy_stats();
   std::uint32_t ingress_size(int s) const { return ingress_count_[static_cast<std::size_t>(s)]; }
@@ -202,7 +160,7 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   Cycles last_evaluated_;  // the last cycle tick() ran (one evaluation per cycle)
   Cycles tick_cycle_;      // the cycle tick_event_ is scheduled for
   std::uint64_t next_seq_ = 1;
-  Queue read_q_, write_q_;
+  DramQueue read_q_, write_q_;
   // The counts behind the counters below (Counter::bind): here, next to the state the
   // controller touches per request anyway, not one heap object per count.
   struct Counts {
@@ -210,21 +168,17 @@ class MemoryController final : public Component, public MemTarget, public Admiss
     std::array<std::uint64_t, kNumStreams> row_hits{}, row_misses{}, row_conflicts{}, admissions{};
     std::uint64_t write_drains = 0, hazard_waits = 0;
   } counts_;
-  // schedule_command's scratch: requests of the active queue skipped on a cached
-  // bound, its ACT/PRE requests (both sized to the larger queue), requests of the
-  // other queue skipped on a cached bound.
-  std::vector<std::uint32_t> skipped_, row_cmds_, skipped_other_;
-  static constexpr std::size_t kNone = ~std::size_t{0};
 
   const AddressMap& map_;
   std::uint32_t channel_;
   std::unique_ptr<Arbiter> arbiter_;
   bool arbiter_observes_ = true;  // arbiter_->observes()
+  std::unique_ptr<DramScheduler> scheduler_;
   AdmissionObserver* observer_ = nullptr;
+  std::array<bool, kNumMemOps> observed_{};  // observer_->watches(op), per op (false without one)
   bool observer_waiting_ = false;  // registered with observer_ for room
 
   std::array<std::deque<std::uint32_t>, kNumStreams> ingress_;  // slots, oldest first
-  std::vector<std::uint32_t> hits_since_activate_;  // per bank
   std::vector<MemClient*> waiting_clients_;
   std::vector<MemClient*> retry_scratch_;
 

@@ -90,13 +90,15 @@ class Tracker final : public Component, public AdmissionObserver {
   // Reprogramming requires no live entries.
   void program(TrackerProgram* program);
 
-  // AdmissionObserver. can_admit: false iff `req` is a tracked write/update with no
-  // entry for its (WG, WF) and a full set under set_full: stall (the controller must
-  // hold it). on_admit: counts a write or update entering a DRAM queue (reads and
-  // untracked requests are ignored); a tracked one completing its region frees the
-  // entry and calls on_region_ready (after trigger_latency, from an event: never
-  // re-entrantly). Counting more than a region expects is an internal error (an
-  // update doubled). wait_for_room: woken the next time an entry frees.
+  // AdmissionObserver, watching writes and updates (T3 counts them, not reads).
+  // can_admit: false iff `req` is a tracked write/update with no entry for its
+  // (WG, WF) and a full set under set_full: stall (the controller must hold it).
+  // on_admit: counts a write or update entering a DRAM queue (untracked ones and reads
+  // are ignored); a tracked one completing its region frees the entry and calls
+  // on_region_ready (after trigger_latency, from an event: never re-entrantly).
+  // Counting more than a region expects is an internal error (an update doubled).
+  // wait_for_room: woken the next time an entry frees.
+  bool watches(MemOp op) const override { return op != MemOp::kRead; }
   bool can_admit(const MemRequest& req) const override { return !counts(req) || can_count_tracked(req); }
   void on_admit(const MemRequest& req) override {
     if (counts(req)) count_tracked(req);
