@@ -6,6 +6,8 @@
 
 #include "models/cache/i_replacement.h"
 #include "models/mc/i_arbiter.h"
+#include "models/mc/i_scheduler.h"
+#include "models/net/i_topology.h"
 #include "models/system/experiment.h"
 #include "models/system/sublayer_configuration.h"
 #include "sim/registry.h"
@@ -30,7 +32,11 @@ std::string registry_listing() {
   section(out, "configurations", "--config, run.config", sublayer_configurations().listing());
   section(out, "workload kinds", "workload kind", workload_kinds().listing());
   section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiter_types());
+  section(out, "DRAM command schedulers", "system.memory.mc.scheduler", scheduler_types());
   section(out, "L2 replacement policies", "system.memory.l2.replacement", replacement_types());
+  std::vector<RegistryEntry> topologies;
+  for (const TopologyType& t : topology_types()) topologies.push_back({t.name, t.description});
+  section(out, "network topologies", "system.net.topology", topologies);
   std::vector<RegistryEntry> presets;
   for (const GemmPreset& p : gemm_presets())
     presets.push_back({p.name, fmt::format("{} {}: {} x {} x {}, TP {}", p.model, p.layer, p.m, p.n, p.k, p.tp)});

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "models/system/experiment.h"
-#include "models/node/node.h"  // parse_net_mode
 #include "models/system/sublayer_configuration.h"
 #include "sim/config.h"
 #include "sim/error.h"

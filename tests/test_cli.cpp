@@ -62,7 +62,8 @@ TEST_F(Cli, ListPrintsTheRegistries) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* expected :
        {"configurations (--config, run.config):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
-        "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "GEMM presets",
+        "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "DRAM command schedulers", "  fcfs ",
+        "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
   }

@@ -39,7 +39,7 @@
 
 #include "models/cu/store_routing.h"
 #include "models/mem/mem_request.h"
-#include "models/net/network.h"
+#include "models/mem/remote_access.h"
 #include "sim/error.h"
 #include "sim/clock.h"
 #include "sim/component.h"

@@ -45,6 +45,7 @@
 
 #include "models/common/payload.h"
 #include "models/mem/mem_request.h"
+#include "models/mem/remote_access.h"  // what the network offers each GPU
 #include "models/net/i_topology.h"
 #include "models/net/net_config.h"
 #include "sim/component.h"
@@ -70,23 +71,6 @@ struct NetPacket {
   std::uint32_t track_wg = MemRequest::kNoWg;  // T3 tracker metadata of the request
   std::uint8_t track_wf = 0;
   std::uint64_t size_bytes() const { return wire_bytes; }
-};
-
-// What a GPU's CUs and DMA engines see of the network.
-class RemoteAccess {
- public:
-  virtual ~RemoteAccess() = default;
-  // Contract: a MemTarget carrying kWrite / kUpdate requests (any rows, with or
-  // without data) from this GPU into `peer`'s memory. Reads are an internal error.
-  // The client gets exactly one on_mem_response() (with the request, data emptied)
-  // once all of it has been applied at the peer; refusals follow the MemTarget
-  // retry protocol. peer != this GPU, peer < num_gpus.
-  virtual MemTarget& peer_memory(std::uint32_t peer) = 0;
-  // Contract: sets `flag` on `peer` to max(current, value) when the message
-  // arrives; it travels behind every packet this GPU sent to `peer` before (same
-  // path, FIFO), but does not wait for their acknowledgments (a release needs the
-  // sender to wait for those first). Never refused (flags are tiny; they queue).
-  virtual void set_peer_flag(std::uint32_t peer, std::uint64_t flag, std::uint64_t value) = 0;
 };
 
 class Network final : public Component {

@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/net/network.h"  // NetMode
+#include "models/node/node.h"  // NetMode, parse_net_mode
 #include "sim/config.h"
 #include "sim/registry.h"
 #include "sim/simulator.h"
