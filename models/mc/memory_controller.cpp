@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "models/mc/impl/fr_fcfs.h"
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/simulator.h"
@@ -65,6 +66,7 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
       arbiter_(make_arbiter(*this, cfg.arbiter)),
       scheduler_(make_scheduler(cfg.scheduler, SchedulerParams{dram, cfg.read_queue_size, cfg.write_queue_size,
                                                                cfg.row_hit_cap})),
+      fr_fcfs_(dynamic_cast<FrFcfsScheduler*>(scheduler_.get())),
       tick_event_(*this),
       occupancy_stat_(time_weighted("dram_queue_occupancy", "requests",
                                     "requests in the DRAM read + write queues", 1,
@@ -315,7 +317,7 @@ void MemoryController::tick() {
   T3SIM_CHECK(next != kNever, "requests queued but nothing can ever issue");
 }
 
-ArbiterView MemoryController::view(Cycles now_c) const {
+inline ArbiterView MemoryController::view(Cycles now_c) const {
   ArbiterView v;
   v.now = now_c;
   v.occupancy = occupancy();
@@ -466,7 +468,9 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
     if (chosen->free == 0) return false;
   }
   DramQueue& other = chosen == &write_q_ ? read_q_ : write_q_;
-  const ScheduledCommand c = scheduler_->schedule(*chosen, other, now_c, next, want_next);
+  // FR-FCFS (the default) directly, so its scan inlines here; others through the interface.
+  const ScheduledCommand c = fr_fcfs_ != nullptr ? fr_fcfs_->scan(*chosen, other, now_c, next, want_next)
+                                                 : scheduler_->schedule(*chosen, other, now_c, next, want_next);
   if (c.queue == nullptr) return false;
   const QueuedRequest& h = c.queue->hot[c.index];
   const DramCommand cmd = static_cast<DramCommand>(h.cmd);

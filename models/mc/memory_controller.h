@@ -38,6 +38,8 @@
 
 namespace t3sim {
 
+class FrFcfsScheduler;
+
 class ConfigNode;
 
 struct McConfig {
@@ -127,7 +129,9 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   Cycles cycle_now() const { return clock_.cycle_at_or_after(now()); }
   void wake_at(Cycles c);
   void tick();
-  ArbiterView view(Cycles now) const;
+  // Built on every admission: inlined into its callers (this TU), as it was before the
+  // observer interface made its call virtual.
+  [[gnu::always_inline]] inline ArbiterView view(Cycles now) const;
   bool admit(Cycles now);
   bool refresh(Cycles now, Cycles& next);
   // Issues the cycle's command, if any (the scheduler's choice in the active queue).
@@ -174,6 +178,7 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   std::unique_ptr<Arbiter> arbiter_;
   bool arbiter_observes_ = true;  // arbiter_->observes()
   std::unique_ptr<DramScheduler> scheduler_;
+  FrFcfsScheduler* fr_fcfs_ = nullptr;  // scheduler_ if it is FR-FCFS: called directly (schedule_command)
   AdmissionObserver* observer_ = nullptr;
   std::array<bool, kNumMemOps> observed_{};  // observer_->watches(op), per op (false without one)
   bool observer_waiting_ = false;  // registered with observer_ for room
