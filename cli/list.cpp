@@ -34,9 +34,7 @@ std::string registry_listing() {
   section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiter_types());
   section(out, "DRAM command schedulers", "system.memory.mc.scheduler", scheduler_types());
   section(out, "L2 replacement policies", "system.memory.l2.replacement", replacement_types());
-  std::vector<RegistryEntry> topologies;
-  for (const TopologyType& t : topology_types()) topologies.push_back({t.name, t.description});
-  section(out, "network topologies", "system.net.topology", topologies);
+  section(out, "network topologies", "system.net.topology", topology_types());
   std::vector<RegistryEntry> presets;
   for (const GemmPreset& p : gemm_presets())
     presets.push_back({p.name, fmt::format("{} {}: {} x {} x {}, TP {}", p.model, p.layer, p.m, p.n, p.k, p.tp)});

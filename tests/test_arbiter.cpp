@@ -73,13 +73,13 @@ TEST_F(ArbiterTest, RegistryNamesEachPolicyOnceWithADescription) {
     EXPECT_FALSE(entry.description.empty()) << entry.name;
     EXPECT_EQ(entry.description.find('\n'), std::string::npos) << entry.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"fr-fcfs", "round-robin", "compute-first", "mca"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"compute-first", "fr-fcfs", "mca", "round-robin"}));
   try {
     make("lottery");
     ADD_FAILURE() << "an unknown arbiter was made";
   } catch (const UserError& e) {
     EXPECT_STREQ(e.what(),
-                 "unknown arbiter type 'lottery' (registered: fr-fcfs, round-robin, compute-first, mca)");
+                 "unknown arbiter type 'lottery' (registered: compute-first, fr-fcfs, mca, round-robin)");
   }
 }
 
@@ -259,7 +259,7 @@ TEST(ArbiterConfigTest, ReadsEachPolicy) {
 
 TEST(ArbiterConfigTest, BadInputNamesFileLineAndKey) {
   EXPECT_EQ(read_error("arbiter:\n  type: mcaa\n"),
-            "sys.yaml:2: arbiter.type: expected one of fr-fcfs, round-robin, compute-first, mca; got 'mcaa' "
+            "sys.yaml:2: arbiter.type: expected one of compute-first, fr-fcfs, mca, round-robin; got 'mcaa' "
             "(did you mean 'mca'?)");
   EXPECT_EQ(read_error("arbiter:\n  type: round-robin\n  threshold: 5\n"),
             "sys.yaml:3: arbiter.threshold: unknown key (known keys: type)");

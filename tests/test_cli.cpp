@@ -119,7 +119,7 @@ TEST_F(Cli, BadValuesAndOverridesAreUserErrors) {
       {"--set nonsense", "expected the form key.path=value"},
       {"--config t3", "run.config: a collective alone has no configuration 't3'"},
       {"--config bogus", "run.config: expected one of"},
-      {"--set system.net.topology=torus", "system.net.topology: expected one of ring"},
+      {"--set system.net.topology=torus", "system.net.topology: expected one of fully-connected, ring, switch"},
       {"--set workload.size=1001 --set workload.element_size=2", "not a whole number of 2-byte elements"},
       // Combinations only a model can judge are still user errors.
       {"--set system.net.packet_size=3", "the packet size must be a multiple of the element size"},

@@ -164,7 +164,7 @@ TEST(MemoryController, SchedulerRegistryAndConfig) {
     names.push_back(entry.name);
     EXPECT_FALSE(entry.description.empty()) << entry.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"fr-fcfs", "fcfs"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fcfs", "fr-fcfs"}));
   auto read = [](const std::string& yaml) {
     ConfigTree tree = ConfigTree::parse(yaml, "sys.yaml");
     ResolvedConfig resolved;
@@ -177,7 +177,7 @@ TEST(MemoryController, SchedulerRegistryAndConfig) {
     read("mc:\n  scheduler: frfcfs\n");
     ADD_FAILURE() << "a bad scheduler name was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_STREQ(e.what(), "sys.yaml:2: mc.scheduler: expected one of fr-fcfs, fcfs; got 'frfcfs' "
+    EXPECT_STREQ(e.what(), "sys.yaml:2: mc.scheduler: expected one of fcfs, fr-fcfs; got 'frfcfs' "
                            "(did you mean 'fr-fcfs'?)");
   }
 }

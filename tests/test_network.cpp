@@ -237,12 +237,12 @@ std::vector<std::string> links_of(const Topology& t, std::uint32_t gpu) {
 
 TEST(Topology, TheRegistryNamesEachTopologyOnceWithADescription) {
   std::vector<std::string> names;
-  for (const TopologyType& t : topology_types()) {
+  for (const RegistryEntry& t : topology_types()) {
     names.push_back(t.name);
     EXPECT_FALSE(t.description.empty()) << t.name;
     EXPECT_EQ(make_topology(t.name, 4, test_config(t.name))->num_gpus(), 4u) << t.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"ring", "fully-connected", "switch"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fully-connected", "ring", "switch"}));
 }
 
 TEST(Topology, RingLinksNeighboursAndRoutesTheShortWayTieForward) {
@@ -290,7 +290,7 @@ TEST(Topology, SwitchGoesUpAndDownThroughOneSwitchNode) {
 
 // The network creates exactly the topology's links, GPU by GPU, under their names.
 TEST(Topology, TheNetworkBuildsItsTopologysLinksInOrder) {
-  for (const TopologyType& t : topology_types()) {
+  for (const RegistryEntry& t : topology_types()) {
     for (const NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
       Rig rig(4, test_config(t.name), mode);
       const Topology& topology = rig.net.topology();
@@ -775,7 +775,7 @@ TEST(NetworkConfig, AnUnknownTopologyNamesTheKey) {
     ADD_FAILURE() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "net.topology");
-    EXPECT_THAT(e.what(), HasSubstr("sys.yaml:2: net.topology: expected one of ring, fully-connected, switch"));
+    EXPECT_THAT(e.what(), HasSubstr("sys.yaml:2: net.topology: expected one of fully-connected, ring, switch"));
   }
   try {
     read("net:\n  topology: swich\n");

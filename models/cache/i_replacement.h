@@ -36,9 +36,12 @@ class ReplacementPolicy {
   virtual std::size_t victim(std::span<const ReplacementCandidate> candidates) = 0;
 };
 
-// The policies: name (the `replacement:` value) and one-line description, in
-// registry order.
-const std::vector<RegistryEntry>& replacement_types();
+// The policies by name (the `replacement:` value); each registers itself in its impl/
+// file, its factory taking the seed.
+using ReplacementPolicies = Registry<ReplacementPolicy, std::uint64_t>;
+ReplacementPolicies& replacement_policies();
+// Their names and one-line descriptions, sorted by name.
+std::vector<RegistryEntry> replacement_types();
 // The policy `name` names (a UserError if none is registered by that name); `seed`
 // makes a randomized policy's choices reproducible (the L2 passes the run seed mixed
 // with its name).

@@ -64,7 +64,7 @@ L2Config read_l2_config(ConfigNode node) {
       static_cast<std::uint32_t>(node.get_uint("max_transactions", cfg.max_transactions, 1, 1u << 24));
   cfg.max_outstanding_misses = static_cast<std::uint32_t>(
       node.get_uint("max_outstanding_misses", cfg.max_outstanding_misses, 1, 1u << 24));
-  cfg.replacement = node.get_enum("replacement", cfg.replacement, registered_names(replacement_types()));
+  cfg.replacement = node.get_enum("replacement", cfg.replacement, replacement_policies().names());
   // Unknown keys first: a misspelt key would otherwise surface as a geometry error
   // about the default it left in place.
   node.finish();

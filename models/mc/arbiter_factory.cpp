@@ -1,6 +1,6 @@
-// The arbitration policies by name, and the reader of an `arbiter:` mapping. A new
-// policy adds its class under impl/, one row to kPolicies (name, one-line
-// description, factory) and, if it has parameters, the keys it accepts below.
+// The arbitration policies' registry, and the reader of an `arbiter:` mapping. A new
+// policy is a class under impl/ that registers itself there (T3SIM_REGISTER) and, if
+// it has parameters, the keys it accepts below.
 
 #include <algorithm>
 #include <functional>
@@ -8,32 +8,12 @@
 #include <fmt/format.h>
 
 #include "models/mc/i_arbiter.h"
-#include "models/mc/impl/mca.h"
-#include "models/mc/impl/simple_arbiters.h"
 #include "sim/config.h"
 #include "sim/registry.h"
 
 namespace t3sim {
 
 namespace {
-
-struct Policy : RegistryEntry {
-  std::function<std::unique_ptr<Arbiter>(Component&, const ArbiterConfig&)> make;
-};
-
-const std::vector<Policy>& policies() {
-  static const std::vector<Policy> kPolicies = {
-      {{"fr-fcfs", "stream-blind: the older ingress head enters first"},
-       [](Component& p, const ArbiterConfig&) { return std::make_unique<FrFcfsArbiter>(p); }},
-      {{"round-robin", "T3's baseline: alternate between the streams, falling back to the other one"},
-       [](Component& p, const ArbiterConfig&) { return std::make_unique<RoundRobinArbiter>(p); }},
-      {{"compute-first", "compute whenever it fits, communication otherwise"},
-       [](Component& p, const ArbiterConfig&) { return std::make_unique<ComputeFirstArbiter>(p); }},
-      {{"mca", "T3-MCA (T3 §4.5): compute first, communication below a DRAM-queue occupancy threshold"},
-       [](Component& p, const ArbiterConfig& c) { return std::make_unique<McaArbiter>(p, c); }},
-  };
-  return kPolicies;
-}
 
 // A threshold is a count of requests or `unlimited`.
 std::uint32_t parse_threshold(const ConfigValue& v, const ConfigNode& node, std::string_view key) {
@@ -51,14 +31,16 @@ std::uint32_t parse_threshold(const ConfigValue& v, const ConfigNode& node, std:
 
 }  // namespace
 
-const std::vector<RegistryEntry>& arbiter_types() {
-  static const std::vector<RegistryEntry> kEntries = registry_entries(policies());
-  return kEntries;
+ArbiterPolicies& arbiter_policies() {
+  static ArbiterPolicies registry;
+  return registry;
 }
+
+std::vector<RegistryEntry> arbiter_types() { return arbiter_policies().listing(); }
 
 ArbiterConfig read_arbiter_config(ConfigNode node) {
   ArbiterConfig cfg;
-  cfg.type = node.get_enum("type", cfg.type, registered_names(arbiter_types()));
+  cfg.type = node.get_enum("type", cfg.type, arbiter_policies().names());
   if (cfg.type == "mca") {
     if (const ConfigValue* t = node.raw("threshold")) cfg.threshold = parse_threshold(*t, node, "threshold");
     cfg.starvation_limit = node.get_uint("starvation_limit", cfg.starvation_limit, 1);
@@ -77,7 +59,9 @@ ArbiterConfig read_arbiter_config(ConfigNode node) {
 }
 
 std::unique_ptr<Arbiter> make_arbiter(Component& parent, const ArbiterConfig& cfg) {
-  return find_registered(policies(), cfg.type, "arbiter type").make(parent, cfg);
+  const ArbiterPolicies::Entry* policy = arbiter_policies().find(cfg.type);
+  if (policy == nullptr) unknown_registered_name("arbiter type", cfg.type, arbiter_policies().names());
+  return policy->make(parent, cfg);
 }
 
 }  // namespace t3sim

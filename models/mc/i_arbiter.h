@@ -92,8 +92,11 @@ class Arbiter : public Component {
   virtual void on_kernel_end(Cycles /*now*/) {}
 };
 
-// The policies: name (the `type:` value) and one-line description, in registry order.
-const std::vector<RegistryEntry>& arbiter_types();
+// The policies by name (the `type:` value); each registers itself in its impl/ file.
+using ArbiterPolicies = Registry<Arbiter, Component&, const ArbiterConfig&>;
+ArbiterPolicies& arbiter_policies();
+// Their names and one-line descriptions, sorted by name.
+std::vector<RegistryEntry> arbiter_types();
 // Reads `arbiter:` (a mapping with `type:` and that policy's keys).
 ArbiterConfig read_arbiter_config(ConfigNode node);
 // The arbiter cfg.type names (a UserError if none is registered by that name), named

@@ -124,9 +124,11 @@ struct SchedulerParams {
   std::uint32_t row_hit_cap = 0;
 };
 
-// The schedulers: name (the `scheduler:` value) and one-line description, in
-// registry order.
-const std::vector<RegistryEntry>& scheduler_types();
+// The schedulers by name (the `scheduler:` value); each registers itself in its impl/ file.
+using DramSchedulers = Registry<DramScheduler, const SchedulerParams&>;
+DramSchedulers& dram_schedulers();
+// Their names and one-line descriptions, sorted by name.
+std::vector<RegistryEntry> scheduler_types();
 // The scheduler `name` names (a UserError if none is registered by that name).
 std::unique_ptr<DramScheduler> make_scheduler(std::string_view name, const SchedulerParams& params);
 

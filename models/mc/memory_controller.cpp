@@ -48,7 +48,7 @@ McConfig read_mc_config(ConfigNode node) {
   cfg.write_drain_timeout = static_cast<std::uint32_t>(
       node.get_uint("write_drain_timeout", cfg.write_drain_timeout, 1, 1u << 30));
   cfg.row_hit_cap = static_cast<std::uint32_t>(node.get_uint("row_hit_cap", cfg.row_hit_cap, 1, 1u << 20));
-  cfg.scheduler = node.get_enum("scheduler", cfg.scheduler, registered_names(scheduler_types()));
+  cfg.scheduler = node.get_enum("scheduler", cfg.scheduler, dram_schedulers().names());
   cfg.response_latency = static_cast<std::uint32_t>(node.get_uint("response_latency", cfg.response_latency, 0, 1u << 20));
   cfg.arbiter = read_arbiter_config(node.child("arbiter"));
   node.finish();

@@ -3,8 +3,8 @@
 // a packet goes from one GPU to another, and that way's latency. A Topology only
 // describes: Network (network.h) builds its links and routing tables from it once,
 // at construction, so the per-packet path never calls it, except path_latency once
-// per acknowledgment. Chosen by name (`system.net.topology`) from the registry in
-// topology_registry.cpp; each topology is one class in impl/.
+// per acknowledgment. Chosen by name (`system.net.topology`) from the registry
+// (topology_registry.cpp); each topology is one class in impl/ that registers itself.
 //
 // Nodes are numbered GPUs first (0 .. num_gpus - 1), then switches (num_gpus ..
 // nodes() - 1).
@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/registry.h"
 #include "sim/time.h"
 
 namespace t3sim {
@@ -62,12 +63,12 @@ class Topology {
   std::uint32_t num_gpus_;
 };
 
-// A row of the registry: what `system.net.topology` may name.
-struct TopologyType {
-  std::string name;
-  std::string description;  // one line
-};
-const std::vector<TopologyType>& topology_types();
+// The topologies by name (`system.net.topology`); each registers itself in its impl/
+// file, its factory taking the GPU count and the network's config.
+using Topologies = Registry<Topology, std::uint32_t, const NetConfig&>;
+Topologies& topologies();
+// Their names and one-line descriptions, sorted by name.
+std::vector<RegistryEntry> topology_types();
 
 // Contract: `name` is one of topology_types() (read_net_config checks), num_gpus >= 2.
 std::unique_ptr<Topology> make_topology(std::string_view name, std::uint32_t num_gpus, const NetConfig& cfg);

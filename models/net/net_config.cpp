@@ -4,22 +4,9 @@
 
 namespace t3sim {
 
-namespace {
-
-const std::vector<std::string>& topology_names() {
-  static const std::vector<std::string> kNames = [] {
-    std::vector<std::string> names;
-    for (const TopologyType& t : topology_types()) names.push_back(t.name);
-    return names;
-  }();
-  return kNames;
-}
-
-}  // namespace
-
 NetConfig read_net_config(ConfigNode node) {
   NetConfig cfg;
-  cfg.topology = node.get_enum("topology", cfg.topology, topology_names());
+  cfg.topology = node.get_enum("topology", cfg.topology, topologies().names());
   cfg.link.bandwidth = node.get_bandwidth("bandwidth", cfg.link.bandwidth);
   cfg.link.latency = node.get_time("latency", cfg.link.latency, Tick::zero(), Tick::ms(1000));
   cfg.packet_bytes = node.get_bytes("packet_size", cfg.packet_bytes, 1, 1ULL << 30);

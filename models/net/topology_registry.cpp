@@ -1,5 +1,5 @@
-// The topologies by name. A new topology adds its class under impl/ with a make_*
-// function (declared below), one row to kTopologies and a test in
+// The topologies' registry and what every topology shares. A new topology is a class
+// under impl/ that registers itself there (T3SIM_REGISTER), and a test in
 // tests/test_network.cpp.
 
 #include <fmt/format.h>
@@ -9,30 +9,6 @@
 #include "sim/error.h"
 
 namespace t3sim {
-
-// Each defined in impl/, next to its class.
-std::unique_ptr<Topology> make_ring_topology(std::uint32_t num_gpus, const NetConfig& cfg);
-std::unique_ptr<Topology> make_fully_connected_topology(std::uint32_t num_gpus, const NetConfig& cfg);
-std::unique_ptr<Topology> make_switch_topology(std::uint32_t num_gpus, const NetConfig& cfg);
-
-namespace {
-
-struct Row {
-  TopologyType type;
-  std::unique_ptr<Topology> (*make)(std::uint32_t num_gpus, const NetConfig& cfg);
-};
-
-const std::vector<Row>& rows() {
-  static const std::vector<Row> kTopologies = {
-      {{"ring", "bidirectional ring: a link to each neighbour, packets take the shorter direction"},
-       make_ring_topology},
-      {{"fully-connected", "a link each way between every pair of GPUs"}, make_fully_connected_topology},
-      {{"switch", "an uplink to and a downlink from one switch per GPU (NVSwitch-style)"}, make_switch_topology},
-  };
-  return kTopologies;
-}
-
-}  // namespace
 
 std::string Topology::node_name(std::uint32_t node) const {
   return node < num_gpus_ ? fmt::format("gpu{}", node) : std::string("sw");
@@ -49,19 +25,15 @@ std::vector<std::uint32_t> Topology::path(std::uint32_t src, std::uint32_t dst) 
   return nodes_passed;
 }
 
-const std::vector<TopologyType>& topology_types() {
-  static const std::vector<TopologyType> kTypes = [] {
-    std::vector<TopologyType> types;
-    for (const Row& r : rows()) types.push_back(r.type);
-    return types;
-  }();
-  return kTypes;
+Topologies& topologies() {
+  static Topologies registry;
+  return registry;
 }
 
+std::vector<RegistryEntry> topology_types() { return topologies().listing(); }
+
 std::unique_ptr<Topology> make_topology(std::string_view name, std::uint32_t num_gpus, const NetConfig& cfg) {
-  for (const Row& r : rows()) {
-    if (name == r.type.name) return r.make(num_gpus, cfg);
-  }
+  if (const Topologies::Entry* topology = topologies().find(name)) return topology->make(num_gpus, cfg);
   internal_error(Tick::zero(), "net", fmt::format("unknown network topology '{}'", name), __FILE__, __LINE__);
 }
 

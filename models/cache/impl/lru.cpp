@@ -10,4 +10,8 @@ std::size_t LruReplacement::victim(std::span<const ReplacementCandidate> candida
   return lru;
 }
 
+
+T3SIM_REGISTER(replacement_policies, "lru", "least recently used way of the set",
+               [](std::uint64_t) { return std::make_unique<LruReplacement>(); })
+
 }  // namespace t3sim

@@ -11,4 +11,8 @@ std::size_t RandomReplacement::victim(std::span<const ReplacementCandidate> cand
   return static_cast<std::size_t>(z % candidates.size());
 }
 
+
+T3SIM_REGISTER(replacement_policies, "random", "a random way of the set (splitmix64 from the run seed: deterministic)",
+               [](std::uint64_t seed) { return std::make_unique<RandomReplacement>(seed); })
+
 }  // namespace t3sim

@@ -18,4 +18,9 @@ ScheduledCommand FcfsScheduler::schedule(DramQueue& active, DramQueue& /*other*/
   return {};
 }
 
+
+T3SIM_REGISTER(dram_schedulers, "fcfs",
+               "strict arrival order: the oldest request issues its next command when timing allows",
+               [](const SchedulerParams& p) { return std::make_unique<FcfsScheduler>(p); })
+
 }  // namespace t3sim

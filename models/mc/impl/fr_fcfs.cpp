@@ -12,4 +12,9 @@ FrFcfsScheduler::FrFcfsScheduler(const SchedulerParams& params)
       skipped_(std::max(params.read_queue_size, params.write_queue_size)),
       row_cmds_(std::max(params.read_queue_size, params.write_queue_size)) {}
 
+
+T3SIM_REGISTER(dram_schedulers, "fr-fcfs",
+               "first ready: the oldest row hit, else the oldest ready ACT/PRE; rows held up to row_hit_cap hits",
+               [](const SchedulerParams& p) { return std::make_unique<FrFcfsScheduler>(p); })
+
 }  // namespace t3sim

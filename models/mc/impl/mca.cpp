@@ -132,4 +132,9 @@ void McaArbiter::on_kernel_end(Cycles) {
   ++kernel_drains_;
 }
 
+
+T3SIM_REGISTER(arbiter_policies, "mca",
+               "T3-MCA (T3 §4.5): compute first, communication below a DRAM-queue occupancy threshold",
+               [](Component& mc, const ArbiterConfig& cfg) { return std::make_unique<McaArbiter>(mc, cfg); })
+
 }  // namespace t3sim

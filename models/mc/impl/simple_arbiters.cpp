@@ -39,4 +39,13 @@ std::optional<Stream> ComputeFirstArbiter::choose(const ArbiterView& v) const {
   return std::nullopt;
 }
 
+
+T3SIM_REGISTER(arbiter_policies, "fr-fcfs", "stream-blind: the older ingress head enters first",
+               [](Component& mc, const ArbiterConfig&) { return std::make_unique<FrFcfsArbiter>(mc); })
+T3SIM_REGISTER(arbiter_policies, "round-robin",
+               "T3's baseline: alternate between the streams, falling back to the other one",
+               [](Component& mc, const ArbiterConfig&) { return std::make_unique<RoundRobinArbiter>(mc); })
+T3SIM_REGISTER(arbiter_policies, "compute-first", "compute whenever it fits, communication otherwise",
+               [](Component& mc, const ArbiterConfig&) { return std::make_unique<ComputeFirstArbiter>(mc); })
+
 }  // namespace t3sim

@@ -32,8 +32,7 @@ class FullyConnectedTopology final : public Topology {
 
 }  // namespace
 
-std::unique_ptr<Topology> make_fully_connected_topology(std::uint32_t num_gpus, const NetConfig& cfg) {
-  return std::make_unique<FullyConnectedTopology>(num_gpus, cfg);
-}
+T3SIM_REGISTER(topologies, "fully-connected", "a link each way between every pair of GPUs",
+               [](std::uint32_t num_gpus, const NetConfig& cfg) { return std::make_unique<FullyConnectedTopology>(num_gpus, cfg); })
 
 }  // namespace t3sim

@@ -43,8 +43,7 @@ class RingTopology final : public Topology {
 
 }  // namespace
 
-std::unique_ptr<Topology> make_ring_topology(std::uint32_t num_gpus, const NetConfig& cfg) {
-  return std::make_unique<RingTopology>(num_gpus, cfg);
-}
+T3SIM_REGISTER(topologies, "ring", "bidirectional ring: a link to each neighbour, packets take the shorter direction",
+               [](std::uint32_t num_gpus, const NetConfig& cfg) { return std::make_unique<RingTopology>(num_gpus, cfg); })
 
 }  // namespace t3sim

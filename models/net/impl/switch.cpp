@@ -40,8 +40,7 @@ class SwitchTopology final : public Topology {
 
 }  // namespace
 
-std::unique_ptr<Topology> make_switch_topology(std::uint32_t num_gpus, const NetConfig& cfg) {
-  return std::make_unique<SwitchTopology>(num_gpus, cfg);
-}
+T3SIM_REGISTER(topologies, "switch", "an uplink to and a downlink from one switch per GPU (NVSwitch-style)",
+               [](std::uint32_t num_gpus, const NetConfig& cfg) { return std::make_unique<SwitchTopology>(num_gpus, cfg); })
 
 }  // namespace t3sim
