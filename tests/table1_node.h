@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/node/node.h"
+#include "models/system/gemm_system.h"
 #include "sim/config.h"
 
 namespace t3sim {
@@ -18,6 +19,20 @@ inline NodeConfig table1(std::uint32_t gpus, NetMode mode = NetMode::kFull,
   NodeConfig cfg = read_node_config(root, mode);
   cfg.num_gpus = gpus;
   return cfg;
+}
+
+// A 1024 x 1024 x 512 FP16 GEMM (32 WGs, one stage) for sub-layer tests on that node.
+inline GemmWorkload small_gemm(const NodeConfig& cfg) {
+  GemmParams g;
+  g.m = 1024;
+  g.n = 1024;
+  g.k = 512;
+  g.flops_per_cycle = cfg.gpu.cu.flops_per_cycle;
+  GemmWorkload wl;
+  wl.trace = make_gemm_trace(g);
+  wl.params = g;
+  wl.description = "1024x1024x512";
+  return wl;
 }
 
 }  // namespace t3sim

@@ -254,19 +254,6 @@ TEST(NodeDma, DmaAllGatherSlowsAConcurrentGemmLess) {
 // ---------------------------------------------------------------------------
 // The sequential sub-layer: GEMM, then RS, then AG, with the breakdowns.
 
-GemmWorkload small_gemm(const NodeConfig& cfg) {
-  GemmParams g;
-  g.m = 1024;
-  g.n = 1024;
-  g.k = 512;
-  g.flops_per_cycle = cfg.gpu.cu.flops_per_cycle;
-  GemmWorkload wl;
-  wl.trace = make_gemm_trace(g);
-  wl.params = g;
-  wl.description = "1024x1024x512";
-  return wl;
-}
-
 TEST(Sequential, PhasesAddUpAndTrafficFollowsFigure10) {
   const NodeConfig cfg = table1(4);
   Simulator sim(3);

@@ -71,19 +71,6 @@ class GemmThenAllGather final : public SublayerConfiguration {
 T3SIM_REGISTER(sublayer_configurations, "test-gemm-then-ag", "the GEMM, then the AG (a test's own)",
                [] { return std::make_unique<GemmThenAllGather>(); })
 
-GemmWorkload small_gemm(const NodeConfig& cfg) {
-  GemmParams g;
-  g.m = 1024;
-  g.n = 1024;
-  g.k = 512;
-  g.flops_per_cycle = cfg.gpu.cu.flops_per_cycle;
-  GemmWorkload wl;
-  wl.trace = make_gemm_trace(g);
-  wl.params = g;
-  wl.description = "1024x1024x512";
-  return wl;
-}
-
 TEST(Registry, AConfigurationInOneFileRunsThroughTheDriver) {
   const NodeConfig cfg = table1(4);
   Simulator sim(3);
