@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/config.h"
 #include "models/system/sublayer_configuration.h"
+#include "sim/config.h"
 #include "sim/error.h"
 
 namespace t3sim {
@@ -21,12 +21,13 @@ SublayerOptions read_sublayer_options(ConfigNode c) {
   return o;
 }
 
-namespace {
 PhaseTraffic dram_totals(GpuMemory& mem, Stream s) {
   const McStreamStats st = mem.stream_totals(s);
   return PhaseTraffic{st.bytes[index(MemOp::kRead)], st.bytes[index(MemOp::kWrite)],
                       st.bytes[index(MemOp::kUpdate)]};
 }
+
+namespace {
 PhaseTraffic minus(const PhaseTraffic& a, const PhaseTraffic& b) {
   return PhaseTraffic{a.read - b.read, a.write - b.write, a.update - b.update};
 }

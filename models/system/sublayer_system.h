@@ -56,6 +56,8 @@ struct PhaseTraffic {
   std::uint64_t read = 0, write = 0, update = 0;
   std::uint64_t total() const { return read + write + update; }
 };
+// What one GPU's memory controllers moved for stream `s` so far.
+PhaseTraffic dram_totals(GpuMemory& mem, Stream s);
 
 struct SublayerResult {
   Tick total, gemm, rs, ag;                     // phase times (max over GPUs of each phase end)

@@ -10,12 +10,6 @@
 namespace t3sim {
 namespace {
 
-PhaseTraffic communication_traffic(GpuMemory& mem) {
-  const McStreamStats st = mem.stream_totals(Stream::kCommunication);
-  return PhaseTraffic{st.bytes[index(MemOp::kRead)], st.bytes[index(MemOp::kWrite)],
-                      st.bytes[index(MemOp::kUpdate)]};
-}
-
 // The ring RS with near-memory updates on its own, on a node like the sub-layer's:
 // T3Collective without a producer (the output is already in memory, each GPU
 // DMA-updates its first chunk at once and every later one when the tracker has seen
@@ -42,7 +36,7 @@ IsolatedRs run_isolated_rs_nmc(const NodeConfig& cfg, const GemmWorkload& gemm, 
     r.time = std::max(r.time, rs.finished(g));
   }
   rs.finish();
-  r.traffic = communication_traffic(node.gpu(0).memory());
+  r.traffic = dram_totals(node.gpu(0).memory(), Stream::kCommunication);
   r.events = sim.dispatched();
   return r;
 }
