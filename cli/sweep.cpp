@@ -289,6 +289,11 @@ class ResultsFile {
   ResultsFile(fs::path path, std::vector<std::string> parameter_keys, bool retry_errors)
       : path_(std::move(path)) {
     table_.parameter_keys = std::move(parameter_keys);
+    // -o names the CSV file; anything else there (a directory, a device) is bad input.
+    std::error_code ec;
+    if (fs::exists(path_, ec) && !fs::is_regular_file(path_, ec))
+      throw UserError(fmt::format("'{}' is not a regular file: -o names the CSV file the sweep writes",
+                                  path_.string()));
     if (fs::exists(path_)) load_existing(retry_errors);
     open_for_append();
   }

@@ -407,6 +407,19 @@ TEST_F(SweepTest, ExistingFileOfOtherParametersIsAnError) {
   EXPECT_THROW(run_sweep(make_spec(), options("garbage.csv"), fake.runner()), UserError);
 }
 
+// -o naming a directory (issue 21, C10) is bad input, not an uncaught filesystem error.
+TEST_F(SweepTest, OutputThatIsADirectoryIsAnError) {
+  std::filesystem::create_directories(dir_ / "a_directory");
+  FakeRunner fake;
+  try {
+    run_sweep(make_spec(), options("a_directory"), fake.runner());
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a regular file: -o names the CSV file"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(SweepTest, ShardRunsItsSliceAndMergeEqualsUnsharded) {
   FakeRunner fake;
   run_sweep(make_spec(), options("all.csv"), fake.runner());
