@@ -1,5 +1,7 @@
 #include "models/cache/l2_cache.h"
 
+#include "models/cache/impl/lru.h"
+
 #include <algorithm>
 #include <bit>
 #include <numeric>
@@ -82,6 +84,7 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
       memory_(memory_side),
       clock_(cfg.clock_hz),
       replacement_(make_replacement(cfg.replacement, sim().seed() ^ fnv1a(this->name()))),
+      lru_(dynamic_cast<LruReplacement*>(replacement_.get()) != nullptr),
       victim_candidates_(cfg.assoc),
       evictions_(counter("evictions", "lines", "valid lines replaced to make room")),
       write_backs_(counter("write_backs", "lines", "dirty lines written back to memory (evictions, bypass invalidations, flushes)")),
@@ -221,6 +224,19 @@ bool L2Cache::is_dirty(std::uint64_t address) const {
 
 std::uint32_t L2Cache::pick_victim(std::uint32_t set) {
   const std::uint32_t base = set * cfg_.assoc;
+  if (lru_) {
+    // LRU, the default, decided in this one pass (LruReplacement's rule: the oldest
+    // last use, the first way on a tie): every eviction of every run comes here, and
+    // a second pass over a candidate list costs mispredicted branches.
+    std::uint32_t lru = kNone;
+    for (std::uint32_t slot = base; slot < base + cfg_.assoc; ++slot) {
+      if (!valid(slot)) return slot;  // an invalid way first, whatever the policy
+      const Line& l = lines_[slot];
+      if (l.mshr != kNone) continue;  // being filled: not replaceable
+      if (lru == kNone || l.last_use < lines_[lru].last_use) lru = slot;
+    }
+    return lru;
+  }
   ReplacementCandidate* const candidates = victim_candidates_.data();  // assoc entries
   std::uint32_t n = 0;
   for (std::uint32_t way = 0; way < cfg_.assoc; ++way) {

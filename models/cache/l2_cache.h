@@ -263,6 +263,7 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   std::uint32_t words_per_line_ = 0;
   std::uint64_t use_clock_ = 0;
   std::unique_ptr<ReplacementPolicy> replacement_;
+  bool lru_;  // replacement_ is LRU: pick_victim decides it in its own pass
   std::vector<ReplacementCandidate> victim_candidates_;  // pick_victim's scratch, assoc entries
 
   std::vector<Line> lines_;  // slot = set * assoc + way
