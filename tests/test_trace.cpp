@@ -195,6 +195,15 @@ TEST(TraceFormat, MalformedTracesNameFileAndLine) {
               HasSubstr("bad.trace:7: WG 0: wf evaluates to 1 (expected below the kernel's 1 WFs per WG)"));
   EXPECT_THAT(trace_error(head + "program p\n  compute 9223372036854775807*a\nend\nwgs 1\nwg 0 p 2\n"),
               HasSubstr("cycles overflows"));
+  // Accesses the memory system cannot carry (issue 21, C03, C04, C14), per WG.
+  EXPECT_THAT(trace_error(head + "program p\n  load a+64 0\nend\nwgs 1\nwg 0 p 0\n"),
+              HasSubstr("bad.trace:6: WG 0: bytes evaluates to 0 (expected an access of at least 1 byte)"));
+  EXPECT_THAT(trace_error(head + "program p\n  load 0 256 rows=2 stride=128\nend\nwgs 1\nwg 0 p 0\n"),
+              HasSubstr("WG 0: stride 128 is smaller than a row's 256 bytes: the rows would overlap"));
+  EXPECT_THAT(trace_error(head + "program p\n  load 0 256 rows=1000000000000\nend\nwgs 1\nwg 0 p 0\n"),
+              HasSubstr("WG 0: rows evaluates to 1000000000000 (expected at most 1048576)"));
+  EXPECT_THAT(trace_error(head + "program p\n  load 0 a\nend\nwgs 2\nwg 0 p 64\nwg 1 p 0\n"),
+              HasSubstr("WG 1: bytes evaluates to 0"));
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=3 threads=64\n"), HasSubstr("multiple of wfs"));
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\nend\n"),
               HasSubstr("missing 'wgs COUNT'"));

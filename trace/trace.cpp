@@ -362,6 +362,21 @@ class CheckedWalk {
         if (names[k] != nullptr) values[k] = eval(op.arg[k], names[k]);
       }
       if (op.kind == TraceOpKind::kLoad || op.kind == TraceOpKind::kStore) {
+        // What the memory system can carry (issue 21, C03, C04, C14): a request is at
+        // least one byte in at least one row, its rows do not overlap, and it stays
+        // within the request's 32-bit row size and a bounded tile.
+        const std::int64_t bytes = values[1], rows = values[2], stride = values[3];
+        if (bytes == 0) fail("bytes evaluates to 0 (expected an access of at least 1 byte)");
+        if (bytes > kTraceMaxAccessBytes)
+          fail(fmt::format("bytes evaluates to {} (expected at most {} per row)", bytes, kTraceMaxAccessBytes));
+        if (rows == 0) fail("rows evaluates to 0 (expected at least 1)");
+        if (rows > kTraceMaxAccessRows)
+          fail(fmt::format("rows evaluates to {} (expected at most {})", rows, kTraceMaxAccessRows));
+        if (bytes * rows > kTraceMaxAccessTotal)
+          fail(fmt::format("{} rows of {} bytes is more than {} bytes in one access", rows, bytes,
+                           kTraceMaxAccessTotal));
+        if (rows > 1 && stride < bytes)
+          fail(fmt::format("stride {} is smaller than a row's {} bytes: the rows would overlap", stride, bytes));
         // The range's last byte must be addressable.
         std::int64_t span = 0;
         std::int64_t end = 0;

@@ -95,6 +95,13 @@ struct TraceProgram {
 };
 
 // Per-WG needs, for occupancy.
+// The largest load or store the memory system takes (validate_trace checks every
+// WG's): a row of at most 1 GiB (requests carry a 32-bit row size), at most 2^20 rows,
+// at most 4 GiB in all (a tile the L2 splits into line pieces, at most 2^30 of them).
+inline constexpr std::int64_t kTraceMaxAccessBytes = std::int64_t{1} << 30;
+inline constexpr std::int64_t kTraceMaxAccessRows = std::int64_t{1} << 20;
+inline constexpr std::int64_t kTraceMaxAccessTotal = std::int64_t{1} << 32;
+
 struct TraceResources {
   std::uint32_t wfs_per_wg = 1;
   std::uint32_t threads_per_wg = 64;

@@ -175,8 +175,12 @@ class Parser {
       const auto n = parse_unsigned(tok[1], UINT32_MAX);
       if (!n || *n == 0) fail(fmt::format("bad WG count '{}' (expected an integer in [1, {}])", tok[1], UINT32_MAX));
       declared_wgs_ = *n;
-      trace_.wg_program.reserve(*n);
-      trace_.wg_params.reserve(*n * trace_.params.size());
+      // The count is only a promise until the 'wg' lines arrive (one line each): reserve
+      // for at most a million up front, so a huge count in a short file costs nothing
+      // before it fails with "'wgs N' declared but M 'wg' lines follow" (issue 21, C11).
+      const std::uint64_t reserve = std::min<std::uint64_t>(*n, 1u << 20);
+      trace_.wg_program.reserve(reserve);
+      trace_.wg_params.reserve(reserve * trace_.params.size());
       have_wgs_ = true;
       wgs_line_ = line_;
     } else if (word == "wg") {
