@@ -63,10 +63,20 @@ SourceLocation mark_location(const YAML::Mark& mark, const std::string& file) {
   return SourceLocation{file, mark.line + 1, mark.column + 1};
 }
 
+// Values one document may hold once its aliases are expanded. A system or workload
+// has hundreds; the limit stops an alias bomb (a few lines expanding to billions of
+// values, issue 21, C06) with a clear error instead of exhausting memory.
+constexpr std::uint64_t kMaxValuesPerDocument = 1'000'000;
+
 // With `use_marks` false every node gets `fallback` (values parsed from --set).
+// `budget`: values the document may still hold.
 ConfigValue convert(const YAML::Node& node, const std::string& file, const std::string& path,
-                    const SourceLocation& fallback, bool use_marks) {
+                    const SourceLocation& fallback, bool use_marks, std::uint64_t& budget) {
   ConfigValue v;
+  if (budget == 0)
+    throw ConfigError(SourceLocation{file, 0, 0}, path,
+                      fmt::format("more than {} values (YAML aliases expanding without end?)", kMaxValuesPerDocument));
+  --budget;
   const YAML::Mark mark = node.Mark();
   v.where = use_marks && mark.line >= 0 ? mark_location(mark, file) : fallback;
   switch (node.Type()) {
@@ -82,7 +92,7 @@ ConfigValue convert(const YAML::Node& node, const std::string& file, const std::
     case YAML::NodeType::Sequence:
       v.kind = ConfigValue::Kind::kList;
       for (std::size_t i = 0; i < node.size(); ++i) {
-        v.list.push_back(convert(node[i], file, fmt::format("{}[{}]", path, i), v.where, use_marks));
+        v.list.push_back(convert(node[i], file, fmt::format("{}[{}]", path, i), v.where, use_marks, budget));
       }
       break;
     case YAML::NodeType::Map:
@@ -98,7 +108,7 @@ ConfigValue convert(const YAML::Node& node, const std::string& file, const std::
           throw ConfigError(key_where, join_path(path, key),
                             fmt::format("duplicate key (first written at line {})", first->key_where.line));
         }
-        ConfigValue child = convert(it->second, file, join_path(path, key), key_where, use_marks);
+        ConfigValue child = convert(it->second, file, join_path(path, key), key_where, use_marks, budget);
         child.key_where = key_where;
         v.map.emplace_back(key, std::move(child));
       }
@@ -139,6 +149,20 @@ class Loader {
       throw ConfigError(*included_from, "base",
                         fmt::format("include cycle: {}", fmt::join(names, " -> ")));
     }
+    // A chain of bases this deep is a mistake (the recursion would otherwise exhaust
+    // the stack: issue 21, C12); so are directories, devices and huge files (C07).
+    constexpr std::size_t kMaxBaseDepth = 64;
+    constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+    const auto where = [&] { return included_from != nullptr ? *included_from : SourceLocation{display, 0, 0}; };
+    const char* key = included_from != nullptr ? "base" : "";
+    if (chain_.size() >= kMaxBaseDepth)
+      throw ConfigError(where(), key, fmt::format("'base:' chains more than {} files deep", kMaxBaseDepth));
+    std::error_code ec;
+    if (std::filesystem::exists(display, ec) && !std::filesystem::is_regular_file(display, ec))
+      throw ConfigError(where(), key, fmt::format("'{}' is not a regular file", display));
+    if (const std::uintmax_t size = std::filesystem::file_size(display, ec); !ec && size > kMaxConfigBytes)
+      throw ConfigError(where(), key,
+                        fmt::format("'{}' is {} bytes; a config file is at most {} bytes", display, size, kMaxConfigBytes));
     std::ifstream in(display, std::ios::binary);
     std::ostringstream text;
     if (in) text << in.rdbuf();
@@ -180,7 +204,8 @@ class Loader {
       throw ConfigError(mark_location(e.mark, display), "", e.msg);
     }
     const SourceLocation top{display, 1, 1};
-    ConfigValue root = convert(doc, display, "", top, true);
+    std::uint64_t budget = kMaxValuesPerDocument;
+    ConfigValue root = convert(doc, display, "", top, true, budget);
     if (root.kind == ConfigValue::Kind::kNull) {  // an empty file is an empty mapping
       root.kind = ConfigValue::Kind::kMap;
       root.where = top;
@@ -598,7 +623,8 @@ void ConfigTree::set(std::string_view dotted_path, std::string_view yaml_value, 
   ConfigValue value;
   try {
     const YAML::Node parsed = YAML::Load(std::string(yaml_value));
-    value = convert(parsed, origin.file, std::string(dotted_path), origin, false);
+    std::uint64_t budget = kMaxValuesPerDocument;
+    value = convert(parsed, origin.file, std::string(dotted_path), origin, false, budget);
   } catch (const YAML::Exception& e) {
     throw ConfigError(origin, std::string(dotted_path), fmt::format("invalid YAML value: {}", e.msg));
   }

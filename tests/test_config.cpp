@@ -5,8 +5,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 namespace t3sim {
 namespace {
@@ -259,6 +262,40 @@ TEST(Load, PathIsKeptAsGiven) {
 TEST(Load, MissingFile) {
   const ConfigError e = config_error([] { ConfigTree::load_file(fixture("nope.yaml")); });
   EXPECT_EQ(std::string(e.what()), fixture("nope.yaml") + ": cannot open file");
+}
+
+// Inputs that would exhaust the stack or memory are clear errors (issue 21, C06, C07,
+// C12): a device or directory as a config or a base, a base chain past 64 files, an
+// alias bomb.
+TEST(Load, OddFilesDeepChainsAndAliasBombsAreErrors) {
+  EXPECT_NE(std::string(config_error([] { ConfigTree::load_file("/dev/zero"); }).what()).find(
+                "'/dev/zero' is not a regular file"),
+            std::string::npos);
+  const auto dir = std::filesystem::temp_directory_path() / "t3sim_config_odd";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  EXPECT_NE(std::string(config_error([&] { ConfigTree::load_file(dir); }).what()).find("is not a regular file"),
+            std::string::npos);
+  std::ofstream(dir / "dev.yaml") << "base: /dev/zero\n";
+  const ConfigError dev = config_error([&] { ConfigTree::load_file(dir / "dev.yaml"); });
+  EXPECT_EQ(dev.key(), "base");
+  EXPECT_EQ(dev.where().line, 1);
+  for (int i = 0; i < 100; ++i) std::ofstream(dir / fmt::format("d{}.yaml", i)) << fmt::format("base: d{}.yaml\n", i + 1);
+  std::ofstream(dir / "d100.yaml") << "num_gpus: 4\n";
+  EXPECT_NE(std::string(config_error([&] { ConfigTree::load_file(dir / "d0.yaml"); }).what())
+                .find("'base:' chains more than 64 files deep"),
+            std::string::npos);
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 10; ++i) {
+    bomb += fmt::format("a{}: &a{} [", i, i);
+    for (int k = 0; k < 10; ++k) bomb += fmt::format("{}*a{}", k ? ", " : "", i - 1);
+    bomb += "]\n";
+  }
+  std::ofstream(dir / "bomb.yaml") << bomb;
+  EXPECT_NE(std::string(config_error([&] { ConfigTree::load_file(dir / "bomb.yaml"); }).what())
+                .find("more than 1000000 values (YAML aliases expanding without end?)"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Load, SyntaxError) {

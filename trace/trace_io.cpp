@@ -564,6 +564,11 @@ KernelTrace parse_trace(std::string_view text, std::string display_name) {
 }
 
 KernelTrace read_trace(const std::filesystem::path& path) {
+  // Only a regular file: a device or a directory would be read without end or fail
+  // obscurely (issue 21, C07).
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw TraceError(SourceLocation{path.string(), 0, 0}, "not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceError(SourceLocation{path.string(), 0, 0}, "cannot open the trace file");
   std::ostringstream ss;
