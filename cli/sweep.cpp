@@ -194,6 +194,10 @@ std::string table_text(const ResultsTable& table) {
 }
 
 std::string read_whole_file(const fs::path& path) {
+  // A CSV is a regular file: a device (/dev/zero) would be read without end (issue 21, C07).
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    throw UserError(fmt::format("'{}' is not a regular file (expected a sweep CSV)", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
   std::ostringstream text;

@@ -359,6 +359,22 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
   }
 }
 
+// A peer store in a GEMM alone (issue 21, C05) and a device given to merge (C07).
+TEST_F(Cli, PeerStoresWithoutPeersAndDevicesAsCsvsAreUserErrors) {
+  const fs::path trace = write("peer.trace",
+                               "t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\n  store 0 64 peer=1\nend\n"
+                               "wgs 1\nwg 0 p\n");
+  const fs::path workload = write("peer.yaml", fmt::format("kind: gemm\ntrace: {}\n", trace.string()));
+  const auto r = t3sim(fmt::format("validate configs/systems/table1.yaml '{}'", workload.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("workload.trace: program 'p' sends to a peer GPU (peer=), but a GEMM alone runs on one GPU"),
+            std::string::npos)
+      << r.err;
+  const auto m = t3sim(fmt::format("merge -o '{}' /dev/zero", (dir_ / "all.csv").string()));
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_NE(m.err.find("'/dev/zero' is not a regular file (expected a sweep CSV)"), std::string::npos) << m.err;
+}
+
 TEST_F(Cli, ValidateCatchesAWgThatFitsNoCu) {
   const auto r = t3sim("validate configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set "
                        "system.gpu.cu.lds_size=0B");

@@ -20,7 +20,18 @@ class GemmExperiment final : public Experiment {
     }
     system.finish();
     (void)read_sublayer_options(workload.child("collective"));  // checked; used with --config
-    model_ = std::make_unique<GemmSystem>(sim, gpu_, read_gemm_workload(workload, gpu_));
+    GemmWorkload wl = read_gemm_workload(workload, gpu_);
+    // One GPU has no peers: a trace's remote stores and flag sets (peer=) need a node
+    // (issue 21, C05).
+    for (const TraceProgram& program : wl.trace.programs) {
+      for (const TraceOp& op : program.ops) {
+        if ((op.flags & kTraceRemote) != 0)
+          workload.fail("trace", fmt::format("program '{}' sends to a peer GPU (peer=), but a GEMM alone runs on one "
+                                             "GPU",
+                                             program.name));
+      }
+    }
+    model_ = std::make_unique<GemmSystem>(sim, gpu_, std::move(wl));
   }
 
   std::string validated() const override { return fmt::format("ok: GEMM on {} CUs\n", gpu_.num_cus); }
