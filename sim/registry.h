@@ -57,6 +57,12 @@ class Registry {
       if (e.name == name) return &e;
     return nullptr;
   }
+  // The entry named `name`; unknown: a UserError naming `what` ("DRAM scheduler") and
+  // listing the registered names.
+  const Entry& get(std::string_view name, std::string_view what) const {
+    if (const Entry* e = find(name)) return *e;
+    unknown_registered_name(what, name, names());
+  }
   // Sorted by name.
   const std::vector<Entry>& entries() const { return entries_; }
   std::vector<std::string> names() const {

@@ -12,9 +12,7 @@ ReplacementPolicies& replacement_policies() {
 std::vector<RegistryEntry> replacement_types() { return replacement_policies().listing(); }
 
 std::unique_ptr<ReplacementPolicy> make_replacement(std::string_view name, std::uint64_t seed) {
-  const ReplacementPolicies::Entry* policy = replacement_policies().find(name);
-  if (policy == nullptr) unknown_registered_name("L2 replacement policy", name, replacement_policies().names());
-  return policy->make(seed);
+  return replacement_policies().get(name, "L2 replacement policy").make(seed);
 }
 
 }  // namespace t3sim

@@ -59,9 +59,7 @@ ArbiterConfig read_arbiter_config(ConfigNode node) {
 }
 
 std::unique_ptr<Arbiter> make_arbiter(Component& parent, const ArbiterConfig& cfg) {
-  const ArbiterPolicies::Entry* policy = arbiter_policies().find(cfg.type);
-  if (policy == nullptr) unknown_registered_name("arbiter type", cfg.type, arbiter_policies().names());
-  return policy->make(parent, cfg);
+  return arbiter_policies().get(cfg.type, "arbiter type").make(parent, cfg);
 }
 
 }  // namespace t3sim

@@ -12,9 +12,7 @@ DramSchedulers& dram_schedulers() {
 std::vector<RegistryEntry> scheduler_types() { return dram_schedulers().listing(); }
 
 std::unique_ptr<DramScheduler> make_scheduler(std::string_view name, const SchedulerParams& params) {
-  const DramSchedulers::Entry* scheduler = dram_schedulers().find(name);
-  if (scheduler == nullptr) unknown_registered_name("DRAM scheduler", name, dram_schedulers().names());
-  return scheduler->make(params);
+  return dram_schedulers().get(name, "DRAM scheduler").make(params);
 }
 
 }  // namespace t3sim

@@ -44,14 +44,7 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
                                const SublayerOptions& opt, std::string configuration, std::uint64_t seed)
     : sim_(sim), gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)), seed_(seed) {
   if (!gemm_.params) throw std::invalid_argument("a sub-layer needs a generated GEMM (preset or m/n/k)");
-  const SublayerConfigurations::Entry* entry = sublayer_configurations().find(configuration_);
-  if (entry == nullptr) {
-    std::string names;
-    for (const std::string& n : sublayer_configurations().names()) names += (names.empty() ? "" : ", ") + n;
-    throw UserError(fmt::format("configuration '{}' is not a GEMM + collective sub-layer configuration ({})",
-                                configuration_, names));
-  }
-  config_ = entry->make();
+  config_ = sublayer_configurations().get(configuration_, "sub-layer configuration").make();
   NodeConfig node_cfg = node;
   config_->configure_node(node_cfg);
   node_ = std::make_unique<Node>(sim, node_cfg);
