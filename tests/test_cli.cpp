@@ -375,6 +375,33 @@ TEST_F(Cli, PeerStoresWithoutPeersAndDevicesAsCsvsAreUserErrors) {
   EXPECT_NE(m.err.find("'/dev/zero' is not a regular file (expected a sweep CSV)"), std::string::npos) << m.err;
 }
 
+// Stores of part of a value granule (issue 21, C13, C02): a dirty partial sector written
+// back at kernel end, uncached and update accesses at odd addresses. Timing-only traffic
+// may be any size; they run. A DMA chunk that cannot carry whole words is a config error.
+TEST_F(Cli, PartialGranuleStoresRunAndOddDmaChunksAreConfigErrors) {
+  const fs::path gemm = write("edges.yaml", fmt::format("kind: gemm\ntrace: {}\n",
+                                                        (fs::path(T3SIM_SOURCE_DIR) / "traces/gemm_300x200x100_edges.trace").string()));
+  const fs::path odd = write("odd.trace",
+                             "t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\n  store 0x10 48 uncached\n"
+                             "  store 0x1008 8 update\n  load 0x2004 40\nend\nwgs 2\nwg 0 p\nwg 1 p\n");
+  const fs::path odd_yaml = write("odd.yaml", fmt::format("kind: gemm\ntrace: {}\n", odd.string()));
+  const fs::path tiny = write("tiny.yaml", "kind: gemm\nm: 1\nn: 8\nk: 32\n");
+  for (const fs::path& w : {gemm, odd_yaml, tiny}) {
+    for (const char* system : {"table1", "h200"}) {
+      const auto r = t3sim(fmt::format("run configs/systems/{}.yaml '{}' -o '{}'", system, w.string(),
+                                       (dir_ / "o").string()));
+      EXPECT_EQ(r.exit_code, 0) << system << " " << w << "\n" << r.err;
+      EXPECT_TRUE(fs::exists(dir_ / "o" / "results.json")) << system << " " << w;
+    }
+  }
+  const auto r = t3sim("validate configs/systems/mi300x.yaml configs/workloads/collectives/dma_all_gather.yaml "
+                       "--set system.dma.chunk_size=1B");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("system.dma.chunk_size: 1 B is not a multiple of system.memory.hbm.value_granule (32 B)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(Cli, ValidateCatchesAWgThatFitsNoCu) {
   const auto r = t3sim("validate configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set "
                        "system.gpu.cu.lds_size=0B");

@@ -17,7 +17,9 @@ namespace {
 constexpr std::uint64_t kWriteBit = std::uint64_t{1} << 63;
 constexpr std::uint64_t kChunkBits = 24;
 std::uint64_t make_tag(bool write, std::uint64_t seq, std::uint64_t chunk) {
-  return (write ? kWriteBit : 0) | (seq << kChunkBits) | chunk;
+  // The chunk index is informational (a tag stays unique through its sequence number):
+  // keep it from spilling into the sequence bits of a command of more than 2^24 chunks.
+  return (write ? kWriteBit : 0) | (seq << kChunkBits) | (chunk & ((std::uint64_t{1} << kChunkBits) - 1));
 }
 }  // namespace
 

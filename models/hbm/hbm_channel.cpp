@@ -297,11 +297,13 @@ void HbmChannel::for_each_segment(std::uint64_t address, std::size_t words, Fn&&
 }
 
 void HbmChannel::apply(MemOp op, std::uint64_t address, std::uint32_t bytes, Payload& data) {
+  // Timing-only traffic may be any size: a dirty partial sector written back, a DMA
+  // chunk of a few bytes. Only traffic carrying values must be whole words.
+  if (data.empty()) return;
   const std::uint64_t mask = cfg_.value_granule - 1;
   T3SIM_CHECK((address & mask) == 0 && (bytes & mask) == 0,
               fmt::format("{} of {} B at {:#x} is not aligned to the {} B value granule",
                           to_string(op), bytes, address, cfg_.value_granule));
-  if (data.empty()) return;  // timing-only traffic
   const std::size_t words = bytes >> granule_shift_;
   T3SIM_CHECK(data.words.size() == words,
               fmt::format("{} of {} B carries {} words, expected {}", to_string(op), bytes,

@@ -24,6 +24,13 @@ NodeConfig read_node_config(ConfigNode system, NetMode mode) {
   ConfigNode dma = system.child("dma");
   cfg.dma_engines = static_cast<std::uint32_t>(dma.get_uint("engines", cfg.dma_engines, 1, 256));
   cfg.dma = read_dma_config(dma);
+  // A DMA chunk is one read and one write or near-memory update; with values it carries
+  // whole words, so it is a multiple of the memory's value granule.
+  const std::uint32_t granule = cfg.gpu.memory.hbm.value_granule;
+  if (cfg.dma.chunk_bytes % granule != 0)
+    dma.fail("chunk_size", fmt::format("{} B is not a multiple of system.memory.hbm.value_granule ({} B): a DMA chunk "
+                                       "carries whole words",
+                                       cfg.dma.chunk_bytes, granule));
   system.finish();
   return cfg;
 }
