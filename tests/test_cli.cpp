@@ -402,6 +402,26 @@ TEST_F(Cli, PartialGranuleStoresRunAndOddDmaChunksAreConfigErrors) {
       << r.err;
 }
 
+// Writes past the L2's capacity (issue 15): dirty lines keep draining into the
+// controllers after the last write is acknowledged; the run ends when they are done and
+// every statistic is dumped after its last update (was an abort in the stats dump).
+TEST_F(Cli, AMemoryRunEndsWhenTheWriteBacksHaveDrained) {
+  const fs::path w = write("writes.yaml",
+                           "kind: memory\ngenerators:\n  - pattern: sequential\n    op: write\n"
+                           "    request_size: 128B\n    footprint: 1GiB\n    max_outstanding: 16384\n"
+                           "    requests: 200000\n");
+  const auto r = t3sim(fmt::format("run configs/systems/table1.yaml '{}' -o '{}'", w.string(), (dir_ / "o").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto results = nlohmann::json::parse(std::ifstream(dir_ / "o" / "results.json"));
+  const auto& compute = results["results"]["memory"]["streams"]["compute"];
+  // More written to DRAM than the 16 MiB L2 can leave behind, and the run's end after
+  // the last acknowledged write: the write-backs drained first.
+  EXPECT_GE(compute["bytes"]["write"].get<std::uint64_t>(), 200000u * 128 - 16u * 1024 * 1024) << results.dump(1);
+  EXPECT_GT(results["results"]["simulated_time_ps"].get<std::uint64_t>(),
+            results["results"]["generators"][0]["last_response_ps"].get<std::uint64_t>());
+  EXPECT_TRUE(fs::exists(dir_ / "o" / "stats.csv"));
+}
+
 TEST_F(Cli, ValidateCatchesAWgThatFitsNoCu) {
   const auto r = t3sim("validate configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set "
                        "system.gpu.cu.lds_size=0B");

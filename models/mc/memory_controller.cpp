@@ -565,6 +565,7 @@ void MemoryController::retire(DramQueue& q, std::size_t i, Cycles data_done) {
 
   __builtin_prefetch(&reqs_[slot]);  // respond() moves it out response_latency cycles from now
   ++in_response_;
+  last_response_ = std::max(last_response_, respond_at);
   sim().schedule(response_events_[slot], respond_at);
 }
 

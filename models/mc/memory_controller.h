@@ -96,6 +96,9 @@ class MemoryController final : public Component, public MemTarget, public Admiss
 
   const Arbiter& arbiter() const { return *arbiter_; }
   McStreamStats stream_stats(Stream s) const;
+  // When the latest response leaves (zero before the first): a run that drains the
+  // memory system ends no earlier.
+  Tick last_response() const { return last_response_; }
   std::uint32_t occupancy() const;
   bool idle() const;
   void report_in_flight(std::vector<std::string>& out) const override;
@@ -224,6 +227,7 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   std::deque<ResponseEvent> response_events_;  // one per reqs_ slot; a deque keeps them in place
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t in_response_ = 0;
+  Tick last_response_ = Tick::zero();
 
   TickEvent tick_event_;
   bool timeline_sampled_ = false;

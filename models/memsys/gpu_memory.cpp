@@ -81,6 +81,12 @@ GpuMemory::GpuMemory(Component& parent, std::string_view name, const GpuMemoryCo
 
 GpuMemory::~GpuMemory() = default;
 
+Tick GpuMemory::last_response() const {
+  Tick last = Tick::zero();
+  for (const auto& mc : mcs_) last = std::max(last, mc->last_response());
+  return last;
+}
+
 McStreamStats GpuMemory::stream_totals(Stream s) const {
   McStreamStats total;
   for (const auto& mc : mcs_) {

@@ -61,6 +61,9 @@ class GpuMemory final : public Component, public MemTarget {
   // One stream's request and row-buffer counts summed over every controller (the
   // per-controller histograms are left out: latency and occupancy stay null).
   McStreamStats stream_totals(Stream s) const;
+  // When the latest DRAM response left a controller: write-backs of dirty L2 lines
+  // drain after the requests that caused them were acknowledged.
+  Tick last_response() const;
 
   // Functional state outside simulated time: what the GPU would read at [address,
   // address + bytes) (DRAM contents overlaid with dirty L2 lines), and initial data.

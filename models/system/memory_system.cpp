@@ -79,7 +79,10 @@ MemoryResult MemorySystem::run(Tick max_time) {
   }
 
   MemoryResult r;
-  // The run ends with the last response (the watchdog's periodic check may run later).
+  // The run ends when the memory system has drained: the generators' last response, or
+  // the last DRAM response after it (an L2 write-back of a line a generator dirtied).
+  // Not sim_.now(): the watchdog's periodic check may run later.
+  r.simulated = memory_->last_response();
   for (const auto& g : generators_) r.simulated = std::max(r.simulated, g->last_response());
   const HbmConfig& hbm = memory_->config().hbm;
   r.peak_bandwidth = static_cast<double>(hbm.peak_bandwidth().bytes_per_second());
