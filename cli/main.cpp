@@ -5,7 +5,9 @@
 // logs and errors go to stderr.
 
 #include <cstdio>
+#include <exception>
 #include <iostream>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -121,6 +123,14 @@ int main(int argc, char** argv) {
     // Parameter combinations only a model can judge (e.g. buffer sizes of zero).
     std::fprintf(stderr, "t3sim: error: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    // Outside a run (a run reports it with its in-flight work): while building the model.
+    std::fprintf(stderr, "t3sim: simulation failed: out of host memory while setting up the run\n");
+    return 1;
+  } catch (const std::exception& e) {
+    // Never terminate: whatever escaped is a bug, reported as a failed simulation.
+    std::fprintf(stderr, "t3sim: simulation failed: internal error: %s\n", e.what());
+    return 1;
   }
   return exit_code;
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -781,6 +782,13 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options,
           // `t3sim run`, where it is a usage error).
           row.status = PointStatus::kUserError;
           row.error = e.what();
+        } catch (const std::bad_alloc&) {
+          // A point too large for this host fails alone; the sweep goes on (as `t3sim run`).
+          row.status = PointStatus::kSimError;
+          row.error = "out of host memory while setting up the run";
+        } catch (const std::exception& e) {
+          row.status = PointStatus::kSimError;
+          row.error = fmt::format("internal error: {}", e.what());
         }
         results.append(row, metrics);
         std::lock_guard lock(mutex);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <string>
@@ -89,13 +90,17 @@ int run_sweep_command(const SweepArguments& arguments) {
 }
 
 // CLI11 runs subcommand callbacks inside app.parse, outside main's error handling, so
-// usage errors are reported here, as main reports them.
+// errors are reported here, as main reports them: usage errors exit 2, anything else
+// (a full disk under the results, a bug) exits 1; never terminate.
 void report_user_errors(int& exit_code, const std::function<int()>& command) {
   try {
     exit_code = command();
   } catch (const UserError& e) {
     std::fprintf(stderr, "t3sim: error: %s\n", e.what());
     exit_code = 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "t3sim: failed: %s\n", e.what());
+    exit_code = 1;
   }
 }
 

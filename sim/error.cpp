@@ -1,8 +1,5 @@
 #include "sim/error.h"
 
-#include <cstdio>
-#include <cstdlib>
-
 #include <fmt/format.h>
 
 namespace t3sim {
@@ -21,11 +18,8 @@ ConfigError::ConfigError(SourceLocation where, std::string key, std::string mess
 
 void internal_error(Tick now, const std::string& component, const std::string& message,
                     const char* file, int line) {
-  std::fprintf(stderr, "t3sim: internal error at tick %llu ps in %s: %s (%s:%d)\n",
-               static_cast<unsigned long long>(now.ps()), component.c_str(), message.c_str(), file,
-               line);
-  std::fflush(stderr);
-  std::abort();
+  throw InternalError(fmt::format("internal error at t={} ({} ps) in {}: {} ({}:{})", to_string(now), now.ps(),
+                                  component, message, file, line));
 }
 
 }  // namespace t3sim

@@ -3,7 +3,9 @@
 //   UserError        bad config, trace or command line: exit code 2, one clear line.
 //   SimulationError  the simulated system went wrong (deadlock, livelock): exit code 1,
 //                    with a report of what each component had in flight.
-//   internal bugs    T3SIM_CHECK failed: abort with the tick and the component name.
+//   InternalError    a model's invariant broke (T3SIM_CHECK, a bug or an input no check
+//                    at the edge caught): a SimulationError naming the component and the
+//                    tick, to which the simulator adds its in-flight report. Never an abort.
 
 #include <stdexcept>
 #include <string>
@@ -44,7 +46,15 @@ class SimulationError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Internal invariant violated: print tick + component + message to stderr, abort().
+// A SimulationError from a broken invariant rather than from the simulated system
+// (a deadlock is the system's; a check failing is the simulator's).
+class InternalError : public SimulationError {
+ public:
+  using SimulationError::SimulationError;
+};
+
+// Internal invariant violated: throws InternalError("internal error at t=... in
+// <component>: <message> (<file>:<line>)").
 [[noreturn]] void internal_error(Tick now, const std::string& component, const std::string& message,
                                  const char* file, int line);
 

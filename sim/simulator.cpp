@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <barrier>
 #include <exception>
+#include <new>
 #include <stdexcept>
 #include <thread>
 
@@ -62,6 +63,40 @@ void Simulator::fail(const std::string& what) const {
     for (const auto& l : lines) msg += "\n  " + l;
   }
   throw SimulationError(msg);
+}
+
+void Simulator::rethrow_with_report() const {
+  std::string what;
+  try {
+    throw;
+  } catch (const InternalError& e) {
+    what = e.what();
+  } catch (const SimulationError&) {
+    throw;  // a deadlock, a livelock, a time limit: reported where detected
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::invalid_argument&) {
+    throw;  // a model rejecting its parameters: a usage error
+  } catch (const std::bad_alloc&) {
+    what = fmt::format("out of host memory at t={} ({} ps)", to_string(now()), now().ps());
+  } catch (const std::exception& e) {
+    what = fmt::format("internal error at t={} ({} ps): {}", to_string(now()), now().ps(), e.what());
+  } catch (...) {
+    what = fmt::format("internal error at t={} ({} ps): an unknown exception", to_string(now()), now().ps());
+  }
+  std::vector<std::string> lines;
+  try {
+    lines = in_flight_report();
+  } catch (...) {
+    lines = {"(the in-flight report failed too)"};
+  }
+  if (lines.empty()) {
+    what += "; no component reports work in flight";
+  } else {
+    what += "; in flight:";
+    for (const auto& l : lines) what += "\n  " + l;
+  }
+  throw InternalError(what);
 }
 
 std::uint64_t Simulator::progress() const {
@@ -148,7 +183,11 @@ Simulator::StopReason Simulator::run(Tick until) {
     events.schedule(watchdog_event_, now() + watchdog_.interval);
   }
   back_with_huge_pages();  // the model is built: its state is allocated
-  events.run(until);
+  try {
+    events.run(until);
+  } catch (...) {
+    rethrow_with_report();
+  }
   if (!events.empty()) return StopReason::kTimeLimit;
   if (!in_flight_report().empty()) fail("deadlock: no events left");
   return StopReason::kDrained;
@@ -266,7 +305,7 @@ Simulator::StopReason Simulator::run_partitioned(Tick until) {
     }
   } catch (...) {
     if (!stop) finish();
-    throw;
+    rethrow_with_report();
   }
   finish();
   end_run_at(reached);

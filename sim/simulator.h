@@ -150,6 +150,10 @@ class Simulator {
   void remove_component(Component* c);
   void watchdog_check();
   [[noreturn]] void fail(const std::string& what) const;
+  // Inside a catch block of a run: an internal error (a failed check, or any exception
+  // a model let escape, out of host memory included) becomes an InternalError with the
+  // in-flight report; the simulated system's own failures and user errors pass as they are.
+  [[noreturn]] void rethrow_with_report() const;
   StopReason run_partitioned(Tick until);
   void exchange();
   void run_window(unsigned thread);

@@ -422,6 +422,24 @@ TEST_F(Cli, AMemoryRunEndsWhenTheWriteBacksHaveDrained) {
   EXPECT_TRUE(fs::exists(dir_ / "o" / "stats.csv"));
 }
 
+// Issue 21: a sweep whose middle point cannot run records it as a failed row and runs
+// the rest (the point used to abort the whole process, on every resume).
+TEST_F(Cli, ASweepRecordsAPointThatCannotRunAndGoesOn) {
+  const fs::path csv = dir_ / "x.csv";
+  const auto r = t3sim(fmt::format("sweep --system configs/systems/table1.yaml --workload "
+                                   "configs/workloads/gemm/small.yaml --set 'system.gpu.cu.lds_size=[64KiB,0B,128KiB]' "
+                                   "-o '{}' -j 1",
+                                   csv.string()));
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // a point failed
+  EXPECT_NE(r.out.find("3 points: 2 ok, 1 failed"), std::string::npos) << r.out;
+  std::ifstream in(csv);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\n1,0B,user_error,GEMM gemm_1024x1024x1024 cannot run: a WG needs 49152 B of LDS"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n2,128KiB,ok,"), std::string::npos) << text;
+}
+
 TEST_F(Cli, ValidateCatchesAWgThatFitsNoCu) {
   const auto r = t3sim("validate configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set "
                        "system.gpu.cu.lds_size=0B");

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "models/hbm/hbm_channel.h"
@@ -391,30 +392,30 @@ TEST_F(Hbm, CommandCounters) {
 }
 
 // ---------------------------------------------------------------------------
-// Contract violations are internal errors
+// Contract violations are internal errors: exceptions the simulator reports, never aborts
 
-using HbmDeathTest = Hbm;
+using HbmInternalError = Hbm;
 
-TEST_F(HbmDeathTest, IssueBeforeEarliestAborts) {
+TEST_F(HbmInternalError, IssueBeforeEarliestThrows) {
   ch_.issue(Cmd::kActivate, at(0, 0), Cycles(0));
-  EXPECT_DEATH(ch_.issue(Cmd::kRead, at(0, 0), Cycles(t().tRCD - 1)), "violates timing");
+  EXPECT_THAT([&] { ch_.issue(Cmd::kRead, at(0, 0), Cycles(t().tRCD - 1)); }, testing::ThrowsMessage<InternalError>(testing::HasSubstr("violates timing")));
 }
 
-TEST_F(HbmDeathTest, IssueAgainstBankStateAborts) {
-  EXPECT_DEATH(ch_.issue(Cmd::kRead, at(0, 0), Cycles(0)), "bank state does not allow");
+TEST_F(HbmInternalError, IssueAgainstBankStateThrows) {
+  EXPECT_THAT([&] { ch_.issue(Cmd::kRead, at(0, 0), Cycles(0)); }, testing::ThrowsMessage<InternalError>(testing::HasSubstr("bank state does not allow")));
 }
 
-TEST_F(HbmDeathTest, TwoCommandsInOneCycleAbort) {
+TEST_F(HbmInternalError, TwoCommandsInOneCycleThrow) {
   ch_.issue(Cmd::kActivate, at(0, 0), Cycles(10));
-  EXPECT_DEATH(ch_.issue(Cmd::kActivate, at(1, 0), Cycles(10)), "one command per cycle");
-  EXPECT_DEATH(ch_.issue(Cmd::kActivate, at(1, 0), Cycles(5)), "one command per cycle");
+  EXPECT_THAT([&] { ch_.issue(Cmd::kActivate, at(1, 0), Cycles(10)); }, testing::ThrowsMessage<InternalError>(testing::HasSubstr("one command per cycle")));
+  EXPECT_THAT([&] { ch_.issue(Cmd::kActivate, at(1, 0), Cycles(5)); }, testing::ThrowsMessage<InternalError>(testing::HasSubstr("one command per cycle")));
 }
 
-TEST_F(HbmDeathTest, MisalignedApplyAborts) {
+TEST_F(HbmInternalError, MisalignedApplyThrows) {
   Payload p;
   p.words = {1};
-  EXPECT_DEATH(ch_.apply(MemOp::kWrite, 16, 32, p), "not aligned");
-  EXPECT_DEATH(ch_.apply(MemOp::kWrite, 0, 64, p), "carries 1 words, expected 2");
+  EXPECT_THAT([&] { ch_.apply(MemOp::kWrite, 16, 32, p); }, testing::ThrowsMessage<InternalError>(testing::HasSubstr("not aligned")));
+  EXPECT_THAT([&] { ch_.apply(MemOp::kWrite, 0, 64, p); }, testing::ThrowsMessage<InternalError>(testing::HasSubstr("carries 1 words, expected 2")));
 }
 
 // ---------------------------------------------------------------------------

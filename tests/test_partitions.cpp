@@ -89,7 +89,7 @@ TEST(Partitions, APostInsideTheWindowIsAnInternalErrorOnAnyThread) {
     sim.events().schedule_callback(Tick::ns(5), [&sim] {
       sim.post(0, sim.now() + Tick::ns(10), [] {});  // 10 ns < the 100 ns lookahead
     });
-    EXPECT_THROW(sim.run(), std::logic_error) << threads << " threads";
+    EXPECT_THROW(sim.run(), InternalError) << threads << " threads";
   }
 }
 
@@ -263,7 +263,7 @@ TEST(Partitions, TimelineTracksMustExistBeforeAPartitionedRun) {
     Simulator::InPartition in(sim, 1);
     sim.events().schedule_callback(Tick::ns(2), [&] { sim.timeline().track("gpu1.late"); });
   }
-  EXPECT_THROW(sim.run(), std::logic_error);
+  EXPECT_THROW(sim.run(), InternalError);
   EXPECT_EQ(sim.timeline().recorded(), 1u);
 }
 

@@ -1,6 +1,9 @@
 // The engine: event order, clocks, links, watchdog.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -279,6 +282,59 @@ TEST(Watchdog, DrainedQueueWithWorkInFlightIsADeadlockWithAReport) {
     const std::string what = e.what();
     EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
     EXPECT_NE(what.find("gpu0.dma: waiting for a reply from gpu1"), std::string::npos) << what;
+  }
+}
+
+// A component whose invariant breaks in an event: the run ends with an InternalError
+// naming it, the simulated time and what every component had in flight; never an abort.
+struct Checker : Component {
+  using Component::Component;
+  void step() { T3SIM_CHECK(1 + 1 == 3, "the queue's head is not the oldest"); }
+};
+
+TEST(InternalErrors, ACheckFailingInARunIsAnExceptionWithTheInFlightReport) {
+  for (unsigned partitions : {1u, 2u}) {
+    Simulator sim;
+    if (partitions > 1) {
+      sim.set_partitions(partitions, Tick::ns(100));
+      sim.set_threads(2);
+    }
+    Component gpu(sim, "gpu0");
+    Waiter w(gpu, "dma");
+    Checker c(gpu, "mc3");
+    sim.events().schedule_callback(Tick::ns(10), [&c] { c.step(); });
+    try {
+      sim.run();
+      FAIL() << "expected an internal error";
+    } catch (const InternalError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("internal error at t=10.000ns (10000 ps) in gpu0.mc3: check failed: 1 + 1 == 3: the queue's "
+                          "head is not the oldest"),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("in flight:\n  gpu0.dma: waiting for a reply from gpu1"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(InternalErrors, AnyOtherExceptionFromAModelIsOneToo) {
+  Simulator sim;
+  sim.events().schedule_callback(Tick::ns(3), [] { throw std::bad_alloc(); });
+  EXPECT_THAT([&] { sim.run(); }, testing::ThrowsMessage<InternalError>(testing::StartsWith(
+                                      "out of host memory at t=3.000ns (3000 ps); no component reports work")));
+  Simulator other;
+  other.events().schedule_callback(Tick::ns(4), [] { throw std::out_of_range("vector::at"); });
+  EXPECT_THAT([&] { other.run(); }, testing::ThrowsMessage<InternalError>(
+                                        testing::HasSubstr("internal error at t=4.000ns (4000 ps): vector::at")));
+  // The simulated system's own failures keep their kind.
+  Simulator third;
+  third.events().schedule_callback(Tick::ns(5), [] { throw SimulationError("deadlock somewhere"); });
+  try {
+    third.run();
+  } catch (const InternalError&) {
+    ADD_FAILURE() << "a SimulationError became an internal error";
+  } catch (const SimulationError& e) {
+    EXPECT_STREQ(e.what(), "deadlock somewhere");
   }
 }
 

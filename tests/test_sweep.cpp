@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <new>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -330,11 +331,14 @@ TEST_F(SweepTest, MetricColumnsAreUnitedAcrossWorkloadKinds) {
 TEST_F(SweepTest, ResumeAfterCrashRunsOnlyUnfinishedPoints) {
   const SweepOptions o = options("out.csv");
   std::atomic<int> calls{0};
+  // Not a point's failure (every std::exception of a point is a failed row, below): the
+  // process dies here, as if killed.
+  struct ProcessDies {};
   const SweepRunner crashing = [&calls](const RunRequest& request) {
-    if (++calls == 3) throw std::runtime_error("simulated crash");
+    if (++calls == 3) throw ProcessDies{};
     return healthy_outcome(request);
   };
-  EXPECT_THROW(run_sweep(make_spec(), o, crashing), std::runtime_error);
+  EXPECT_THROW(run_sweep(make_spec(), o, crashing), ProcessDies);
   EXPECT_EQ(read_results(o.output).rows.size(), 2u);  // the two finished points survive
 
   FakeRunner fake(false);
@@ -348,6 +352,33 @@ TEST_F(SweepTest, ResumeAfterCrashRunsOnlyUnfinishedPoints) {
   FakeRunner idle(false);
   EXPECT_EQ(run_sweep(make_spec(), o, idle.runner()).skipped, 6u);
   EXPECT_EQ(idle.calls(), 0);
+}
+
+// A point whose run throws anything (issue 21: an internal error, out of host memory,
+// a bug) is a failed row; the points after it still run.
+TEST_F(SweepTest, APointThatThrowsIsAFailedRowAndTheSweepGoesOn) {
+  const SweepOptions o = options("out.csv");
+  std::atomic<int> calls{0};
+  const SweepRunner failing = [&calls](const RunRequest& request) -> RunOutcome {
+    const int call = ++calls;
+    if (call == 2) throw std::bad_alloc();
+    if (call == 4) throw std::out_of_range("vector::at");
+    return healthy_outcome(request);
+  };
+  const SweepSummary summary = run_sweep(make_spec(), o, failing);
+  EXPECT_EQ(calls, 6);
+  EXPECT_EQ(summary.ok, 4u);
+  EXPECT_EQ(summary.failed, 2u);
+  const ResultsTable table = read_results(o.output);
+  ASSERT_EQ(table.rows.size(), 6u);
+  std::vector<std::string> errors;
+  for (const auto& row : table.rows)
+    if (row.status != PointStatus::kOk) {
+      EXPECT_EQ(row.status, PointStatus::kSimError);
+      errors.push_back(row.error);
+    }
+  EXPECT_EQ(errors, (std::vector<std::string>{"out of host memory while setting up the run",
+                                              "internal error: vector::at"}));
 }
 
 TEST_F(SweepTest, TornLastLineIsDroppedAndRerun) {
