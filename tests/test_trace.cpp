@@ -204,6 +204,9 @@ TEST(TraceFormat, MalformedTracesNameFileAndLine) {
               HasSubstr("WG 0: rows evaluates to 1000000000000 (expected at most 1048576)"));
   EXPECT_THAT(trace_error(head + "program p\n  load 0 a\nend\nwgs 2\nwg 0 p 64\nwg 1 p 0\n"),
               HasSubstr("WG 1: bytes evaluates to 0"));
+  // A kernel of more WGs than the host can hold (issue 15): refused at its count.
+  EXPECT_THAT(trace_error(head + "program p\n  compute 1\nend\nwgs 4294967295\n"),
+              HasSubstr("bad.trace:8: bad WG count '4294967295' (expected an integer in [1, 16777216])"));
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=3 threads=64\n"), HasSubstr("multiple of wfs"));
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\nend\n"),
               HasSubstr("missing 'wgs COUNT'"));
@@ -377,6 +380,16 @@ TEST(Gemm, BadParametersAreUserErrors) {
   p.wf_grid_n = 1;
   EXPECT_THROW(make_gemm_trace(p), UserError);
   EXPECT_THROW(parse_tile_order("diagonal"), UserError);
+  // More output tiles than a kernel may have WGs (issue 15: m = n = 1e8 was a bad_alloc),
+  // refused before the tile order is built; the largest allowed count is fine to check.
+  p = small_gemm(100000000, 100000000, 64);
+  EXPECT_THAT([&] { make_gemm_trace(p); },
+              testing::ThrowsMessage<UserError>(HasSubstr("is 305175781250 WGs, more than a kernel may have (16777216")));
+  p = small_gemm(1 << 20, (1 << 18) + 1, 64);  // 2^13 x (2^11 + 1) tiles of 128 x 128: one row too many
+  p.tile_m = p.tile_n = 128;
+  EXPECT_THROW(validate_gemm(p), UserError);
+  p.n = 1 << 18;  // 2^13 x 2^11 = 2^24 tiles: the limit
+  EXPECT_NO_THROW(validate_gemm(p));
 }
 
 // ---------------------------------------------------------------------------

@@ -80,6 +80,11 @@ void validate_gemm(const GemmParams& p) {
   const uint128 b = uint128(p.k) * p.n * p.dtype_bytes;
   const uint128 c = uint128(p.m) * p.n * p.dtype_bytes;
   if (a > limit || b > limit || c > limit) bad("matrices larger than 2^60 bytes");
+  const uint128 tiles = uint128(ceil_div(p.m, p.tile_m)) * ceil_div(p.n, p.tile_n);
+  if (tiles > kTraceMaxWgs) {
+    bad(fmt::format("{} x {} in {} x {} tiles is {} WGs, more than a kernel may have ({}; each WG costs host memory)",
+                    p.m, p.n, p.tile_m, p.tile_n, static_cast<std::uint64_t>(tiles), kTraceMaxWgs));
+  }
   for (const auto& base : {p.a_base, p.b_base, p.c_base}) {
     if (base && *base > (1ull << 61)) bad("base address above 2^61");
   }

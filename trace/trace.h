@@ -94,6 +94,11 @@ struct TraceProgram {
   TraceExpr expr(std::int64_t constant, const std::vector<TraceTerm>& terms);
 };
 
+// The most WGs a kernel may have: 2^24 (16.7 M). Every WG costs host memory in the
+// trace and the dispatcher; the largest GEMM of the C3 study (../seeds/003, Table I,
+// about 29 TFLOP) has about 20 k output tiles of 256 x 128.
+inline constexpr std::uint64_t kTraceMaxWgs = std::uint64_t{1} << 24;
+
 // Per-WG needs, for occupancy.
 // The largest load or store the memory system takes (validate_trace checks every
 // WG's): a row of at most 1 GiB (requests carry a 32-bit row size), at most 2^20 rows,

@@ -172,8 +172,8 @@ class Parser {
       if (!have_resources_) fail("expected 'resources ...' before 'wgs'");
       if (trace_.programs.empty()) fail("expected at least one 'program' before 'wgs'");
       if (tok.size() != 2) fail("expected 'wgs COUNT'");
-      const auto n = parse_unsigned(tok[1], UINT32_MAX);
-      if (!n || *n == 0) fail(fmt::format("bad WG count '{}' (expected an integer in [1, {}])", tok[1], UINT32_MAX));
+      const auto n = parse_unsigned(tok[1], kTraceMaxWgs);
+      if (!n || *n == 0) fail(fmt::format("bad WG count '{}' (expected an integer in [1, {}])", tok[1], kTraceMaxWgs));
       declared_wgs_ = *n;
       // The count is only a promise until the 'wg' lines arrive (one line each): reserve
       // for at most a million up front, so a huge count in a short file costs nothing
