@@ -4,6 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <tuple>
+
 #include <algorithm>
 #include <map>
 
@@ -392,6 +395,39 @@ TEST(AddressMap, DecodeEncodeRoundTripAndInterleaving) {
   HbmConfig six;
   six.channels = 192;
   EXPECT_THROW(AddressMap(AddressMapConfig{"ro-co-ch-ba-bg", 256}, six), std::invalid_argument);
+}
+
+// A channel's functional store is indexed by channel_local(): among one channel's
+// addresses it is one-to-one, and an array spread over every channel fills each
+// channel's local space densely (the first 1/channels of the array's size, unit by unit).
+TEST(AddressMap, ChannelLocalAddressesAreDenseAndDistinctPerChannel) {
+  for (const auto& [channels, order, hashed] : {std::tuple{32u, "ro-co-ba-bg-ch", true},
+                                                std::tuple{32u, "ro-co-ba-bg-ch", false},
+                                                std::tuple{32u, "ro-ch-co-ba-bg", true},
+                                                std::tuple{192u, "ro-co-ba-bg-ch", true}}) {
+    HbmConfig h;
+    h.channels = channels;
+    const AddressMap map(AddressMapConfig{order, 256, hashed}, h);
+    const std::uint64_t array = std::uint64_t{channels} * 256 * 64;  // 64 units per channel
+    std::vector<std::set<std::uint64_t>> units(channels);
+    for (std::uint64_t a = 0; a < array; a += 32) {
+      const std::uint64_t local = map.channel_local(a);
+      EXPECT_EQ(local % 256, a % 256) << order;  // a unit stays contiguous
+      units[map.channel(a)].insert(local / 256);
+    }
+    std::size_t distinct = 0;
+    for (std::uint32_t c = 0; c < channels; ++c) {
+      distinct += units[c].size();
+      // Dense when the channel is the lowest field: units 0..63 of each channel.
+      if (std::string(order).ends_with("-ch")) {
+        EXPECT_EQ(units[c].size(), 64u) << order << " channel " << c;
+        if (!units[c].empty()) {
+          EXPECT_EQ(*units[c].rbegin(), 63u) << order << " channel " << c;
+        }
+      }
+    }
+    EXPECT_EQ(distinct, array / 256) << order;  // no two units of a channel share a local address
+  }
 }
 
 }  // namespace

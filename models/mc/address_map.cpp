@@ -118,6 +118,18 @@ std::uint32_t AddressMap::channel(std::uint64_t address) const {
   return raw ^ channel_hash(address >> (s.shift + s.bits));
 }
 
+std::uint64_t AddressMap::channel_local(std::uint64_t address) const {
+  if (modulo_channels_) {
+    const std::uint32_t unit_bits = offset_bits_ + low_column_bits_;
+    const std::uint64_t unit = address >> unit_bits;
+    return ((unit / channels_) << unit_bits) | (address & ((std::uint64_t{1} << unit_bits) - 1));
+  }
+  // The channel field's value is fixed by the bits above it (and the XOR hash) for a
+  // given channel, so dropping it loses nothing among one channel's addresses.
+  const Slice s = slice_[kChannel];
+  return ((address >> (s.shift + s.bits)) << s.shift) | (address & ((std::uint64_t{1} << s.shift) - 1));
+}
+
 std::uint64_t AddressMap::encode(const DecodedAddress& d) const {
   auto put = [&](Field f, std::uint64_t v) { return v << slice_[f].shift; };
   const std::uint64_t low = d.bank.column & ((std::uint64_t{1} << low_column_bits_) - 1);

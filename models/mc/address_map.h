@@ -46,6 +46,10 @@ class AddressMap {
 
   DecodedAddress decode(std::uint64_t address) const;
   std::uint32_t channel(std::uint64_t address) const;
+  // The address inside its channel, the channel's bits squeezed out: dense, and
+  // one-to-one among the addresses of one channel. A channel's functional store is
+  // indexed by it, so it holds 1/channels of an array, not every channel a sparse copy.
+  std::uint64_t channel_local(std::uint64_t address) const;
   // The lowest address that decodes to `d` (inverse of decode, for tests and tools).
   std::uint64_t encode(const DecodedAddress& d) const;
   std::uint64_t interleave_bytes() const { return cfg_.interleave_bytes; }

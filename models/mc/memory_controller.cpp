@@ -520,9 +520,9 @@ void MemoryController::issue_column(DramQueue& q, std::size_t i, Cycles now_c) {
   if (--e.bursts_left == 0) {
     // The request's last column command: the near-bank ALUs apply it now, so stored
     // values follow command order (T3 §4.3: atomicity from MC queue order).
-    // A timing-only request's apply() only checks alignment: give it an empty payload
-    // rather than touch the request's slot (a host cache miss with many controllers).
-    dram_.apply(e.op, e.address, e.bytes, e.has_data ? reqs_[h.slot].data : no_data_);
+    // A timing-only request has nothing to apply: its slot stays untouched (a host cache
+    // miss with many controllers). The channel stores values at channel-local addresses.
+    if (e.has_data) dram_.apply(e.op, map_.channel_local(e.address), e.bytes, reqs_[h.slot].data);
     retire(q, i, data_done);
   }
 }

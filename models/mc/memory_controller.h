@@ -223,7 +223,6 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   // Every request from acceptance to its response, so none is moved per stage.
   std::vector<MemRequest> reqs_;
   std::vector<Entry> entries_;  // per reqs_ slot
-  Payload no_data_;  // what apply() gets for a timing-only request (not reading its cold slot)
   std::deque<ResponseEvent> response_events_;  // one per reqs_ slot; a deque keeps them in place
   std::vector<std::uint32_t> free_slots_;
   std::uint64_t in_response_ = 0;

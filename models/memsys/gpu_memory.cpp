@@ -120,7 +120,7 @@ Payload GpuMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
   const std::uint64_t unit = map_.interleave_bytes();
   for (std::uint64_t a = address; a < address + bytes;) {
     const std::uint64_t piece = std::min<std::uint64_t>(address + bytes - a, unit - a % unit);
-    const Payload p = hbm_[map_.channel(a)]->peek(a, static_cast<std::uint32_t>(piece));
+    const Payload p = hbm_[map_.channel(a)]->peek(map_.channel_local(a), static_cast<std::uint32_t>(piece));
     out.words.insert(out.words.end(), p.words.begin(), p.words.end());
     a += piece;
   }
@@ -137,7 +137,7 @@ void GpuMemory::preload(std::uint64_t address, const Payload& data) {
     Payload p;
     const auto first = data.words.begin() + static_cast<std::ptrdiff_t>((a - address) / granule);
     p.words.assign(first, first + static_cast<std::ptrdiff_t>(piece / granule));
-    hbm_[map_.channel(a)]->preload(a, p);
+    hbm_[map_.channel(a)]->preload(map_.channel_local(a), p);
     a += piece;
   }
 }
