@@ -9,6 +9,7 @@
 #include "models/system/sublayer_configuration.h"
 #include "sim/config.h"
 #include "sim/error.h"
+#include "sim/host_memory.h"
 #include "sim/output.h"
 #include "sim/simulator.h"
 #include "sim/version.h"
@@ -58,6 +59,24 @@ RunOutcome run_simulation(const RunRequest& req) {
   // Host threads for a full-mode node run, whose GPUs are simulated in partitions of
   // their own; results do not depend on it. 0: one per core.
   const auto threads_key = static_cast<unsigned>(run.get_uint("threads", 0, 0, 1024));
+  // The host memory the run may allocate (0: what the host has available); a run whose
+  // estimate exceeds it is refused before it is built (sim/host_memory.h).
+  const std::uint64_t host_memory = run.get_bytes("host_memory", 0, 0, UINT64_MAX);
+  options.host_memory = host_memory > 0 ? host_memory : host_memory_available();
+  options.host_memory_source = host_memory > 0 ? "run.host_memory" : "on this host; run.host_memory sets a budget";
+  options.locate = [&tree](const std::string& dotted) {
+    const ConfigValue* v = &tree.root();
+    SourceLocation where;
+    for (std::size_t start = 0; v != nullptr && start <= dotted.size();) {
+      const std::size_t dot = std::min(dotted.find('.', start), dotted.size());
+      const ConfigValue* next = v->find(std::string_view(dotted).substr(start, dot - start));
+      if (next == nullptr) return SourceLocation{};  // a default
+      where = next->where;
+      v = next;
+      start = dot + 1;
+    }
+    return where;
+  };
   const unsigned threads = req.threads > 0     ? req.threads
                            : threads_key > 0 ? threads_key
                                              : std::max(1u, std::thread::hardware_concurrency());
@@ -94,6 +113,7 @@ RunOutcome run_simulation(const RunRequest& req) {
     meta.partitions = sim.partitions();
     meta.threads = sim.threads();
     meta.simulated_time = sim.now();
+    meta.peak_rss_bytes = peak_rss_bytes();
     meta.command_line = fmt::format("system={} workload={}", req.system.string(), req.workload.string());
     write_run_outputs(*req.output_dir, meta, result.json, sim.stats(), sim.timeline(), sim.now());
   }

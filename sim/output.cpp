@@ -57,6 +57,7 @@ json run_info_json(const RunMetadata& m) {
                m.wall_seconds > 0 ? static_cast<double>(m.events) / m.wall_seconds : 0.0},
               {"partitions", m.partitions},
               {"threads", m.threads},
+              {"peak_rss_bytes", m.peak_rss_bytes},
               {"host", host_name()}};
 }
 

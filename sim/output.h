@@ -41,6 +41,7 @@ struct RunMetadata {
   unsigned threads = 1;          // ... and the host threads that ran them (results do not depend on it)
   std::uint64_t events = 0;
   Tick simulated_time;
+  std::uint64_t peak_rss_bytes = 0;  // run_info.json: the process's peak resident memory
 };
 
 // Writes the files above into `dir`, creating it. A results.json (and, if the

@@ -440,6 +440,50 @@ TEST_F(Cli, ASweepRecordsAPointThatCannotRunAndGoesOn) {
   EXPECT_NE(text.find("\n2,128KiB,ok,"), std::string::npos) << text;
 }
 
+// Inputs whose product would exhaust the host's memory are refused before anything is
+// built (issues 15, 21: C08, C09, C15), naming the costliest key and the estimate; a
+// budget can be set with run.host_memory.
+TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
+  struct Case {
+    std::string args, expected;
+  };
+  const Case cases[] = {
+      {"configs/systems/table1.yaml configs/workloads/collectives/ring_rs.yaml --set system.num_gpus=1024",
+       "system.num_gpus: 1024 GPUs: a node of full GPU models has at most 32"},
+      {"configs/systems/table1.yaml configs/workloads/collectives/ring_rs.yaml --set workload.functional=values "
+       "--set workload.size=1TiB",
+       "--set workload.size=1TiB: workload.size: the run would need about 6.00 TiB of host memory, 6.00 TiB of it for "
+       "the values checked on 8 GPUs"},
+      {"configs/systems/ring16.yaml configs/workloads/ring_rs.yaml --set workload.size=65535MiB --set "
+       "run.host_memory=16GiB",
+       "workload.size: the run would need about 32.0 GiB of host memory, 32.0 GiB of it for block checksums of 16 "
+       "GPUs; 16.0 GiB is available (run.host_memory)"},
+      {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set system.memory.l2.size=128GiB --set "
+       "run.host_memory=16GiB",
+       "system.memory.l2.size: the run would need about 32.0 GiB of host memory, 32.0 GiB of it for L2 tags of 1 GPU"},
+      {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set run.host_memory=5MiB",
+       "configs/systems/table1.yaml:56: system.memory.l2.size: the run would need about 7.25 MiB of host memory"},
+      {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --config t3 --set "
+       "system.memory.tracker.sets=1048576 --set system.memory.tracker.ways=1024 --set run.host_memory=64GiB",
+       "system.memory.tracker.sets: the run would need about 384 GiB of host memory, 384 GiB of it for tracker "
+       "entries of 8 GPUs"},
+      {"configs/systems/table1.yaml configs/workloads/memory/contention.yaml --set "
+       "system.memory.mc.read_queue_size=65536 --set run.host_memory=64MiB",
+       "system.memory.mc.read_queue_size: the run would need about"},
+  };
+  for (const auto& c : cases) {
+    const auto r = t3sim("validate " + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << "\n" << r.err;
+  }
+  // A run that fits reports its peak memory.
+  const auto ok = t3sim(fmt::format("run configs/systems/table1.yaml configs/workloads/gemm/small.yaml -o '{}'",
+                                    (dir_ / "o").string()));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const auto info = nlohmann::json::parse(std::ifstream(dir_ / "o" / "run_info.json"));
+  EXPECT_GT(info["peak_rss_bytes"].get<std::uint64_t>(), 1u << 20);
+}
+
 TEST_F(Cli, ValidateCatchesAWgThatFitsNoCu) {
   const auto r = t3sim("validate configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set "
                        "system.gpu.cu.lds_size=0B");

@@ -102,6 +102,7 @@ TEST_F(OutputTest, WritesAllFiles) {
   EXPECT_EQ(info["partitions"], 1);  // how the run was spread over host threads:
   EXPECT_EQ(info["threads"], 1);     // here only, as results do not depend on it
   EXPECT_TRUE(info["host"].is_string());
+  EXPECT_EQ(info["peak_rss_bytes"], 0);  // as given (the CLI measures it)
 
   const std::string csv = read(out / "stats.csv");
   EXPECT_TRUE(csv.starts_with("name,kind,unit,field,value,description\n"));

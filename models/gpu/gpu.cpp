@@ -19,6 +19,14 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   return cfg;
 }
 
+// A CU with its WG slots and WF state: 19 KiB of host memory (peak RSS of `t3sim
+// validate` while system.gpu.num_cus grows; rounded up).
+void estimate_host_memory(const GpuConfig& cfg, std::uint32_t gpus, HostMemoryEstimate& out) {
+  out.add("system.gpu.num_cus", fmt::format("compute units of {} GPU{}", gpus, gpus == 1 ? "" : "s"),
+          std::uint64_t{gpus} * cfg.num_cus, 24 * 1024);
+  estimate_host_memory(cfg.memory, gpus, "system.memory", out);
+}
+
 Gpu::Gpu(Component& parent, std::string_view name, const GpuConfig& cfg) : Component(parent, name), cfg_(cfg) {
   build();
 }

@@ -31,6 +31,9 @@ struct GpuConfig {
 // Reads `gpu:` (num_cus, cu) and `memory:` of a system file.
 GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory);
 
+// Adds the host memory of `gpus` simulated GPUs (sim/host_memory.h), keys under system.
+void estimate_host_memory(const GpuConfig& cfg, std::uint32_t gpus, HostMemoryEstimate& out);
+
 struct KernelLaunch {
   const KernelTrace* trace = nullptr;   // must outlive the kernel
   std::vector<std::uint32_t> cus;       // CUs it may use (empty: all)

@@ -110,6 +110,23 @@ void GpuMemory::kernel_end() {
   for (auto& mc : mcs_) mc->kernel_end();
 }
 
+// Host bytes per element, measured as peak RSS of `t3sim validate` while one key grows
+// (table1.yaml, 8 GPUs; rounded up): an L2 line's tag state 25 B, a channel with its
+// controller, queues' fixed part and bank state 26 KiB, a controller queue entry 32 B,
+// a tracker entry 39 B.
+void estimate_host_memory(const GpuMemoryConfig& cfg, std::uint32_t gpus, const std::string& prefix,
+                          HostMemoryEstimate& out) {
+  const std::string of = fmt::format(" of {} GPU{}", gpus, gpus == 1 ? "" : "s");
+  out.add(prefix + ".l2.size", "L2 tags" + of, std::uint64_t{gpus} * (cfg.l2.size_bytes / cfg.l2.line_bytes), 32);
+  out.add(prefix + ".hbm.channels", "memory channels" + of, std::uint64_t{gpus} * cfg.hbm.channels, 32 * 1024);
+  const std::uint64_t queue = std::uint64_t{cfg.mc.read_queue_size} + cfg.mc.write_queue_size +
+                              2 * std::uint64_t{cfg.mc.ingress_queue_size};
+  out.add(prefix + ".mc.read_queue_size", "memory-controller queues" + of,
+          std::uint64_t{gpus} * cfg.hbm.channels * queue, 48);
+  out.add(prefix + ".tracker.sets", "tracker entries" + of,
+          std::uint64_t{gpus} * cfg.tracker.sets * cfg.tracker.ways, 48);
+}
+
 Payload GpuMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
   const std::uint32_t granule = cfg_.hbm.value_granule;
   if (address % granule != 0 || bytes % granule != 0)

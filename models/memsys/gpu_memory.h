@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/cache/l2_cache.h"
@@ -19,6 +20,7 @@
 #include "models/mem/mem_request.h"
 #include "models/tracker/tracker.h"
 #include "sim/component.h"
+#include "sim/host_memory.h"
 
 namespace t3sim {
 
@@ -34,6 +36,11 @@ struct GpuMemoryConfig {
 
 // Reads a `memory:` section: model (hbm), hbm, address_map, mc, l2.
 GpuMemoryConfig read_gpu_memory_config(ConfigNode memory);
+
+// Adds the host memory of `gpus` such memory systems (sim/host_memory.h); keys under
+// `prefix` ("system.memory").
+void estimate_host_memory(const GpuMemoryConfig& cfg, std::uint32_t gpus, const std::string& prefix,
+                          HostMemoryEstimate& out);
 
 class GpuMemory final : public Component, public MemTarget {
  public:

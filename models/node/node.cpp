@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "sim/config.h"
+#include "trace/collective.h"
 #include "sim/error.h"
 
 namespace t3sim {
@@ -19,6 +20,11 @@ NodeConfig read_node_config(ConfigNode system, NetMode mode) {
   NodeConfig cfg;
   cfg.mode = mode;
   cfg.num_gpus = static_cast<std::uint32_t>(system.get_uint("num_gpus", cfg.num_gpus, 2, 1024));
+  // Checked before any GPU is built (issue 21, C09: 1024 GPUs were built first).
+  if (cfg.num_gpus > kCollectiveMaxGpus)
+    system.fail("num_gpus", fmt::format("{} GPUs: a node of full GPU models has at most {} (a collective kernel's "
+                                        "program has a loop per step, and at most {} loop variables)",
+                                        cfg.num_gpus, kCollectiveMaxGpus, kCollectiveMaxGpus));
   cfg.gpu = read_gpu_config(system.child("gpu"), system.child("memory"));
   cfg.net = read_net_config(system.child("net"));
   ConfigNode dma = system.child("dma");

@@ -52,6 +52,16 @@ FunctionalMode choose_mode(const CollectiveWorkload& wl) {
 }
 }  // namespace
 
+void CollectiveSystem::estimate_host_memory(const CollectiveSystemConfig& sys, const CollectiveWorkload& wl,
+                                            HostMemoryEstimate& out) {
+  const std::uint64_t blocks = (wl.array_bytes + sys.net.packet_bytes - 1) / sys.net.packet_bytes;
+  const std::string of = fmt::format(" of {} GPUs", sys.num_gpus);
+  out.add("workload.size", "block checksums" + of, std::uint64_t{sys.num_gpus} * blocks, 128);
+  if (choose_mode(wl) == FunctionalMode::kValues)
+    out.add("workload.size", "the values checked" + of, std::uint64_t{sys.num_gpus} * (wl.array_bytes / wl.element_bytes),
+            10);
+}
+
 CollectiveSystem::CollectiveSystem(Simulator& sim, const CollectiveSystemConfig& sys,
                                    const CollectiveWorkload& wl)
     : sim_(sim),

@@ -13,6 +13,7 @@
 // See CONTRIBUTING.md for adding a kind.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,6 +23,7 @@
 
 #include "models/node/node.h"  // NetMode, parse_net_mode
 #include "sim/config.h"
+#include "sim/host_memory.h"
 #include "sim/registry.h"
 #include "sim/simulator.h"
 
@@ -37,6 +39,17 @@ struct RunOptions {
   // A ConfigError at run.config: the kind takes no such configuration.
   [[noreturn]] void reject_configuration(const std::string& message) const {
     throw ConfigError(configuration_where, "run.config", message);
+  }
+
+  // The host-memory guard (sim/host_memory.h): what a run may allocate (run.host_memory,
+  // else what the host has available), and where a key was written, for the error.
+  std::uint64_t host_memory = UINT64_MAX;
+  std::string host_memory_source = "run.host_memory";
+  std::function<SourceLocation(const std::string&)> locate = [](const std::string&) { return SourceLocation{}; };
+  // Throws a ConfigError at the costliest key when the estimate exceeds the budget;
+  // experiments call it before they build.
+  void check_host_memory(const HostMemoryEstimate& estimate) const {
+    estimate.check(host_memory, host_memory_source, locate);
   }
 };
 

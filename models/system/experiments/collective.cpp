@@ -48,6 +48,14 @@ class NodeCollectiveExperiment final : public Experiment {
     p.seed = run.seed;
     workload.finish();
 
+    const std::uint32_t simulated = cfg_.mode == NetMode::kFull ? cfg_.num_gpus : 1;
+    HostMemoryEstimate need;
+    estimate_host_memory(cfg_.gpu, simulated, need);
+    // Values checked: a word per value granule in the input, the output and in flight.
+    if (p.values)
+      need.add("workload.size", fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
+               std::uint64_t{simulated} * 3 * (p.array_bytes / cfg_.gpu.memory.hbm.value_granule), 8);
+    run.check_host_memory(need);
     node_.emplace(sim, cfg_);
     try {
       coll_.emplace(*node_, p);
@@ -128,15 +136,20 @@ class NodeCollectiveExperiment final : public Experiment {
 // The first slice's ring engine on idealized memories (systems without `gpu:`).
 class IdealRingExperiment final : public Experiment {
  public:
-  IdealRingExperiment(Simulator& sim, ConfigNode system, ConfigNode workload)
-      : sys_(read_collective_system(system)), wl_(read_collective_workload(workload)), model_(sim, sys_, wl_) {}
+  IdealRingExperiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
+      : sys_(read_collective_system(system)), wl_(read_collective_workload(workload)) {
+    HostMemoryEstimate need;
+    CollectiveSystem::estimate_host_memory(sys_, wl_, need);
+    run.check_host_memory(need);
+    model_.emplace(sim, sys_, wl_);
+  }
 
   std::string validated() const override {
     return fmt::format("ok: {} GPUs, {} of {} per GPU\n", sys_.num_gpus, to_string(wl_.op), wl_.array_bytes);
   }
 
   ExperimentResult run(Tick max_time) override {
-    const CollectiveResult r = model_.run(max_time);
+    const CollectiveResult r = model_->run(max_time);
     ExperimentResult out;
     out.label = "collective";
     out.json = r.json;
@@ -172,7 +185,7 @@ class IdealRingExperiment final : public Experiment {
  private:
   CollectiveSystemConfig sys_;
   CollectiveWorkload wl_;
-  CollectiveSystem model_;
+  std::optional<CollectiveSystem> model_;
 };
 
 }  // namespace
@@ -184,7 +197,7 @@ T3SIM_REGISTER(workload_kinds, "collective",
                   const RunOptions& run) -> std::unique_ptr<Experiment> {
                  reject_configurations(run);
                  if (system.has("gpu")) return std::make_unique<NodeCollectiveExperiment>(sim, system, workload, run);
-                 return std::make_unique<IdealRingExperiment>(sim, system, workload);
+                 return std::make_unique<IdealRingExperiment>(sim, system, workload, run);
                })
 
 }  // namespace t3sim

@@ -13,7 +13,7 @@ namespace {
 
 class GemmExperiment final : public Experiment {
  public:
-  GemmExperiment(Simulator& sim, ConfigNode system, ConfigNode workload)
+  GemmExperiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
       : gpu_(read_gpu_config(system.child("gpu"), system.child("memory"))) {
     for (const std::string& key : system.keys()) {
       if (key != "memory" && key != "gpu") (void)system.raw(key);  // the node around it is not simulated
@@ -31,6 +31,9 @@ class GemmExperiment final : public Experiment {
                                              program.name));
       }
     }
+    HostMemoryEstimate need;
+    estimate_host_memory(gpu_, 1, need);
+    run.check_host_memory(need);
     model_ = std::make_unique<GemmSystem>(sim, gpu_, std::move(wl));
   }
 
@@ -68,7 +71,7 @@ T3SIM_REGISTER(workload_kinds, "gemm",
                [](Simulator& sim, ConfigNode system, ConfigNode workload,
                   const RunOptions& run) -> std::unique_ptr<Experiment> {
                  if (!run.configuration.empty()) return make_sublayer_experiment(sim, system, workload, run);
-                 return std::make_unique<GemmExperiment>(sim, system, workload);
+                 return std::make_unique<GemmExperiment>(sim, system, workload, run);
                })
 
 }  // namespace t3sim

@@ -24,6 +24,9 @@ class MemoryExperiment final : public Experiment {
     }
     system.finish();
     workload_ = read_memory_workload(workload, memory_.hbm.value_granule);
+    HostMemoryEstimate need;
+    estimate_host_memory(memory_, 1, "system.memory", need);
+    run.check_host_memory(need);
     model_ = std::make_unique<MemorySystem>(sim_, memory_, workload_);
   }
 

@@ -28,6 +28,9 @@ class SublayerExperiment final : public Experiment {
     // The tensor-parallel group is the node: a Table 2 preset's TP degree sets the GPU count.
     if (wl.tp > 0) node_.num_gpus = wl.tp;
     node_.partitioned = true;  // full mode: a partition per GPU
+    HostMemoryEstimate need;
+    estimate_host_memory(node_.gpu, node_.mode == NetMode::kFull ? node_.num_gpus : 1, need);
+    run.check_host_memory(need);
     model_.emplace(sim, node_, std::move(wl), opt, configuration_, seed_);
   }
 
