@@ -1,7 +1,15 @@
 // The t3sim executable as a user meets it: exit codes, messages, outputs.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
+#include <iterator>
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -482,6 +490,57 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   const auto info = nlohmann::json::parse(std::ifstream(dir_ / "o" / "run_info.json"));
   EXPECT_GT(info["peak_rss_bytes"].get<std::uint64_t>(), 1u << 20);
+}
+
+// A run killed at any moment (SIGKILL: no handler runs) leaves its output directory
+// either without results.json or with a complete one whose stats.csv and run_info.json
+// are its own (issue 15): the previous run's, or the new one's, never a mix. The kill
+// moments sweep the whole run, set-up to the last file written.
+TEST_F(Cli, AKilledRunNeverLeavesAResultsJsonBesidePartialFiles) {
+  const fs::path out = dir_ / "o";
+  auto run = [&](const std::string& m) {
+    return fmt::format("run configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set workload.m={} -o '{}'",
+                       m, out.string());
+  };
+  ASSERT_EQ(t3sim(run("1024")).exit_code, 0);  // the previous, complete run
+  auto events_of = [](const fs::path& file, bool metadata) {
+    const auto j = nlohmann::json::parse(std::ifstream(file));
+    return (metadata ? j["metadata"]["events"] : j["events"]).get<std::uint64_t>();
+  };
+  auto stats_rows = [](const fs::path& file) {
+    std::ifstream in(file);
+    return static_cast<std::size_t>(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  };
+  int with_results = 0, without = 0;
+  for (int delay_ms = 0; delay_ms <= 240; delay_ms += 12) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      if (::chdir(T3SIM_SOURCE_DIR) != 0) ::_exit(127);
+      (void)!::freopen("/dev/null", "w", stdout);
+      (void)!::freopen("/dev/null", "w", stderr);
+      ::execl(T3SIM_BINARY, T3SIM_BINARY, "run", "configs/systems/table1.yaml", "configs/workloads/gemm/small.yaml",
+              "--set", "workload.m=4096", "-o", out.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (!fs::exists(out / "results.json")) {
+      ++without;
+      continue;
+    }
+    ++with_results;
+    // Complete and consistent: the results' events are run_info's, and stats.csv has a
+    // row per statistic of the results' stats section (plus its header).
+    const auto results = nlohmann::json::parse(std::ifstream(out / "results.json"));
+    EXPECT_EQ(results["metadata"]["events"].get<std::uint64_t>(), events_of(out / "run_info.json", false))
+        << "killed after " << delay_ms << " ms";
+    EXPECT_GE(stats_rows(out / "stats.csv"), results["stats"].size() + 1) << "killed after " << delay_ms << " ms";
+    EXPECT_EQ(events_of(out / "results.json", true), results["metadata"]["events"].get<std::uint64_t>());
+  }
+  EXPECT_GT(with_results + without, 0);
 }
 
 TEST_F(Cli, ValidateCatchesAWgThatFitsNoCu) {
