@@ -32,4 +32,10 @@ struct NetConfig {
 // injection_queue_packets.
 NetConfig read_net_config(ConfigNode node);
 
+// The receive buffer (in maximum-size packets) that lets one sender keep a link busy:
+// the bytes in flight during a credit's round trip (2 x latency + a packet's
+// serialization), with 25 % slack, plus a packet. The default of rx_buffer_packets
+// (`auto`); 64 for unlimited bandwidth.
+std::uint32_t rx_buffer_for_line_rate(const NetConfig& cfg);
+
 }  // namespace t3sim
