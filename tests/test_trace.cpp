@@ -204,6 +204,13 @@ TEST(TraceFormat, MalformedTracesNameFileAndLine) {
               HasSubstr("WG 0: rows evaluates to 1000000000000 (expected at most 1048576)"));
   EXPECT_THAT(trace_error(head + "program p\n  load 0 a\nend\nwgs 2\nwg 0 p 64\nwg 1 p 0\n"),
               HasSubstr("WG 1: bytes evaluates to 0"));
+  // Loops that would not end in any reasonable time (issue 15), alone or nested.
+  EXPECT_THAT(trace_error(head + "program p\n  loop i 1000000000000\n    load a 64\n  end\nend\nwgs 1\nwg 0 p 0\n"),
+              HasSubstr("bad.trace:6: WG 0: loop count evaluates to 1000000000000: 1000000000000 iterations with the "
+                        "loops around it (expected at most 4294967296 per WG)"));
+  EXPECT_THAT(trace_error(head + "program p\n  loop i 65536\n    loop j 65537\n      load a 64\n    end\n  end\nend\n"
+                                 "wgs 1\nwg 0 p 0\n"),
+              HasSubstr("loop count evaluates to 65537: 4295032832 iterations with the loops around it"));
   // A kernel of more WGs than the host can hold (issue 15): refused at its count.
   EXPECT_THAT(trace_error(head + "program p\n  compute 1\nend\nwgs 4294967295\n"),
               HasSubstr("bad.trace:8: bad WG count '4294967295' (expected an integer in [1, 16777216])"));

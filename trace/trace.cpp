@@ -317,6 +317,16 @@ class CheckedWalk {
       pc_ = pc;
       if (op.kind == TraceOpKind::kLoop) {
         const std::int64_t count = eval(op.arg[0], "loop count");
+        // Bounded so a WG ends in reasonable time (issue 15): the iterations of this
+        // loop nest, the enclosing loops' counts multiplied in.
+        auto nest = static_cast<std::uint64_t>(count);
+        bool overflow = false;
+        for (std::size_t d = 0; d < depth; ++d)
+          overflow |= __builtin_mul_overflow(nest, static_cast<std::uint64_t>(stack[d].count), &nest);
+        if (overflow || nest > kTraceMaxIterations)
+          fail(fmt::format("loop count evaluates to {}: {} iterations with the loops around it (expected at most "
+                           "{} per WG)",
+                           count, overflow ? std::string("more than 2^64") : std::to_string(nest), kTraceMaxIterations));
         if (count == 0) {
           pc = op.jump + 1;
         } else {

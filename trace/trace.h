@@ -98,6 +98,9 @@ struct TraceProgram {
 // trace and the dispatcher; the largest GEMM of the C3 study (../seeds/003, Table I,
 // about 29 TFLOP) has about 20 k output tiles of 256 x 128.
 inline constexpr std::uint64_t kTraceMaxWgs = std::uint64_t{1} << 24;
+// The most iterations a WG's loop nest may run: 2^32 (a GEMM WG with K = 1 M in steps
+// of 32 runs 32 K): more would not end in any reasonable time.
+inline constexpr std::uint64_t kTraceMaxIterations = std::uint64_t{1} << 32;
 
 // Per-WG needs, for occupancy.
 // The largest load or store the memory system takes (validate_trace checks every
