@@ -29,6 +29,10 @@ fi
 # -detect_leaks, on by default with ASan).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Symbolized stacks: Debian names the symbolizer llvm-symbolizer-14 unless `llvm` is in.
+if ! command -v llvm-symbolizer >/dev/null && [ -x /usr/lib/llvm-14/bin/llvm-symbolizer ]; then
+  export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+fi
 
 status=0
 summary=()
@@ -41,7 +45,10 @@ for t in $targets; do
   mkdir -p "$work" "$artifacts" "$(dirname "$log")"
   echo "fuzz-smoke: $t for ${seconds}s (log $log)" >&2
   rc=0
-  "$bin" -max_total_time="$seconds" -rss_limit_mb="$rss_limit_mb" -timeout="$timeout_s" -max_len="$max_len" \
+  # A validate builds a whole node: 0.05 s (a small one) to 5 s (MI300X) under ASan.
+  unit_timeout=$timeout_s
+  [ "$t" = validate ] && unit_timeout=${FUZZ_VALIDATE_TIMEOUT:-30}
+  "$bin" -max_total_time="$seconds" -rss_limit_mb="$rss_limit_mb" -timeout="$unit_timeout" -max_len="$max_len" \
     -dict="fuzz/$t.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
     "$work" "$seeds" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
