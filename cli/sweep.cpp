@@ -512,7 +512,7 @@ void apply_command_line_set(SweepSpec& spec, std::string_view assignment) {
   check_key(key, where, key);
   const ConfigTree parsed = ConfigTree::parse(value, "--set " + std::string(assignment));
   auto axis = std::find_if(spec.parameters.begin(), spec.parameters.end(),
-                           [&key](const SweepParameter& p) { return p.key == key; });
+                           [&wanted = key](const SweepParameter& p) { return p.key == wanted; });
   if (parsed.root().kind == ConfigValue::Kind::kList) {
     SweepParameter parameter{key, axis_values(parsed.root(), key, where, key), where};
     if (axis != spec.parameters.end()) {

@@ -68,6 +68,48 @@ SourceLocation mark_location(const YAML::Mark& mark, const std::string& file) {
 // values, issue 21, C06) with a clear error instead of exhausting memory.
 constexpr std::uint64_t kMaxValuesPerDocument = 1'000'000;
 
+// YAML is Unicode text (YAML 1.2, 5.1: printable characters only). A key or scalar
+// holding bytes that are not UTF-8 or control characters would not read back as
+// written: a sweep value applied as `--set key=value` whose first bytes look like a
+// byte-order mark is decoded as UTF-16, one with a NUL byte stops early, and the
+// resolved config and CSVs would carry replacement characters. "" when `text` is fine,
+// else what is wrong with it.
+std::string text_problem(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::uint32_t cp = lead;
+    std::size_t length = 1;
+    if (lead >= 0x80) {
+      if ((lead & 0xE0) == 0xC0) {
+        cp = lead & 0x1Fu;
+        length = 2;
+      } else if ((lead & 0xF0) == 0xE0) {
+        cp = lead & 0x0Fu;
+        length = 3;
+      } else if ((lead & 0xF8) == 0xF0) {
+        cp = lead & 0x07u;
+        length = 4;
+      } else {
+        return fmt::format("byte 0x{:02x} at offset {} is not UTF-8", lead, i);
+      }
+      if (i + length > text.size()) return fmt::format("a UTF-8 sequence is cut at offset {}", i);
+      for (std::size_t k = 1; k < length; ++k) {
+        const auto next = static_cast<unsigned char>(text[i + k]);
+        if ((next & 0xC0) != 0x80) return fmt::format("byte 0x{:02x} at offset {} is not UTF-8", lead, i);
+        cp = (cp << 6) | (next & 0x3Fu);
+      }
+      const bool overlong = (length == 2 && cp < 0x80) || (length == 3 && cp < 0x800) || (length == 4 && cp < 0x10000);
+      if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return fmt::format("byte 0x{:02x} at offset {} is not UTF-8", lead, i);
+    }
+    const bool control = (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7F ||
+                         (cp >= 0x80 && cp <= 0x9F && cp != 0x85) || cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF;
+    if (control) return fmt::format("control character U+{:04X} at offset {}", cp, i);
+    i += length;
+  }
+  return "";
+}
+
 // With `use_marks` false every node gets `fallback` (values parsed from --set).
 // `budget`: values the document may still hold.
 ConfigValue convert(const YAML::Node& node, const std::string& file, const std::string& path,
@@ -88,6 +130,8 @@ ConfigValue convert(const YAML::Node& node, const std::string& file, const std::
     case YAML::NodeType::Scalar:
       v.kind = ConfigValue::Kind::kScalar;
       v.scalar = node.Scalar();
+      if (const std::string why = text_problem(v.scalar); !why.empty())
+        throw ConfigError(v.where, path, fmt::format("not text: {} (expected UTF-8 without control characters)", why));
       break;
     case YAML::NodeType::Sequence:
       v.kind = ConfigValue::Kind::kList;
@@ -104,6 +148,9 @@ ConfigValue convert(const YAML::Node& node, const std::string& file, const std::
           throw ConfigError(key_where, path, "mapping keys must be plain strings");
         }
         const std::string& key = it->first.Scalar();
+        if (const std::string why = text_problem(key); !why.empty())
+          throw ConfigError(key_where, path,
+                            fmt::format("a key is not text: {} (expected UTF-8 without control characters)", why));
         if (const ConfigValue* first = v.find(key)) {
           throw ConfigError(key_where, join_path(path, key),
                             fmt::format("duplicate key (first written at line {})", first->key_where.line));
@@ -620,6 +667,9 @@ void ConfigTree::set(std::string_view dotted_path, std::string_view yaml_value, 
       throw ConfigError(origin, std::string(dotted_path), "expected a dotted key path like 'a.b.c'");
     }
   }
+  if (const std::string why = text_problem(dotted_path); !why.empty())
+    throw ConfigError(origin, std::string(dotted_path),
+                      fmt::format("the key is not text: {} (expected UTF-8 without control characters)", why));
   ConfigValue value;
   try {
     const YAML::Node parsed = YAML::Load(std::string(yaml_value));

@@ -57,6 +57,9 @@ namespace t3sim {
 // One node of a loaded configuration document.
 struct ConfigValue {
   enum class Kind { kNull, kScalar, kMap, kList };
+  // Declared (not implicit) so that clang with libstdc++ 12 (the fuzz build) accepts
+  // the vector of pairs of this still incomplete type below.
+  ConfigValue() = default;
   Kind kind = Kind::kNull;
   std::string scalar;                                     // kScalar: the text as written
   std::vector<std::pair<std::string, ConfigValue>> map;   // kMap: in document order

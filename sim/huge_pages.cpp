@@ -18,6 +18,11 @@
 namespace t3sim {
 
 void back_with_huge_pages() {
+#if defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer the anonymous mappings include terabytes of shadow memory:
+  // walking them costs seconds per call (the asan preset's tests), for nothing.
+  return;
+#endif
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   static std::mutex mutex;  // sweeps run simulators on several threads

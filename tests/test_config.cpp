@@ -327,6 +327,34 @@ TEST(Load, ParseTextAndNonStringKeys) {
   EXPECT_EQ(ConfigTree::parse("", "empty.yaml").root().kind, ConfigValue::Kind::kMap);
 }
 
+// Found by fuzz/fuzz_sweep: a sweep value starting with the bytes FE FF was taken as a
+// UTF-16 byte-order mark once applied as `--set key=value`, so the point ran another
+// value than its CSV row says. Keys and scalars must be UTF-8 text.
+TEST(Load, BytesThatAreNotUtf8AndControlCharactersAreErrors) {
+  const ConfigError bom = config_error([] { ConfigTree::parse("w:\n  preset: [a, \xfe\xff palm]\n", "sweep.yaml"); });
+  EXPECT_EQ(std::string(bom.what()),
+            "sweep.yaml:2: w.preset[1]: not text: byte 0xfe at offset 0 is not UTF-8 "
+            "(expected UTF-8 without control characters)");
+  EXPECT_THAT(config_error([] { ConfigTree::parse("a: \"x\\0y\"\n", "nul.yaml"); }).what(),
+              HasSubstr("nul.yaml:1: a: not text: control character U+0000 at offset 1"));
+  EXPECT_THAT(config_error([] { ConfigTree::parse("a: b\xc3\n", "cut.yaml"); }).what(),
+              HasSubstr("a: not text: a UTF-8 sequence is cut at offset 1"));
+  EXPECT_THAT(config_error([] { ConfigTree::parse("a: \xc0\xaf\n", "overlong.yaml"); }).what(),
+              HasSubstr("not UTF-8"));
+  EXPECT_THAT(config_error([] { ConfigTree::parse("g:\n  \"k\\x01\": 1\n", "key.yaml"); }).what(),
+              HasSubstr("key.yaml:2: g: a key is not text: control character U+0001 at offset 1"));
+  ConfigTree tree;
+  EXPECT_THAT(config_error([&] { tree.apply_override("system.name=\xff" "x"); }).what(),
+              HasSubstr("system.name: not text: byte 0xff at offset 0 is not UTF-8"));
+  // Found by fuzz/fuzz_config: a --set key path was not checked, so to_yaml() wrote a
+  // key that no longer read back.
+  EXPECT_THAT(config_error([&] { tree.apply_override("system.n\x8d" "a=1"); }).what(),
+              HasSubstr("system.n\x8d" "a: the key is not text: byte 0x8d at offset 8 is not UTF-8"));
+  // UTF-8 text, tabs and line breaks are fine.
+  const ConfigTree ok = ConfigTree::parse("name: \"Gr\xc3\xa4" "fe \xe2\x86\x92 \xf0\x9f\x9a\x80\\tx\\ny\"\n", "ok.yaml");
+  EXPECT_EQ(ok.root().find("name")->scalar, "Gr\xc3\xa4" "fe \xe2\x86\x92 \xf0\x9f\x9a\x80\tx\ny");
+}
+
 // ---------------------------------------------------------------------------
 // base: inheritance
 

@@ -8,6 +8,9 @@ packages=(
   libyaml-cpp-dev libfmt-dev libspdlog-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-matplotlib
+  # The fuzz preset (fuzz/README.md): clang, libFuzzer and the sanitizer runtimes
+  # (libclang-rt-14-dev is only recommended by clang-14), llvm-symbolizer for stacks.
+  clang-14 libclang-rt-14-dev llvm-14
 )
 
 missing=()

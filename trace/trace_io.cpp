@@ -365,7 +365,8 @@ class Parser {
     auto expect = [&](std::size_t n_pos, std::initializer_list<std::string_view> allowed_opts,
                       std::initializer_list<std::string_view> allowed_flags, const char* usage) {
       if (pos.size() != n_pos) fail(fmt::format("expected '{}'", usage));
-      for (const auto& [k, v] : opts) {
+      for (const auto& opt : opts) {
+        const auto& k = opt.first;  // not a structured binding: clang 14 (the fuzz build) cannot capture one
         if (std::find(allowed_opts.begin(), allowed_opts.end(), k) == allowed_opts.end()) {
           fail(fmt::format("'{}' takes no option '{}' (expected '{}')", word, k, usage));
         }
