@@ -42,6 +42,7 @@
 
 #include <cxxabi.h>
 
+#include "sim/config.h"
 #include "sim/error.h"
 #include "sim/log.h"
 
@@ -197,5 +198,26 @@ bool expect_user_error(Body&& body, bool invalid_argument_ok = true) {
 
 // Quiet logs (a run's warnings would flood the fuzzer's output).
 inline void quiet() { t3sim::set_log_level("off"); }
+
+// Structural equality of two config trees, ignoring source locations.
+inline bool same_tree(const t3sim::ConfigValue& a, const t3sim::ConfigValue& b) {
+  using Kind = t3sim::ConfigValue::Kind;
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Kind::kNull: return true;
+    case Kind::kScalar: return a.scalar == b.scalar;
+    case Kind::kList:
+      if (a.list.size() != b.list.size()) return false;
+      for (std::size_t i = 0; i < a.list.size(); ++i)
+        if (!same_tree(a.list[i], b.list[i])) return false;
+      return true;
+    case Kind::kMap:
+      if (a.map.size() != b.map.size()) return false;
+      for (std::size_t i = 0; i < a.map.size(); ++i)
+        if (a.map[i].first != b.map[i].first || !same_tree(a.map[i].second, b.map[i].second)) return false;
+      return true;
+  }
+  return false;
+}
 
 }  // namespace t3sim_fuzz

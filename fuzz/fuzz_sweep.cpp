@@ -33,27 +33,9 @@ namespace {
 using namespace t3sim;
 using t3sim_fuzz::expect_user_error;
 using t3sim_fuzz::property_failed;
+using t3sim_fuzz::same_tree;
 
 constexpr std::size_t kMaxPoints = 100'000;
-
-bool same_tree(const ConfigValue& a, const ConfigValue& b) {
-  if (a.kind != b.kind) return false;
-  switch (a.kind) {
-    case ConfigValue::Kind::kNull: return true;
-    case ConfigValue::Kind::kScalar: return a.scalar == b.scalar;
-    case ConfigValue::Kind::kList:
-      if (a.list.size() != b.list.size()) return false;
-      for (std::size_t i = 0; i < a.list.size(); ++i)
-        if (!same_tree(a.list[i], b.list[i])) return false;
-      return true;
-    case ConfigValue::Kind::kMap:
-      if (a.map.size() != b.map.size()) return false;
-      for (std::size_t i = 0; i < a.map.size(); ++i)
-        if (a.map[i].first != b.map[i].first || !same_tree(a.map[i].second, b.map[i].second)) return false;
-      return true;
-  }
-  return false;
-}
 
 bool has_map(const ConfigValue& v) {
   if (v.kind == ConfigValue::Kind::kMap) return true;
