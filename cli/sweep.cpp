@@ -62,7 +62,9 @@ std::optional<std::uint64_t> parse_unsigned(std::string_view text) {
 // must be quoted to survive being applied as "key=value" or put inside a flow list.
 bool needs_yaml_quotes(std::string_view text) {
   if (text.empty() || text != trim(text)) return true;
-  if (text.find_first_of(",[]{}#&*!|>'\"%@`") != std::string_view::npos) return true;
+  if (text.find_first_of(",[]{}#&*!|>'\"%@`\n\r\t") != std::string_view::npos) return true;
+  // Plain, these read back as null (the value was a quoted string).
+  if (text == "~" || text == "null" || text == "Null" || text == "NULL") return true;
   if (text.find(": ") != std::string_view::npos || text.back() == ':') return true;
   return text == "-" || text.starts_with("- ") || text.starts_with("? ");
 }
@@ -70,8 +72,16 @@ bool needs_yaml_quotes(std::string_view text) {
 std::string yaml_quote(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+    if (c == '\n') {
+      out += "\\n";  // a line break inside double quotes would fold into a space
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
   }
   return out + "\"";
 }
@@ -90,7 +100,8 @@ std::string yaml_flow_text(const ConfigValue& value) {
     }
     case ConfigValue::Kind::kMap: {
       std::vector<std::string> items;
-      for (const auto& [key, item] : value.map) items.push_back(key + ": " + yaml_flow_text(item));
+      for (const auto& [key, item] : value.map)
+        items.push_back((needs_yaml_quotes(key) ? yaml_quote(key) : key) + ": " + yaml_flow_text(item));
       return "{" + join(items, ", ") + "}";
     }
   }
@@ -99,6 +110,9 @@ std::string yaml_flow_text(const ConfigValue& value) {
 
 // Sweep keys address the composed configuration (system.*, workload.*) or the run itself.
 void check_key(std::string_view key, const SourceLocation& where, const std::string& shown_key) {
+  // A point's values are applied as "key=value" overrides: an '=' would split the key.
+  if (key.find('=') != std::string_view::npos)
+    throw ConfigError(where, shown_key, "a sweep key cannot contain '=' (points apply it as key=value)");
   if (key.starts_with("system.") || key.starts_with("workload.")) return;
   if (!key.starts_with("run.")) {
     throw ConfigError(where, shown_key, "a sweep key must start with 'system.', 'workload.' or 'run.'");
@@ -528,8 +542,16 @@ void apply_command_line_set(SweepSpec& spec, std::string_view assignment) {
 }
 
 std::vector<SweepPoint> enumerate_points(const SweepSpec& spec) {
+  // Every point is enumerated up front: a product past a million is a mistake, not a
+  // sweep that could ever finish (and an overflowing one would wrap).
+  constexpr std::size_t kMaxPoints = 1'000'000;
   std::size_t count = 1;
-  for (const SweepParameter& parameter : spec.parameters) count *= parameter.values.size();
+  for (const SweepParameter& parameter : spec.parameters) {
+    if (__builtin_mul_overflow(count, parameter.values.size(), &count) || count > kMaxPoints)
+      throw ConfigError(parameter.where, parameter.key,
+                        fmt::format("the sweep would have more than {} points (the product of its axes' lengths)",
+                                    kMaxPoints));
+  }
   std::vector<SweepPoint> points(count);
   for (std::size_t index = 0; index < count; ++index) {
     SweepPoint& point = points[index];

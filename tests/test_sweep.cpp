@@ -14,11 +14,15 @@
 #include <string>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "cli/sweep.h"
+#include "sim/config.h"
 #include "sim/error.h"
 
 namespace t3sim {
@@ -610,6 +614,43 @@ std::string sweep_file_error(const fs::path& dir, const std::string& body) {
   return "(no error)";
 }
 
+// A point runs the value its CSV row names (found by fuzz_sweep, issue 15): values with
+// line breaks or tabs, quoted null words and map keys that need quotes survive being
+// applied as key=value overrides; a sweep past a million points is refused, not
+// enumerated (or wrapped around).
+TEST_F(SweepTest, EveryValueSurvivesBeingAppliedAsAnOverride) {
+  write_text(dir_ / "s.yaml",
+             "system: s.yaml\nworkload: w.yaml\nparameters:\n"
+             "  workload.a: [\"x\\ny\", \"NULL\", \"tab\\there\", \"~\", plain]\n"
+             "  workload.m: [{\"a,b\": 1, c: \"null\"}]\n");
+  const SweepSpec spec = load_sweep_spec(dir_ / "s.yaml");
+  const std::vector<std::string> expected = {"x\ny", "NULL", "tab\there", "~", "plain"};
+  const auto points = enumerate_points(spec);
+  ASSERT_EQ(points.size(), expected.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    ConfigTree tree;
+    for (const std::string& o : make_run_request(spec, points[i]).overrides) tree.apply_override(o);
+    const ConfigValue* workload = tree.root().find("workload");
+    ASSERT_NE(workload, nullptr);
+    const ConfigValue* a = workload->find("a");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->kind, ConfigValue::Kind::kScalar) << i;
+    EXPECT_EQ(a->scalar, expected[i]) << i;
+    const ConfigValue* m = workload->find("m");
+    ASSERT_NE(m, nullptr);
+    ASSERT_EQ(m->kind, ConfigValue::Kind::kMap);
+    ASSERT_EQ(m->map.size(), 2u);
+    EXPECT_EQ(m->map[0].first, "a,b");
+    EXPECT_EQ(m->map[1].second.kind, ConfigValue::Kind::kScalar);
+    EXPECT_EQ(m->map[1].second.scalar, "null");
+  }
+  std::string axes;
+  for (int k = 0; k < 7; ++k) axes += fmt::format("  workload.k{}: [1, 2, 3, 4, 5, 6, 7, 8]\n", k);
+  write_text(dir_ / "big.yaml", "system: s.yaml\nworkload: w.yaml\nparameters:\n" + axes);
+  EXPECT_THAT([&] { (void)enumerate_points(load_sweep_spec(dir_ / "big.yaml")); },
+              testing::ThrowsMessage<ConfigError>(testing::HasSubstr("workload.k6: the sweep would have more than 1000000 points")));
+}
+
 TEST_F(SweepTest, SweepFileErrors) {
   const std::string file = (dir_ / "bad.yaml").string();
   EXPECT_EQ(sweep_file_error(dir_, "system: s.yaml\nparamters:\n  system.num_gpus: [2]\n"),
@@ -628,6 +669,9 @@ TEST_F(SweepTest, SweepFileErrors) {
             file + ":2: parameters.run.sed: unknown run key (did you mean 'run.seed'?)");
   EXPECT_EQ(sweep_file_error(dir_, "parameters:\n  run.seed: [1, x]\n"),
             file + ":2: parameters.run.seed: expected an unsigned integer seed, got 'x'");
+  // Found by fuzz_sweep (issue 15): a key with '=' would split when applied.
+  EXPECT_EQ(sweep_file_error(dir_, "parameters:\n  \"workload.a=b\": [1]\n"),
+            file + ":2: parameters.workload.a=b: a sweep key cannot contain '=' (points apply it as key=value)");
   EXPECT_EQ(sweep_file_error(dir_, "set: [latency=5ns]\n"),
             file + ":1: set: latency: a sweep key must start with 'system.', 'workload.' or 'run.'");
 }
