@@ -625,6 +625,20 @@ ConfigTree::ConfigTree() { root_.kind = ConfigValue::Kind::kMap; }
 ConfigTree ConfigTree::load_file(const std::filesystem::path& path) {
   ConfigTree tree;
   tree.root_ = Loader().load_file(path.string(), nullptr);
+  // Nothing but comments or blank lines is a mistake (a wrong file, a truncated one),
+  // not a request for every default (issue 15). (The loader checked it is a regular
+  // file of at most 16 MiB.)
+  if (tree.root_.kind != ConfigValue::Kind::kScalar && tree.root_.map.empty() && tree.root_.list.empty()) {
+    std::ifstream in(path);
+    std::string line;
+    bool content = false;
+    while (!content && std::getline(in, line)) {
+      const std::string_view text = trim(line);
+      content = !text.empty() && text.front() != '#';
+    }
+    if (!content)
+      throw ConfigError(SourceLocation{path.string(), 0, 0}, "", "the file is empty (expected a YAML mapping of keys)");
+  }
   return tree;
 }
 

@@ -435,6 +435,18 @@ TEST(Base, Cycle) {
                                 fixture("inherit/self_cycle.yaml"));
 }
 
+// An empty file, or one of comments only, is an error naming it (issue 15), not every
+// default; an empty file as a base adds nothing (its includer has keys).
+TEST(Load, AnEmptyFileIsAnError) {
+  const std::string dir = ::testing::TempDir();
+  for (const char* text : {"", "# only a comment\n\n"}) {
+    const std::string path = dir + "/t3sim_empty.yaml";
+    std::ofstream(path) << text;
+    const ConfigError e = config_error([&] { ConfigTree::load_file(path); });
+    EXPECT_EQ(std::string(e.what()), path + ": the file is empty (expected a YAML mapping of keys)");
+  }
+}
+
 TEST(Base, MissingBaseNamesTheIncludingLine) {
   const ConfigError e = config_error([] { ConfigTree::load_file(fixture("inherit/missing_base.yaml")); });
   EXPECT_EQ(std::string(e.what()), fixture("inherit/missing_base.yaml") + ":4: base: cannot open '" +
