@@ -53,16 +53,24 @@ std::vector<std::string> Simulator::in_flight_report() const {
   return lines;
 }
 
-void Simulator::fail(const std::string& what) const {
-  std::string msg = fmt::format("{} at t={} ({} ps)", what, to_string(now()), now().ps());
-  const auto lines = in_flight_report();
-  if (lines.empty()) {
-    msg += "; no component reports work in flight";
-  } else {
-    msg += "; in flight:";
-    for (const auto& l : lines) msg += "\n  " + l;
+std::string Simulator::with_in_flight_report(std::string what) const {
+  std::vector<std::string> lines;
+  try {
+    lines = in_flight_report();
+  } catch (...) {
+    lines = {"(the in-flight report failed too)"};
   }
-  throw SimulationError(msg);
+  if (lines.empty()) {
+    what += "; no component reports work in flight";
+  } else {
+    what += "; in flight:";
+    for (const auto& l : lines) what += "\n  " + l;
+  }
+  return what;
+}
+
+void Simulator::fail(const std::string& what) const {
+  throw SimulationError(with_in_flight_report(fmt::format("{} at t={} ({} ps)", what, to_string(now()), now().ps())));
 }
 
 void Simulator::rethrow_with_report() const {
@@ -84,19 +92,7 @@ void Simulator::rethrow_with_report() const {
   } catch (...) {
     what = fmt::format("internal error at t={} ({} ps): an unknown exception", to_string(now()), now().ps());
   }
-  std::vector<std::string> lines;
-  try {
-    lines = in_flight_report();
-  } catch (...) {
-    lines = {"(the in-flight report failed too)"};
-  }
-  if (lines.empty()) {
-    what += "; no component reports work in flight";
-  } else {
-    what += "; in flight:";
-    for (const auto& l : lines) what += "\n  " + l;
-  }
-  throw InternalError(what);
+  throw InternalError(with_in_flight_report(std::move(what)));
 }
 
 std::uint64_t Simulator::progress() const {

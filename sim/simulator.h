@@ -150,6 +150,8 @@ class Simulator {
   void remove_component(Component* c);
   void watchdog_check();
   [[noreturn]] void fail(const std::string& what) const;
+  // `what` + "; in flight:" and every component's report (or that none reports any).
+  std::string with_in_flight_report(std::string what) const;
   // Inside a catch block of a run: an internal error (a failed check, or any exception
   // a model let escape, out of host memory included) becomes an InternalError with the
   // in-flight report; the simulated system's own failures and user errors pass as they are.
