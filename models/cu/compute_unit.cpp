@@ -21,6 +21,13 @@ CuConfig read_cu_config(ConfigNode node) {
   cfg.max_outstanding_per_wf =
       static_cast<std::uint32_t>(node.get_uint("max_outstanding_per_wf", cfg.max_outstanding_per_wf, 1, 1u << 16));
   cfg.flops_per_cycle = static_cast<std::uint32_t>(node.get_uint("flops_per_cycle", cfg.flops_per_cycle, 1, 1u << 24));
+  cfg.load_request_bytes =
+      static_cast<std::uint32_t>(node.get_bytes("load_request_bytes", cfg.load_request_bytes, 0, 1ULL << 30));
+  cfg.max_inflight_load_bytes = node.get_bytes("max_inflight_load_bytes", cfg.max_inflight_load_bytes, 0, 1ULL << 40);
+  cfg.load_bytes_per_cycle =
+      static_cast<std::uint32_t>(node.get_uint("load_bytes_per_cycle", cfg.load_bytes_per_cycle, 0, 1u << 20));
+  cfg.load_latency = static_cast<std::uint32_t>(node.get_uint("load_latency", cfg.load_latency, 0, 1u << 20));
+  cfg.prefetch_stages = static_cast<std::uint32_t>(node.get_uint("prefetch_stages", cfg.prefetch_stages, 1, 16));
   cfg.posted_stores = node.get_bool("posted_stores", cfg.posted_stores);
   node.finish();
   return cfg;
@@ -76,12 +83,11 @@ void FlagTable::wait(std::uint64_t flag, std::uint64_t value, std::function<void
 // ComputeUnit
 
 namespace {
-// Memory request tags: a load's slot and load group; a store's WG record (it may
+// Memory request tags: a load's entry in loads_; a store's WG record (it may
 // outlive the slot, posted stores).
 constexpr std::uint64_t kLoadBit = std::uint64_t{1} << 39;
-std::uint64_t load_tag(std::uint32_t slot, std::uint64_t group) {
-  return (std::uint64_t{slot} << 40) | kLoadBit | (group & ((std::uint64_t{1} << 39) - 1));
-}
+std::uint64_t load_tag(std::uint32_t index) { return kLoadBit | index; }
+std::uint32_t load_index(std::uint64_t tag) { return static_cast<std::uint32_t>(tag & (kLoadBit - 1)); }
 std::uint64_t store_tag(std::uint32_t record) { return std::uint64_t{record} << 40; }
 }  // namespace
 
@@ -97,7 +103,21 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
       load_bytes_(counter("load_bytes", "bytes", "bytes requested by loads")),
       store_bytes_(counter("store_bytes", "bytes", "bytes requested by stores (writes and updates)")),
       matrix_busy_(counter("matrix_busy_cycles", "cycles", "CU cycles the matrix core was reserved")),
-      memory_refusals_(counter("memory_refusals", "requests", "memory requests refused (back-pressure)")) {}
+      memory_refusals_(counter("memory_refusals", "requests", "memory requests refused (back-pressure)")),
+      load_requests_(counter("load_requests", "requests", "load requests issued (a load op splits into load_request_bytes pieces)")),
+      load_room_stalls_(counter("load_room_stalls", "requests",
+                                "load requests that waited for room in the CU's in-flight load bytes (MSHRs full)")),
+      load_room_stall_cycles_(counter("load_room_stall_cycles", "cycles",
+                                      "CU cycles during which some WG waited for in-flight load room (MSHRs full)")),
+      load_latency_(average("load_latency", "ns", "load request issue to its data landing in the CU")),
+      inflight_load_bytes_stat_(time_weighted("inflight_load_bytes", "bytes", "load bytes in flight from this CU",
+                                              4096, 64)) {
+  for (Slot& w : slots_) {
+    w.group_loads.assign(cfg_.prefetch_stages + 1, 0);
+    w.group_cycles.assign(cfg_.prefetch_stages + 1, 0);
+    w.group_sum.resize(cfg_.prefetch_stages + 1);
+  }
+}
 
 std::uint32_t wgs_per_cu(const CuConfig& cfg, const TraceResources& r) {
   std::uint64_t n = cfg.max_wgs;
@@ -134,9 +154,17 @@ void ComputeUnit::launch(const WgLaunch& wg) {
   std::uint32_t s = 0;
   while (slots_[s].busy) ++s;
   Slot& w = slots_[s];
-  w = Slot{};
   w.busy = true;
   w.launch = wg;
+  w.has_op = false;
+  w.waiting_flag = false;
+  w.outstanding = 0;
+  w.next_piece = 0;
+  w.group = 0;
+  w.computes_done = 0;
+  w.compute_running = false;
+  std::fill(w.group_loads.begin(), w.group_loads.end(), 0);
+  for (Payload& sum : w.group_sum) sum.words.clear();
   if (free_records_.empty()) {
     free_records_.push_back(static_cast<std::uint32_t>(records_.size()));
     records_.emplace_back();
@@ -164,30 +192,32 @@ void ComputeUnit::advance(std::uint32_t s) {
     const WgOp& op = w.op;
     switch (op.kind) {
       case TraceOpKind::kLoad:
-        // Two tile buffers: group g reuses group g-2's, free once compute g-2 is done.
-        if (w.group >= 2 && w.computes_done + 1 < w.group) return;
-        if (w.outstanding >= w.budget) return;
-        if (!issue_memory(s, MemOp::kRead)) return;
-        ++w.group_loads[w.group % 3];
+        // P tile buffers: group g reuses group g-P's, free once compute g-P is done.
+        if (w.computes_done + cfg_.prefetch_stages - 1 < w.group) return;
+        if (!issue_load_pieces(s)) return;
         break;
-      case TraceOpKind::kCompute:
-        if (w.compute_waiting || w.compute_running) return;  // one compute at a time per WG
-        w.compute_cycles = op.cycles();
-        w.compute_waiting = true;
+      case TraceOpKind::kCompute: {
+        // Its group closes; the next one needs a free buffer too (as its loads would).
+        if (w.computes_done + cfg_.prefetch_stages - 1 < w.group) return;
+        w.group_cycles[ring(w.group)] = op.cycles();
         ++w.group;  // later loads feed the next compute
-        // Its buffer last held group - 3, whose store was issued before this compute.
-        w.group_sum[w.group % 3].words.clear();
+        // Its ring entry last held group - P - 1, whose compute is done and whose
+        // store (earlier in program order) was issued.
+        T3SIM_CHECK(w.group_loads[ring(w.group)] == 0, "a load group's buffer reused while its loads are in flight");
+        w.group_sum[ring(w.group)].words.clear();
         try_compute_start(s);
         break;
+      }
       case TraceOpKind::kStore:
-        if (w.compute_waiting || w.compute_running) return;  // the data are not produced yet
+        if (w.computes_done < w.group) return;  // the data are not produced yet
         if (w.outstanding >= w.budget) return;
-        if (!issue_memory(s, op.update() ? MemOp::kUpdate : MemOp::kWrite)) return;
+        if (!issue_memory(s, op.update() ? MemOp::kUpdate : MemOp::kWrite, LoadPiece{0, 0, op.rows(), op.row_bytes()}))
+          return;
         break;
       case TraceOpKind::kSet:
         // Release: the flag says "done" only after the WG's earlier computes finished
         // and its earlier stores were acknowledged.
-        if (w.compute_waiting || w.compute_running || w.outstanding > 0) return;
+        if (w.computes_done < w.group || w.outstanding > 0) return;
         if (op.remote()) {
           T3SIM_CHECK(remote_ != nullptr, "a remote flag set needs the multi-GPU system");
           remote_->set_peer_flag(static_cast<std::uint32_t>(op.peer), op.flag(), op.value());
@@ -215,7 +245,67 @@ void ComputeUnit::advance(std::uint32_t s) {
   finish_if_done(s);
 }
 
-bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
+std::uint64_t ComputeUnit::load_pieces(const WgOp& op) const {
+  const std::uint64_t piece = cfg_.load_request_bytes;
+  if (piece == 0) return 1;
+  if (op.row_bytes() >= piece) return op.rows() * ((op.row_bytes() + piece - 1) / piece);
+  const std::uint64_t rows_per_piece = piece / op.row_bytes();
+  return (op.rows() + rows_per_piece - 1) / rows_per_piece;
+}
+
+// Piece `index` of a load op: whole rows grouped up to load_request_bytes, or a long
+// row cut into load_request_bytes parts (a wave-wide instruction reads at most that).
+ComputeUnit::LoadPiece ComputeUnit::load_piece(const WgOp& op, std::uint64_t index) const {
+  const std::uint64_t piece = cfg_.load_request_bytes;
+  if (piece == 0) return LoadPiece{0, 0, op.rows(), op.row_bytes()};
+  if (op.row_bytes() >= piece) {
+    const std::uint64_t per_row = (op.row_bytes() + piece - 1) / piece;
+    const std::uint64_t offset = (index % per_row) * piece;
+    return LoadPiece{index / per_row, offset, 1, std::min(piece, op.row_bytes() - offset)};
+  }
+  const std::uint64_t rows_per_piece = piece / op.row_bytes();
+  const std::uint64_t row = index * rows_per_piece;
+  return LoadPiece{row, 0, std::min(rows_per_piece, op.rows() - row), op.row_bytes()};
+}
+
+bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
+  Slot& w = slots_[s];
+  const std::uint64_t pieces = load_pieces(w.op);
+  const std::uint32_t granule = w.launch.routing != nullptr && w.launch.routing->has_values() ? 0 : w.launch.value_granule;
+  if (w.next_piece == 0 && granule > 0) {
+    // Values: the group's sum covers the op's words; every load of a group has the
+    // same size (local + received chunk), each piece adds its words in place.
+    const std::uint64_t words = w.op.rows() * w.op.row_bytes() / granule;
+    Payload& sum = w.group_sum[ring(w.group)];
+    if (sum.words.empty()) sum.words.assign(words, 0);
+    T3SIM_CHECK(sum.words.size() == words,
+                fmt::format("{}: WG {}: loads of one group differ in size ({} vs {} words)", name(), w.launch.wg,
+                            sum.words.size(), words));
+  }
+  while (w.next_piece < pieces) {
+    if (w.outstanding >= w.budget) return false;
+    const LoadPiece piece = load_piece(w.op, w.next_piece);
+    const std::uint64_t bytes = piece.rows * piece.bytes;
+    // The CU's in-flight load bytes (its MSHRs); a piece larger than all of them
+    // still goes alone, so nothing waits forever.
+    if (cfg_.max_inflight_load_bytes > 0 && inflight_load_bytes_ > 0 &&
+        inflight_load_bytes_ + bytes > cfg_.max_inflight_load_bytes) {
+      if (std::find(waiting_for_load_room_.begin(), waiting_for_load_room_.end(), s) == waiting_for_load_room_.end()) {
+        if (waiting_for_load_room_.empty()) room_stall_since_ = now();
+        waiting_for_load_room_.push_back(s);
+        ++load_room_stalls_;
+      }
+      return false;
+    }
+    if (!issue_memory(s, MemOp::kRead, piece)) return false;
+    ++w.group_loads[ring(w.group)];
+    ++w.next_piece;
+  }
+  w.next_piece = 0;
+  return true;
+}
+
+bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op, const LoadPiece& piece) {
   Slot& w = slots_[s];
   const WgOp& op = w.op;
   MemTarget* target = &memory_;
@@ -238,11 +328,10 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   r.op = mem_op;
   r.stream = w.launch.stream;
   r.uncached = op.uncached();
-  r.address = op.addr();
-  r.bytes = static_cast<std::uint32_t>(op.row_bytes());
-  r.rows = static_cast<std::uint32_t>(op.rows());
+  r.address = op.addr() + piece.row * op.stride() + piece.offset;
+  r.bytes = static_cast<std::uint32_t>(piece.bytes);
+  r.rows = static_cast<std::uint32_t>(piece.rows);
   r.row_stride = op.stride();
-  r.tag = mem_op == MemOp::kRead ? load_tag(s, w.group) : store_tag(w.record);
   r.client = this;
   r.created = now();
   if (mem_op != MemOp::kRead && routing != nullptr) {
@@ -252,7 +341,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
   const std::uint32_t granule = synthetic ? 0 : w.launch.value_granule;
   const std::uint64_t words = granule > 0 ? r.total_bytes() / granule : 0;
   if (granule > 0 && mem_op != MemOp::kRead) {
-    const Payload& sum = w.group_sum[(w.group + 2) % 3];  // the group of the last compute
+    const Payload& sum = w.group_sum[ring(w.group + cfg_.prefetch_stages)];  // the last compute's group
     T3SIM_CHECK(sum.words.size() == words,
                 fmt::format("{}: WG {} store of {} B carries values of {} loaded words (a store must "
                             "match its group's loads)",
@@ -267,11 +356,31 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
     target->wait_for_space(this);
     return false;
   }
+  if (mem_op == MemOp::kRead) {
+    if (free_loads_.empty()) {
+      free_loads_.push_back(static_cast<std::uint32_t>(loads_.size()));
+      loads_.emplace_back();
+    }
+    const std::uint32_t index = free_loads_.back();
+    free_loads_.pop_back();
+    LoadInFlight& load = loads_[index];
+    load.slot = s;
+    load.group = w.group;
+    load.first_word = granule > 0 ? (piece.row * op.row_bytes() + piece.offset) / granule : 0;
+    load.bytes = r.total_bytes();
+    load.issued = now();
+    r.tag = load_tag(index);
+    inflight_load_bytes_ += load.bytes;
+    inflight_load_bytes_stat_.set(now(), static_cast<std::int64_t>(inflight_load_bytes_));
+    ++load_requests_;
+  } else {
+    r.tag = store_tag(w.record);
+  }
   if (granule > 0) {
     if (mem_op == MemOp::kRead) {
       r.data.words.assign(words, 0);
     } else {
-      r.data = w.group_sum[(w.group + 2) % 3];
+      r.data = w.group_sum[ring(w.group + cfg_.prefetch_stages)];
     }
   } else if (synthetic && mem_op != MemOp::kRead && w.launch.value_granule > 0) {
     const std::uint32_t g = w.launch.value_granule;
@@ -289,13 +398,14 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op) {
 
 bool ComputeUnit::try_compute_start(std::uint32_t s) {
   Slot& w = slots_[s];
-  if (!w.compute_waiting || w.compute_running) return false;
-  if (w.group_loads[(w.group - 1) % 3] > 0) return false;  // its loads are still in flight
+  if (w.compute_running || w.computes_done == w.group) return false;  // busy, or nothing queued
+  const std::size_t head = ring(w.computes_done);
+  if (w.group_loads[head] > 0) return false;  // the K-step barrier: its loads have not all landed
+  const std::uint64_t cycles = w.group_cycles[head];
   const Tick start = std::max(now(), matrix_free_);
-  const Tick end = start + clock_.duration(Cycles(w.compute_cycles));
+  const Tick end = start + clock_.duration(Cycles(cycles));
   matrix_free_ = end;
-  matrix_busy_ += w.compute_cycles;
-  w.compute_waiting = false;
+  matrix_busy_ += cycles;
   w.compute_running = true;
   sim().events().schedule_callback(end, [this, s] { on_compute_done(s); });
   return true;
@@ -306,6 +416,7 @@ void ComputeUnit::on_compute_done(std::uint32_t s) {
   w.compute_running = false;
   ++w.computes_done;
   sim().note_progress();
+  try_compute_start(s);  // the next queued compute, if its loads have landed
   advance(s);
 }
 
@@ -326,25 +437,58 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
     advance(s);
     return;
   }
-  const auto s = static_cast<std::uint32_t>(req.tag >> 40);
+  // A load's data cross the CU's return port (load_bytes_per_cycle, shared by its
+  // WGs, first come first served) and its load pipeline (load_latency).
+  const std::uint32_t index = load_index(req.tag);
+  T3SIM_CHECK(index < loads_.size(), "load response with an unknown tag");
+  LoadInFlight& load = loads_[index];
+  load.data = std::move(req.data);
+  Tick landed = now();
+  if (cfg_.load_bytes_per_cycle > 0) {
+    const std::uint64_t cycles = (load.bytes + cfg_.load_bytes_per_cycle - 1) / cfg_.load_bytes_per_cycle;
+    landed = std::max(landed, load_port_free_) + clock_.duration(Cycles(cycles));
+    load_port_free_ = landed;
+  }
+  if (cfg_.load_latency > 0) landed += clock_.duration(Cycles(cfg_.load_latency));
+  if (landed == now()) {
+    land_load(index);
+  } else {
+    sim().events().schedule_callback(landed, [this, index] { land_load(index); });
+  }
+}
+
+void ComputeUnit::land_load(std::uint32_t index) {
+  LoadInFlight& load = loads_[index];
+  const std::uint32_t s = load.slot;
   Slot& w = slots_[s];
   T3SIM_CHECK(w.busy && w.outstanding > 0, "response for an idle slot");
   --w.outstanding;
-  const std::uint64_t group = req.tag & (kLoadBit - 1);
-  --w.group_loads[group % 3];
-  if (!req.data.empty()) {
-    Payload& sum = w.group_sum[group % 3];
-    if (sum.words.empty()) {
-      sum = std::move(req.data);
-    } else {
-      T3SIM_CHECK(sum.words.size() == req.data.words.size(),
-                  fmt::format("{}: WG {}: loads of one group differ in size ({} vs {} words)", name(),
-                              w.launch.wg, sum.words.size(), req.data.words.size()));
-      sum.add(req.data);
-    }
+  --w.group_loads[ring(load.group)];
+  if (!load.data.empty()) {
+    Payload& sum = w.group_sum[ring(load.group)];
+    T3SIM_CHECK(load.first_word + load.data.words.size() <= sum.words.size(),
+                fmt::format("{}: WG {}: a load piece's words fall outside its group's sum", name(), w.launch.wg));
+    for (std::size_t i = 0; i < load.data.words.size(); ++i) sum.words[load.first_word + i] += load.data.words[i];
+    load.data.words.clear();
   }
+  inflight_load_bytes_ -= load.bytes;
+  inflight_load_bytes_stat_.set(now(), static_cast<std::int64_t>(inflight_load_bytes_));
+  load_latency_.sample(static_cast<double>((now() - load.issued).ps()) * 1e-3);
+  free_loads_.push_back(index);
   try_compute_start(s);
   advance(s);
+  wake_load_waiters();
+}
+
+// Room freed in the in-flight load bytes: the slots that wait for it try again,
+// oldest first; each one refused again re-registers.
+void ComputeUnit::wake_load_waiters() {
+  if (waiting_for_load_room_.empty()) return;
+  load_room_stall_cycles_ += clock_.cycle_at_or_after(now()).count() - clock_.cycle_at_or_after(room_stall_since_).count();
+  room_stall_since_ = now();
+  std::vector<std::uint32_t> waiting;
+  waiting.swap(waiting_for_load_room_);
+  for (std::uint32_t s : waiting) advance(s);
 }
 
 void ComputeUnit::on_mem_retry() {
@@ -365,7 +509,7 @@ void ComputeUnit::on_mem_retry() {
 
 void ComputeUnit::finish_if_done(std::uint32_t s) {
   Slot& w = slots_[s];
-  if (!w.busy || w.has_op || !w.ops.done() || w.compute_waiting || w.compute_running || w.waiting_flag) return;
+  if (!w.busy || w.has_op || !w.ops.done() || w.computes_done < w.group || w.compute_running || w.waiting_flag) return;
   const std::uint32_t stores = records_[w.record].stores_in_flight;
   // Everything answered, or (posted stores) only stores still in flight.
   if (w.outstanding > (cfg_.posted_stores ? stores : 0)) return;
@@ -401,11 +545,18 @@ void ComputeUnit::report_in_flight(std::vector<std::string>& out) const {
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     const Slot& w = slots_[s];
     if (!w.busy) continue;
-    out.push_back(fmt::format("{}: WG {} of kernel {}: {} requests in flight, group {}, {} computes done{}{}{}",
+    const bool waits_for_room = std::find(waiting_for_load_room_.begin(), waiting_for_load_room_.end(), s) !=
+                                waiting_for_load_room_.end();
+    out.push_back(fmt::format("{}: WG {} of kernel {}: {} requests in flight, group {}, {} computes done{}{}{}{}",
                               name(), w.launch.wg, w.launch.kernel, w.outstanding, w.group, w.computes_done,
-                              w.compute_running ? ", computing" : "", w.compute_waiting ? ", compute waits" : "",
-                              w.waiting_flag ? ", waiting on a flag" : ""));
+                              w.compute_running ? ", computing" : "",
+                              !w.compute_running && w.computes_done < w.group ? ", compute waits for its loads" : "",
+                              w.waiting_flag ? ", waiting on a flag" : "",
+                              waits_for_room ? ", waiting for in-flight load room" : ""));
   }
+  if (inflight_load_bytes_ > 0)
+    out.push_back(fmt::format("{}: {} load bytes in flight, {} WGs waiting for room", name(), inflight_load_bytes_,
+                              waiting_for_load_room_.size()));
 }
 
 }  // namespace t3sim

@@ -3,12 +3,21 @@
 //
 // A CU hosts WGs up to its occupancy limits (threads, registers, LDS, WG slots). Each
 // WG steps through its trace ops in order:
-//  - load: one memory transaction per op (a 2D tile is one request); it joins the
-//    current *load group*, the loads a compute op waits for;
-//  - compute: waits for its load group and for the WG's previous compute, then
-//    reserves the CU's matrix core for its cycles (WGs on a CU share it);
-//  - double buffering (T3 §2.5 GEMM K loop): the loads of group g may issue once
-//    compute g-2 is done (two tile buffers), so loads of step k+1 overlap compute k;
+//  - load: split into requests of at most `load_request_bytes` (one wave-wide load
+//    instruction; a 2D tile's rows are grouped, a long row is cut), each one L2
+//    transaction, so the L2's batched look-ups stay; it joins the current *load
+//    group*, the loads a compute op waits for (the K loop's barrier: a K step's
+//    matrix work starts only when every load of its step has landed);
+//  - the CU's load path (issue 17): at most `max_inflight_load_bytes` of load
+//    requests in flight per CU (the L1's miss-status holding registers; a request
+//    waits for room, oldest first), and every response crosses the CU's return port
+//    at `load_bytes_per_cycle` and its pipeline in `load_latency` cycles before its
+//    data count as landed; the room it held frees then;
+//  - compute: queued in order; one runs at a time per WG once its load group has
+//    landed, reserving the CU's matrix core for its cycles (WGs on a CU share it);
+//  - prefetch stages (T3 §2.5 GEMM K loop): with `prefetch_stages` = P tile buffers,
+//    the loads of group g may issue once compute g-P is done, so the loads of the
+//    next P-1 K steps overlap the current compute (2: double buffering);
 //  - store: waits until every earlier compute is done (its data exist), then issues;
 //  - set: waits until earlier computes finished and earlier requests were answered
 //    (release), then sets a GPU flag; wait: blocks until the flag reaches a value;
@@ -58,6 +67,13 @@ struct CuConfig {
   std::uint64_t lds_bytes = 64 * 1024;       // LDS part of the 128 KB unified LDS + L1
   std::uint32_t max_wgs = 16;                // WG slots
   std::uint32_t max_outstanding_per_wf = 16;  // memory requests in flight per WF
+  // The load path (see the file comment). 0 turns each part off: a load op is one
+  // request, nothing bounds the bytes in flight, the return is free.
+  std::uint32_t load_request_bytes = 0;       // bytes of one load request (wave instruction)
+  std::uint64_t max_inflight_load_bytes = 0;  // load bytes in flight per CU (L1 MSHRs)
+  std::uint32_t load_bytes_per_cycle = 0;     // return port, bytes per CU cycle
+  std::uint32_t load_latency = 0;             // CU cycles from the L2's response to landed data
+  std::uint32_t prefetch_stages = 2;          // K-step tile buffers (2: double buffering)
   // Matrix-core throughput (FP16 FLOPs per CU cycle): what trace generators turn
   // FLOPs into compute cycles with. T3 Table 1 CU: ~1024 (115 TFLOP/s at 80 CUs).
   std::uint32_t flops_per_cycle = 1024;
@@ -159,21 +175,43 @@ class ComputeUnit final : public Component, public MemClient {
     bool waiting_flag = false;
     std::uint32_t outstanding = 0;  // memory requests in flight
     std::uint32_t budget = 0;       // wfs x max_outstanding_per_wf
+    std::uint64_t next_piece = 0;   // of the load op being split into requests
     std::uint64_t group = 0;        // load group being formed (= computes queued so far)
     std::uint64_t computes_done = 0;
-    std::uint64_t group_loads[3] = {0, 0, 0};  // loads in flight per group (mod 3)
-    bool compute_running = false;
-    bool compute_waiting = false;   // queued compute waits for its loads
-    std::uint64_t compute_cycles = 0;
-    Payload group_sum[3];           // values: element-wise sum of each load group's loads
+    bool compute_running = false;   // compute `computes_done` holds the matrix core
+    // Rings of prefetch_stages + 1 entries indexed by group: loads in flight, the
+    // queued compute's cycles and (values) the element-wise sum of the group's loads.
+    std::vector<std::uint32_t> group_loads;
+    std::vector<std::uint64_t> group_cycles;
+    std::vector<Payload> group_sum;
+  };
+  // One load request in flight: whose it is and where its words go in its op's sum.
+  struct LoadInFlight {
+    std::uint32_t slot = 0;
+    std::uint64_t group = 0;
+    std::uint64_t first_word = 0;  // of the piece within its op's words
+    std::uint64_t bytes = 0;
+    Tick issued;
+    Payload data;                  // the response's words while crossing the return path
+  };
+  // A load op's piece: `rows` rows of `bytes` starting at row `row`, byte `offset`.
+  struct LoadPiece {
+    std::uint64_t row = 0, offset = 0, rows = 1, bytes = 0;
   };
 
   void advance(std::uint32_t s);
+  // Issues the current load op's next pieces; true once every piece is issued.
+  bool issue_load_pieces(std::uint32_t s);
+  LoadPiece load_piece(const WgOp& op, std::uint64_t index) const;
+  std::uint64_t load_pieces(const WgOp& op) const;
+  void land_load(std::uint32_t index);
+  std::size_t ring(std::uint64_t group) const { return group % (cfg_.prefetch_stages + 1); }
   bool try_compute_start(std::uint32_t s);
   void on_compute_done(std::uint32_t s);
   void finish_if_done(std::uint32_t s);
   void wg_done(std::uint32_t record);
-  bool issue_memory(std::uint32_t s, MemOp op);
+  bool issue_memory(std::uint32_t s, MemOp op, const LoadPiece& piece);
+  void wake_load_waiters();
 
   CuConfig cfg_;
   MemTarget& memory_;
@@ -193,12 +231,23 @@ class ComputeUnit final : public Component, public MemClient {
   std::function<void()> on_slot_free_;
   std::vector<WgRecord> records_;
   std::vector<std::uint32_t> free_records_;
+  std::vector<LoadInFlight> loads_;             // load requests in flight (tag = index)
+  std::vector<std::uint32_t> free_loads_;
+  std::uint64_t inflight_load_bytes_ = 0;
+  std::vector<std::uint32_t> waiting_for_load_room_;  // slots, oldest first
+  Tick load_port_free_;                         // the return port is busy until then
+  Tick room_stall_since_;                       // a slot has waited for room since then
 
   Counter& wgs_done_;
   Counter& load_bytes_;
   Counter& store_bytes_;
   Counter& matrix_busy_;
   Counter& memory_refusals_;
+  Counter& load_requests_;
+  Counter& load_room_stalls_;
+  Counter& load_room_stall_cycles_;
+  Average& load_latency_;
+  TimeWeighted& inflight_load_bytes_stat_;
 };
 
 }  // namespace t3sim

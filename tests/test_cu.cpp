@@ -1,0 +1,242 @@
+// The CU's memory pipeline on hand-built traces against a fake memory (issue 17):
+// load splitting into wave-instruction requests, the CU's in-flight load bytes
+// (MSHRs) with back-pressure, the return port's bandwidth, the load pipeline's
+// latency, the K-step barrier, prefetch stages, and values carried through split
+// loads. Each expectation is an analytical time the mechanism must produce.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "models/cu/compute_unit.h"
+#include "sim/config.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+namespace {
+
+constexpr std::uint32_t kGranule = 32;  // bytes per functional word
+
+// A memory that answers every request after a fixed latency (plus `slow` for
+// addresses at or above `slow_from`), tracks the load bytes in flight at it and
+// returns word value address / granule + 1 for functional reads; it records what
+// functional stores carried.
+class FakeMemory final : public MemTarget {
+ public:
+  explicit FakeMemory(Simulator& sim) : sim_(sim) {}
+  bool can_accept(const MemRequest&) const override { return true; }
+  void wait_for_space(MemClient*) override {}
+  void accept(MemRequest&& req) override {
+    requests.push_back(req);
+    if (req.op == MemOp::kRead) {
+      in_flight += req.total_bytes();
+      max_in_flight = std::max(max_in_flight, in_flight);
+      for (std::size_t i = 0; i < req.data.words.size(); ++i) {
+        const std::uint64_t row = i * kGranule / req.bytes, col = i * kGranule % req.bytes;
+        req.data.words[i] = (req.address + row * req.row_stride + col) / kGranule + 1;
+      }
+    } else {
+      for (std::size_t i = 0; i < req.data.words.size(); ++i) stored[req.address + i * kGranule] = req.data.words[i];
+    }
+    const Tick when = sim_.now() + latency + (req.address >= slow_from ? slow : Tick());
+    sim_.events().schedule_callback(when, [this, r = std::move(req)]() mutable {
+      if (r.op == MemOp::kRead) in_flight -= r.total_bytes();
+      MemClient* client = r.client;
+      client->on_mem_response(std::move(r));
+    });
+  }
+
+  Tick latency = Tick::ns(1000);
+  Tick slow;
+  std::uint64_t slow_from = UINT64_MAX;
+  std::vector<MemRequest> requests;
+  std::uint64_t in_flight = 0, max_in_flight = 0;
+  std::map<std::uint64_t, std::uint64_t> stored;
+
+ private:
+  Simulator& sim_;
+};
+
+CuConfig pipeline(std::uint32_t request_bytes = 1024, std::uint64_t inflight = 0, std::uint32_t port = 0,
+                  std::uint32_t latency = 0, std::uint32_t stages = 2) {
+  CuConfig c;
+  c.clock_hz = 1'000'000'000;  // 1 GHz: a cycle is a nanosecond
+  c.load_request_bytes = request_bytes;
+  c.max_inflight_load_bytes = inflight;
+  c.load_bytes_per_cycle = port;
+  c.load_latency = latency;
+  c.prefetch_stages = stages;
+  c.max_outstanding_per_wf = 1024;
+  return c;
+}
+
+// One WG of `program` on a CU against a FakeMemory of the given latency, run to the end.
+struct TimedRig {
+  TimedRig(const CuConfig& cfg, const std::string& program, Tick latency, Tick slow = Tick(),
+           std::uint64_t slow_from = UINT64_MAX, std::uint32_t value_granule = 0)
+      : memory(sim), cu(root, "cu0", cfg, memory, flags) {
+    memory.latency = latency;
+    memory.slow = slow;
+    memory.slow_from = slow_from;
+    trace = parse_trace("t3trace 1\nkernel k\nresources wfs=1 threads=64\n" + program + "wgs 1\nwg 0 p\n", "test");
+    cu.set_on_wg_done([this](const WgLaunch&) { done = sim.now(); });
+    WgLaunch wg;
+    wg.trace = &trace;
+    wg.value_granule = value_granule;
+    cu.launch(wg);
+    sim.events().run();
+  }
+  double done_ns() const { return static_cast<double>(done.ps()) / 1000.0; }
+
+  Simulator sim{1};
+  Component root{sim, "gpu0"};
+  FlagTable flags;
+  FakeMemory memory;
+  KernelTrace trace;
+  ComputeUnit cu;
+  Tick done;
+};
+
+TEST(CuLoadPath, ATileLoadSplitsIntoRequestsOfLoadRequestBytes) {
+  // 256 rows of 64 B, 4 KiB apart: 16 rows per 1 KiB request, 16 requests, each a
+  // 2D piece of the tile, in row order.
+  TimedRig tile(pipeline(1024), "program p\n  load 0 64 rows=256 stride=4096\n  compute 10\nend\n", Tick::ns(100));
+  ASSERT_EQ(tile.memory.requests.size(), 16u);
+  for (std::size_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(tile.memory.requests[i].rows, 16u);
+    EXPECT_EQ(tile.memory.requests[i].bytes, 64u);
+    EXPECT_EQ(tile.memory.requests[i].address, i * 16 * 4096);
+    EXPECT_EQ(tile.memory.requests[i].row_stride, 4096u);
+  }
+  // One row of 5000 B: cut into 1024 B parts, the last one 904 B.
+  TimedRig row(pipeline(1024), "program p\n  load 0 5000\n  compute 10\nend\n", Tick::ns(100));
+  ASSERT_EQ(row.memory.requests.size(), 5u);
+  EXPECT_EQ(row.memory.requests[4].address, 4096u);
+  EXPECT_EQ(row.memory.requests[4].bytes, 904u);
+  // load_request_bytes 0: the whole op is one request (the L2 batches its lines).
+  TimedRig whole(pipeline(0), "program p\n  load 0 64 rows=256 stride=4096\n  compute 10\nend\n", Tick::ns(100));
+  ASSERT_EQ(whole.memory.requests.size(), 1u);
+  EXPECT_EQ(whole.memory.requests[0].rows, 256u);
+}
+
+TEST(CuLoadPath, InFlightLoadBytesAreCappedAndTheRestWaits) {
+  // 64 KiB in 1 KiB requests against a 1 us memory. Unbounded: one round trip.
+  // With 4 KiB of MSHRs: 16 rounds of 4 requests, each a full round trip.
+  const std::string program = "program p\n  load 0 65536\n  compute 1\nend\n";
+  TimedRig open(pipeline(1024, 0), program, Tick::us(1));
+  TimedRig capped(pipeline(1024, 4096), program, Tick::us(1));
+  EXPECT_EQ(open.memory.max_in_flight, 65536u);
+  EXPECT_EQ(capped.memory.max_in_flight, 4096u);
+  EXPECT_NEAR(open.done_ns(), 1000 + 1, 1e-9);
+  EXPECT_NEAR(capped.done_ns(), 16 * 1000 + 1, 1e-9);
+  // Stats say why: requests that waited, and for how long some WG waited.
+  const Stat* stalls = capped.sim.stats().find("gpu0.cu0.load_room_stalls");
+  ASSERT_NE(stalls, nullptr);
+  EXPECT_GT(static_cast<const Counter*>(stalls)->value(), 0u);
+  const auto* cycles = static_cast<const Counter*>(capped.sim.stats().find("gpu0.cu0.load_room_stall_cycles"));
+  EXPECT_EQ(cycles->value(), 15u * 1000);  // waited from the first round trip's start to the last's
+}
+
+TEST(CuLoadPath, TheReturnPortBoundsALoadsBandwidth) {
+  // 64 KiB through a 64 B/cycle port at 1 GHz: 1024 cycles after the first data
+  // arrive (10 ns memory), whatever the MSHRs allow.
+  TimedRig r(pipeline(1024, 0, 64), "program p\n  load 0 65536\n  compute 1\nend\n", Tick::ns(10));
+  EXPECT_NEAR(r.done_ns(), 10 + 1024 + 1, 1e-9);
+}
+
+TEST(CuLoadPath, TheLoadPipelineLatencyIsPaidOncePerRoundTrip) {
+  TimedRig r(pipeline(1024, 0, 0, 120), "program p\n  load 0 4096\n  compute 5\nend\n", Tick::ns(300));
+  EXPECT_NEAR(r.done_ns(), 300 + 120 + 5, 1e-9);
+  // MSHRs free when the data land, after the pipeline: 2 rounds of (300 + 120).
+  TimedRig capped(pipeline(1024, 2048, 0, 120), "program p\n  load 0 4096\n  compute 5\nend\n", Tick::ns(300));
+  EXPECT_NEAR(capped.done_ns(), 2 * (300 + 120) + 5, 1e-9);
+}
+
+TEST(CuLoadPath, AKStepComputesOnlyOnceEveryPieceOfItsLoadsLanded) {
+  // The second half of the tile comes back 500 ns late: the compute waits for it
+  // (the K loop's barrier), even though most pieces landed early.
+  TimedRig r(pipeline(1024), "program p\n  load 0 8192\n  compute 50\nend\n", Tick::ns(100), Tick::ns(500), 4096);
+  EXPECT_NEAR(r.done_ns(), 100 + 500 + 50, 1e-9);
+}
+
+TEST(CuLoadPath, PrefetchStagesOverlapLoadsOfLaterKStepsWithTheCurrentCompute) {
+  // 8 K steps of (load 1 KiB with a 300 ns latency, compute 100 cycles = 100 ns).
+  const std::string program = "program p\n  loop k 8\n    load 1024*k 1024\n    compute 100\n  end\nend\n";
+  const Tick latency = Tick::ns(300);
+  const double one = TimedRig(pipeline(1024, 0, 0, 0, 1), program, latency).done_ns();
+  const double two = TimedRig(pipeline(1024, 0, 0, 0, 2), program, latency).done_ns();
+  const double four = TimedRig(pipeline(1024, 0, 0, 0, 4), program, latency).done_ns();
+  // One buffer: nothing overlaps, every step pays the load and the compute.
+  EXPECT_NEAR(one, 8 * (300 + 100), 1e-9);
+  // Two buffers: both load at once; a buffer reloads when its compute is done, so
+  // with the latency (300) longer than a compute (100) the steps go in pairs, one
+  // pair per latency + compute: 300 + 3 x (300 + 100) + 2 x 100.
+  EXPECT_NEAR(two, 300 + 3 * (300 + 100) + 2 * 100, 1e-9);
+  // Four: three loads ahead cover the 300 ns latency with 3 x 100 ns of compute:
+  // the first load's latency, then one compute per step (compute bound).
+  EXPECT_NEAR(four, 300 + 8 * 100, 1e-9);
+}
+
+TEST(CuLoadPath, SplitLoadsCarryTheirValuesIntoTheGroupSum) {
+  // A reduction step: two loads of 4 KiB (split into 4 pieces each, some answered
+  // late, so they land out of order), one compute, a store of the element-wise sum.
+  const std::string program =
+      "program p\n  load 0 4096\n  load 65536 4096\n  compute 10\n  store 131072 4096\nend\n";
+  TimedRig r(pipeline(1024), program, Tick::ns(100), Tick::ns(700), 2048 + 65536, kGranule);
+  ASSERT_EQ(r.memory.stored.size(), 4096u / kGranule);
+  for (std::uint64_t i = 0; i < 4096 / kGranule; ++i) {
+    const std::uint64_t expected = (i + 1) + (65536 / kGranule + i + 1);
+    EXPECT_EQ(r.memory.stored[131072 + i * kGranule], expected) << "word " << i;
+  }
+}
+
+TEST(CuLoadPath, SharedByTheWgsOfACu) {
+  // Two WGs on one CU, 32 KiB each, 8 KiB of MSHRs against a 1 us memory: the CU
+  // moves 8 KiB per microsecond in all, so 64 KiB take 8 round trips.
+  Simulator sim{1};
+  Component root{sim, "gpu0"};
+  FlagTable flags;
+  FakeMemory memory(sim);
+  ComputeUnit cu(root, "cu0", pipeline(1024, 8192), memory, flags);
+  KernelTrace trace = parse_trace(
+      "t3trace 1\nkernel k\nresources wfs=1 threads=64\nparams a\nprogram p\n  load a 32768\n  compute 1\nend\n"
+      "wgs 2\nwg 0 p 0\nwg 1 p 1048576\n",
+      "test");
+  Tick last;
+  cu.set_on_wg_done([&](const WgLaunch&) { last = sim.now(); });
+  for (std::uint32_t w = 0; w < 2; ++w) {
+    WgLaunch wg;
+    wg.trace = &trace;
+    wg.wg = w;
+    cu.launch(wg);
+  }
+  sim.events().run();
+  EXPECT_EQ(memory.max_in_flight, 8192u);
+  EXPECT_NEAR(static_cast<double>(last.ps()) / 1000.0, 8 * 1000 + 1, 1e-9);
+}
+
+std::string cu_error(const std::string& yaml) {
+  try {
+    ConfigTree tree = ConfigTree::parse(yaml, "sys.yaml");
+    ResolvedConfig resolved;
+    ConfigNode root(&tree.root(), "", &resolved);
+    read_cu_config(root.child("cu"));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
+  EXPECT_THAT(cu_error("cu:\n  prefetch_stages: 0\n"), ::testing::HasSubstr("sys.yaml:2: cu.prefetch_stages:"));
+  EXPECT_THAT(cu_error("cu:\n  load_request_bytes: lots\n"), ::testing::HasSubstr("sys.yaml:2: cu.load_request_bytes:"));
+  EXPECT_THAT(cu_error("cu:\n  max_inflight_load_byte: 4KiB\n"),
+              ::testing::HasSubstr("did you mean 'max_inflight_load_bytes'?"));
+  EXPECT_THAT(cu_error("cu:\n  load_latency: -3\n"), ::testing::HasSubstr("sys.yaml:2: cu.load_latency:"));
+  EXPECT_EQ(cu_error("cu:\n  load_request_bytes: 1KiB\n  max_inflight_load_bytes: 16KiB\n  load_bytes_per_cycle: 64\n"
+                     "  load_latency: 20\n  prefetch_stages: 3\n"),
+            "no error");
+}
+
+}  // namespace
+}  // namespace t3sim
