@@ -470,7 +470,7 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
        "run.host_memory=16GiB",
        "system.memory.l2.size: the run would need about 32.0 GiB of host memory, 32.0 GiB of it for L2 tags of 1 GPU"},
       {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set run.host_memory=5MiB",
-       "configs/systems/table1.yaml:56: system.memory.l2.size: the run would need about 7.25 MiB of host memory"},
+       "configs/systems/table1.yaml:63: system.memory.l2.size: the run would need about 7.25 MiB of host memory"},
       {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --config t3 --set "
        "system.memory.tracker.sets=1048576 --set system.memory.tracker.ways=1024 --set run.host_memory=64GiB",
        "system.memory.tracker.sets: the run would need about 384 GiB of host memory, 384 GiB of it for tracker "

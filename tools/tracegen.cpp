@@ -105,9 +105,10 @@ int main(int argc, char** argv) {
   app.add_option("--dtype-bytes", p.dtype_bytes, "bytes per element (FP16 = 2)")->capture_default_str();
   app.add_option("--tile", tile, "macro tile ROWSxCOLS of the output per WG")->capture_default_str();
   app.add_option("--k-step", p.k_step, "K per loop iteration")->capture_default_str();
+  app.add_option("--stages", p.stages, "K-step tile buffers (2: double buffering)")->capture_default_str();
   app.add_option("--wfs", p.wfs_per_wg, "WFs per WG")->capture_default_str();
   app.add_option("--wf-grid", wf_grid, "how WFs split the output tile, MxN (default: along the output's rows)");
-  app.add_option("--order", order, "WG-to-tile order: row-major, column-major, grouped")->capture_default_str();
+  app.add_option("--order", order, "WG-to-tile order: row-major, column-major, grouped, heuristic (CUTLASS sm90: along M if more tile columns than rows)")->capture_default_str();
   app.add_option("--group", p.group_size, "tile rows per group for --order grouped")->capture_default_str();
   app.add_option("--stagger", p.stagger_wgs, "rotate the WG order by this many WGs (stage offset x WGs per stage)")
       ->capture_default_str();
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
   app.add_option("--flops-per-cycle", p.flops_per_cycle, "matrix-core flops per cycle per CU")->capture_default_str();
   app.add_option("--wave-size", p.wave_size, "threads per WF")->capture_default_str();
   app.add_option("--regs-per-thread", p.regs_per_thread, "registers per thread")->capture_default_str();
-  app.add_option("--lds-bytes", p.lds_bytes, "LDS bytes per WG (0: double-buffered A and B tiles)")
+  app.add_option("--lds-bytes", p.lds_bytes, "LDS bytes per WG (0: the A and B tiles of every stage)")
       ->capture_default_str();
   app.add_option("--name", p.name, "kernel name (default: the preset or gemm_MxNxK)");
   app.add_option("-o,--output", output, "output file ('-': stdout)")->capture_default_str();
@@ -170,7 +171,7 @@ int main(int argc, char** argv) {
   try {
     if (*collective_opt) {
       // GEMM-only options would be silently ignored: refuse them.
-      for (const char* name : {"--preset", "--m", "--n", "--k", "--dtype-bytes", "--tile", "--k-step", "--wf-grid",
+      for (const char* name : {"--preset", "--m", "--n", "--k", "--dtype-bytes", "--tile", "--k-step", "--stages", "--wf-grid",
                                "--order", "--group", "--stagger", "--a-layout", "--b-layout", "--c-layout",
                                "--a-base", "--b-base", "--c-base", "--store", "--peer", "--flops-per-cycle",
                                "--lds-bytes", "--list-presets"}) {

@@ -15,6 +15,7 @@ std::string_view to_string(TileOrder order) {
     case TileOrder::kRowMajor: return "row-major";
     case TileOrder::kColumnMajor: return "column-major";
     case TileOrder::kGrouped: return "grouped";
+    case TileOrder::kHeuristic: return "heuristic";
   }
   return "?";
 }
@@ -27,7 +28,8 @@ TileOrder parse_tile_order(std::string_view text) {
   if (text == "row-major" || text == "row") return TileOrder::kRowMajor;
   if (text == "column-major" || text == "col-major" || text == "column" || text == "col") return TileOrder::kColumnMajor;
   if (text == "grouped") return TileOrder::kGrouped;
-  throw UserError(fmt::format("unknown tile order '{}' (expected row-major, column-major or grouped)", text));
+  if (text == "heuristic") return TileOrder::kHeuristic;
+  throw UserError(fmt::format("unknown tile order '{}' (expected row-major, column-major, grouped or heuristic)", text));
 }
 
 MatrixLayout parse_matrix_layout(std::string_view text) {
@@ -63,6 +65,7 @@ void validate_gemm(const GemmParams& p) {
   if (p.m == 0 || p.n == 0 || p.k == 0) bad(fmt::format("m, n, k must be at least 1 (got {}x{}x{})", p.m, p.n, p.k));
   if (p.dtype_bytes == 0 || p.dtype_bytes > 16) bad(fmt::format("dtype bytes {} out of range [1, 16]", p.dtype_bytes));
   if (p.tile_m == 0 || p.tile_n == 0 || p.k_step == 0) bad("tile sizes and k_step must be at least 1");
+  if (p.stages == 0 || p.stages > kTraceMaxStages) bad(fmt::format("stages {} out of range [1, {}]", p.stages, kTraceMaxStages));
   if (p.wfs_per_wg == 0 || p.wfs_per_wg > 1024) bad(fmt::format("wfs per WG {} out of range [1, 1024]", p.wfs_per_wg));
   if (p.flops_per_cycle == 0) bad("flops_per_cycle must be at least 1");
   if (p.wave_size == 0) bad("wave_size must be at least 1");
@@ -108,7 +111,9 @@ std::vector<std::uint64_t> gemm_tile_order(const GemmParams& p) {
   const std::uint64_t tn = gemm_tiles_n(p);
   std::vector<std::uint64_t> order;
   order.reserve(tm * tn);
-  switch (p.order) {
+  TileOrder how = p.order;
+  if (how == TileOrder::kHeuristic) how = tn > tm ? TileOrder::kColumnMajor : TileOrder::kRowMajor;
+  switch (how) {
     case TileOrder::kRowMajor:
       for (std::uint64_t r = 0; r < tm; ++r) {
         for (std::uint64_t c = 0; c < tn; ++c) order.push_back(r * tn + c);
@@ -127,6 +132,8 @@ std::vector<std::uint64_t> gemm_tile_order(const GemmParams& p) {
         }
       }
       break;
+    case TileOrder::kHeuristic:
+      break;  // resolved above
   }
   const std::uint64_t shift = p.stagger_wgs % order.size();
   std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shift), order.end());
@@ -146,7 +153,7 @@ std::string describe(const GemmParams& p) {
       "a={} b={} c={} a_base={:#x} b_base={:#x} c_base={:#x} store={} flops_per_cycle={}",
       p.m, p.n, p.k, p.dtype_bytes, p.tile_m, p.tile_n, p.k_step, p.wfs_per_wg, g.m, g.n, order, p.stagger_wgs,
       to_string(p.a_layout), to_string(p.b_layout), to_string(p.c_layout), base.a, base.b, base.c, store,
-      p.flops_per_cycle);
+      p.flops_per_cycle) + (p.stages != GemmParams{}.stages ? fmt::format(" stages={}", p.stages) : std::string());
 }
 
 namespace {
@@ -292,8 +299,9 @@ KernelTrace make_gemm_trace(const GemmParams& p) {
   t.resources.wfs_per_wg = p.wfs_per_wg;
   t.resources.threads_per_wg = p.wfs_per_wg * p.wave_size;
   t.resources.regs_per_thread = p.regs_per_thread;
+  t.resources.stages = p.stages;
   t.resources.lds_bytes =
-      p.lds_bytes != 0 ? p.lds_bytes : 2ull * (p.tile_m + p.tile_n) * p.k_step * p.dtype_bytes;
+      p.lds_bytes != 0 ? p.lds_bytes : std::uint64_t{p.stages} * (p.tile_m + p.tile_n) * p.k_step * p.dtype_bytes;
   t.params = {"a", "b", "c"};
 
   const std::uint64_t tiles_n = gemm_tiles_n(p);
@@ -406,9 +414,9 @@ const GemmPreset& find_gemm_preset(std::string_view name) {
                               name, hint));
 }
 
-GemmParams gemm_preset_params(std::string_view name) {
+GemmParams gemm_preset_params(std::string_view name, GemmParams base) {
   const GemmPreset& g = find_gemm_preset(name);
-  GemmParams p;
+  GemmParams p = std::move(base);
   p.name = g.name;
   p.m = g.m;
   p.n = g.n;

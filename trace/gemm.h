@@ -20,7 +20,11 @@
 
 namespace t3sim {
 
-enum class TileOrder { kRowMajor, kColumnMajor, kGrouped };
+// kHeuristic: CUTLASS's sm90 tile scheduler raster heuristic (RasterOrderOptions::
+// Heuristic): along M (column-major) when there are more tile columns than rows, else
+// along N (row-major), so the operand with fewer tiles stays in the L2.
+enum class TileOrder { kRowMajor, kColumnMajor, kGrouped, kHeuristic };
+inline const std::vector<std::string> kTileOrderNames = {"row-major", "column-major", "grouped", "heuristic"};
 enum class MatrixLayout { kRowMajor, kColumnMajor };
 
 std::string_view to_string(TileOrder order);
@@ -39,6 +43,7 @@ struct GemmParams {
   std::uint32_t tile_m = 256;  // macro tile (output rows x columns per WG)
   std::uint32_t tile_n = 128;
   std::uint32_t k_step = 32;   // K per loop iteration (the last one may be partial)
+  std::uint32_t stages = 2;    // K-step tile buffers (TraceResources::stages): 2 = double buffering
 
   std::uint32_t wfs_per_wg = 4;
   // How the WFs split the output tile for their stores (wf_grid_m x wf_grid_n =
@@ -74,7 +79,7 @@ struct GemmParams {
   // Occupancy needs per WG.
   std::uint32_t wave_size = 64;          // threads per WF
   std::uint32_t regs_per_thread = 128;
-  std::uint64_t lds_bytes = 0;           // 0: double-buffered A and B tiles, 2*(tile_m+tile_n)*k_step*dtype
+  std::uint64_t lds_bytes = 0;           // 0: the A and B tiles of every stage, stages*(tile_m+tile_n)*k_step*dtype
 };
 
 struct GemmAddresses {
@@ -116,7 +121,7 @@ const std::vector<GemmPreset>& gemm_presets();
 std::vector<std::string> gemm_preset_names();
 // UserError for an unknown name, with a did-you-mean.
 const GemmPreset& find_gemm_preset(std::string_view name);
-// Default GemmParams with the preset's M, N, K, layouts and name.
-GemmParams gemm_preset_params(std::string_view name);
+// `base` (the kernel shape: tile, stages, WFs...) with the preset's M, N, K, layouts and name.
+GemmParams gemm_preset_params(std::string_view name, GemmParams base = {});
 
 }  // namespace t3sim

@@ -109,12 +109,16 @@ inline constexpr std::uint64_t kTraceMaxIterations = std::uint64_t{1} << 32;
 inline constexpr std::int64_t kTraceMaxAccessBytes = std::int64_t{1} << 30;
 inline constexpr std::int64_t kTraceMaxAccessRows = std::int64_t{1} << 20;
 inline constexpr std::int64_t kTraceMaxAccessTotal = std::int64_t{1} << 32;
+inline constexpr std::uint32_t kTraceMaxStages = 16;
 
 struct TraceResources {
   std::uint32_t wfs_per_wg = 1;
   std::uint32_t threads_per_wg = 64;
   std::uint32_t regs_per_thread = 0;  // registers per WG = threads_per_wg * regs_per_thread
   std::uint64_t lds_bytes = 0;        // LDS bytes per WG
+  // K-step tile buffers the kernel prefetches into (the CU issues the loads of K step
+  // g once step g - stages has computed): 2 = double buffering; Hopper GEMMs 3-5.
+  std::uint32_t stages = 2;
   bool operator==(const TraceResources&) const = default;
 };
 

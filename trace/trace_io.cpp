@@ -233,10 +233,13 @@ class Parser {
         r.regs_per_thread = static_cast<std::uint32_t>(number(1u << 20));
       } else if (key == "lds_bytes") {
         r.lds_bytes = number(UINT64_MAX);
+      } else if (key == "stages") {
+        r.stages = static_cast<std::uint32_t>(number(kTraceMaxStages));
+        if (r.stages == 0) fail(fmt::format("resources: stages must be in [1, {}]", kTraceMaxStages));
       } else {
-        static constexpr std::string_view kKeys[] = {"wfs", "threads", "regs_per_thread", "lds_bytes"};
-        fail(fmt::format("resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes)", key,
-                         suggest(key, {kKeys})));
+        static constexpr std::string_view kKeys[] = {"wfs", "threads", "regs_per_thread", "lds_bytes", "stages"};
+        fail(fmt::format("resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages)",
+                         key, suggest(key, {kKeys})));
       }
     }
     if (!have_wfs || !have_threads) fail("resources: wfs=N and threads=N are required");
@@ -587,8 +590,10 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
     else w("attr {} {}\n", k, v);
   }
   const TraceResources& r = t.resources;
-  w("resources wfs={} threads={} regs_per_thread={} lds_bytes={}\n", r.wfs_per_wg, r.threads_per_wg,
-    r.regs_per_thread, r.lds_bytes);
+  w("resources wfs={} threads={} regs_per_thread={} lds_bytes={}", r.wfs_per_wg, r.threads_per_wg, r.regs_per_thread,
+    r.lds_bytes);
+  if (r.stages != TraceResources{}.stages) w(" stages={}", r.stages);  // the default is left out
+  w("\n");
   if (!t.params.empty()) w("params {}\n", fmt::join(t.params, " "));
   for (const TraceProgram& p : t.programs) {
     w("program {}\n", p.name);

@@ -33,11 +33,6 @@ std::pair<std::string, std::string> geometry_error(const L2Config& cfg) {
     return {"size", fmt::format("{} is not a multiple of line_size x assoc x banks = {} x {} x {} = {} B",
                                 format_bytes(cfg.size_bytes), cfg.line_bytes, cfg.assoc, cfg.banks, group)};
   }
-  if (!pow2(cfg.size_bytes / group)) {
-    return {"size", fmt::format("{} gives {} sets per bank (size / (line_size x assoc x banks)); "
-                                "it must be a power of two",
-                                format_bytes(cfg.size_bytes), cfg.size_bytes / group)};
-  }
   if (cfg.num_lines() > (std::uint64_t{1} << 31)) {
     return {"size", fmt::format("{} holds {} lines of {} B; at most 2^31 are supported",
                                 format_bytes(cfg.size_bytes), cfg.num_lines(), cfg.line_bytes)};
@@ -112,7 +107,12 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
                                             this->name(), cfg_.line_bytes, cfg_.value_granule));
   }
   bank_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.banks));
-  set_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.sets_per_bank()));
+  // Sets per bank need not be a power of two (50 MB on H100/H200: 400 per bank):
+  // then the set is the line's bits above the bank bits modulo the count, and the
+  // partial tag starts above the largest power of two below it (a filter only).
+  sets_per_bank_ = static_cast<std::uint32_t>(cfg_.sets_per_bank());
+  sets_pow2_ = std::has_single_bit(sets_per_bank_);
+  set_bits_ = static_cast<std::uint32_t>(std::bit_width(sets_per_bank_) - 1);
   line_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.line_bytes));
   tag_shift_ = bank_bits_ + set_bits_;
   if (bank_bits_ > 0) {
@@ -176,7 +176,8 @@ std::uint32_t L2Cache::bank_of_line(std::uint64_t line) const {
 }
 
 std::uint32_t L2Cache::set_of_line(std::uint64_t line) const {
-  // Each bank owns sets_per_bank sets, indexed by the bits above the bank bits. (bank,
+  // Each bank owns sets_per_bank sets, indexed by the bits above the bank bits (modulo
+  // the count when it is not a power of two). (bank,
   // set in bank, higher bits) determines the line, since the fold above only mixes the
   // higher bits into the low ones: every set sees the same share of addresses.
   return set_in_bank(bank_of_line(line), line);

@@ -193,8 +193,10 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   std::uint32_t bank_of_line(std::uint64_t line) const;
   // The global set of `line`, given its bank (bank_of_line(line)).
   std::uint32_t set_in_bank(std::uint32_t bank, std::uint64_t line) const {
-    return static_cast<std::uint32_t>((std::uint64_t{bank} << set_bits_) |
-                                      ((line >> bank_bits_) & ((std::uint64_t{1} << set_bits_) - 1)));
+    if (sets_pow2_) [[likely]]
+      return static_cast<std::uint32_t>((std::uint64_t{bank} << set_bits_) |
+                                        ((line >> bank_bits_) & ((std::uint64_t{1} << set_bits_) - 1)));
+    return static_cast<std::uint32_t>(std::uint64_t{bank} * sets_per_bank_ + (line >> bank_bits_) % sets_per_bank_);
   }
   std::uint32_t find(std::uint64_t line) const;  // slot or kNone
   std::uint32_t find_in_set(std::uint32_t set, std::uint64_t line) const;  // slot or kNone
@@ -254,7 +256,9 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   MemTarget& memory_;
   ClockDomain clock_;
   std::uint32_t bank_bits_ = 0;
-  std::uint32_t set_bits_ = 0;  // log2(sets per bank)
+  std::uint32_t set_bits_ = 0;  // floor(log2(sets per bank))
+  std::uint32_t sets_per_bank_ = 1;
+  bool sets_pow2_ = true;
   std::uint32_t line_shift_ = 0;  // log2(line_bytes)
   std::uint32_t tag_shift_ = 0;   // bank_bits_ + set_bits_: a line's bits above its set
   std::array<std::uint32_t, 6> fold_shifts_{};  // bank_of_line's fold steps

@@ -27,7 +27,6 @@ CuConfig read_cu_config(ConfigNode node) {
   cfg.load_bytes_per_cycle =
       static_cast<std::uint32_t>(node.get_uint("load_bytes_per_cycle", cfg.load_bytes_per_cycle, 0, 1u << 20));
   cfg.load_latency = static_cast<std::uint32_t>(node.get_uint("load_latency", cfg.load_latency, 0, 1u << 20));
-  cfg.prefetch_stages = static_cast<std::uint32_t>(node.get_uint("prefetch_stages", cfg.prefetch_stages, 1, 16));
   cfg.posted_stores = node.get_bool("posted_stores", cfg.posted_stores);
   node.finish();
   return cfg;
@@ -111,13 +110,7 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
                                       "CU cycles during which some WG waited for in-flight load room (MSHRs full)")),
       load_latency_(average("load_latency", "ns", "load request issue to its data landing in the CU")),
       inflight_load_bytes_stat_(time_weighted("inflight_load_bytes", "bytes", "load bytes in flight from this CU",
-                                              4096, 64)) {
-  for (Slot& w : slots_) {
-    w.group_loads.assign(cfg_.prefetch_stages + 1, 0);
-    w.group_cycles.assign(cfg_.prefetch_stages + 1, 0);
-    w.group_sum.resize(cfg_.prefetch_stages + 1);
-  }
-}
+                                              4096, 64)) {}
 
 std::uint32_t wgs_per_cu(const CuConfig& cfg, const TraceResources& r) {
   std::uint64_t n = cfg.max_wgs;
@@ -163,7 +156,10 @@ void ComputeUnit::launch(const WgLaunch& wg) {
   w.group = 0;
   w.computes_done = 0;
   w.compute_running = false;
-  std::fill(w.group_loads.begin(), w.group_loads.end(), 0);
+  w.stages = std::max<std::uint32_t>(r.stages, 1);
+  w.group_loads.assign(w.stages + 1, 0);  // reallocates only when the kernel's stages grow
+  w.group_cycles.resize(w.stages + 1);
+  w.group_sum.resize(w.stages + 1);
   for (Payload& sum : w.group_sum) sum.words.clear();
   if (free_records_.empty()) {
     free_records_.push_back(static_cast<std::uint32_t>(records_.size()));
@@ -193,18 +189,18 @@ void ComputeUnit::advance(std::uint32_t s) {
     switch (op.kind) {
       case TraceOpKind::kLoad:
         // P tile buffers: group g reuses group g-P's, free once compute g-P is done.
-        if (w.computes_done + cfg_.prefetch_stages - 1 < w.group) return;
+        if (w.computes_done + w.stages - 1 < w.group) return;
         if (!issue_load_pieces(s)) return;
         break;
       case TraceOpKind::kCompute: {
         // Its group closes; the next one needs a free buffer too (as its loads would).
-        if (w.computes_done + cfg_.prefetch_stages - 1 < w.group) return;
-        w.group_cycles[ring(w.group)] = op.cycles();
+        if (w.computes_done + w.stages - 1 < w.group) return;
+        w.group_cycles[ring(w, w.group)] = op.cycles();
         ++w.group;  // later loads feed the next compute
         // Its ring entry last held group - P - 1, whose compute is done and whose
         // store (earlier in program order) was issued.
-        T3SIM_CHECK(w.group_loads[ring(w.group)] == 0, "a load group's buffer reused while its loads are in flight");
-        w.group_sum[ring(w.group)].words.clear();
+        T3SIM_CHECK(w.group_loads[ring(w, w.group)] == 0, "a load group's buffer reused while its loads are in flight");
+        w.group_sum[ring(w, w.group)].words.clear();
         try_compute_start(s);
         break;
       }
@@ -276,7 +272,7 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
     // Values: the group's sum covers the op's words; every load of a group has the
     // same size (local + received chunk), each piece adds its words in place.
     const std::uint64_t words = w.op.rows() * w.op.row_bytes() / granule;
-    Payload& sum = w.group_sum[ring(w.group)];
+    Payload& sum = w.group_sum[ring(w, w.group)];
     if (sum.words.empty()) sum.words.assign(words, 0);
     T3SIM_CHECK(sum.words.size() == words,
                 fmt::format("{}: WG {}: loads of one group differ in size ({} vs {} words)", name(), w.launch.wg,
@@ -298,7 +294,7 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
       return false;
     }
     if (!issue_memory(s, MemOp::kRead, piece)) return false;
-    ++w.group_loads[ring(w.group)];
+    ++w.group_loads[ring(w, w.group)];
     ++w.next_piece;
   }
   w.next_piece = 0;
@@ -341,7 +337,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op, const LoadPiece& p
   const std::uint32_t granule = synthetic ? 0 : w.launch.value_granule;
   const std::uint64_t words = granule > 0 ? r.total_bytes() / granule : 0;
   if (granule > 0 && mem_op != MemOp::kRead) {
-    const Payload& sum = w.group_sum[ring(w.group + cfg_.prefetch_stages)];  // the last compute's group
+    const Payload& sum = w.group_sum[ring(w, w.group + w.stages)];  // the last compute's group
     T3SIM_CHECK(sum.words.size() == words,
                 fmt::format("{}: WG {} store of {} B carries values of {} loaded words (a store must "
                             "match its group's loads)",
@@ -380,7 +376,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op, const LoadPiece& p
     if (mem_op == MemOp::kRead) {
       r.data.words.assign(words, 0);
     } else {
-      r.data = w.group_sum[ring(w.group + cfg_.prefetch_stages)];
+      r.data = w.group_sum[ring(w, w.group + w.stages)];
     }
   } else if (synthetic && mem_op != MemOp::kRead && w.launch.value_granule > 0) {
     const std::uint32_t g = w.launch.value_granule;
@@ -399,7 +395,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op, const LoadPiece& p
 bool ComputeUnit::try_compute_start(std::uint32_t s) {
   Slot& w = slots_[s];
   if (w.compute_running || w.computes_done == w.group) return false;  // busy, or nothing queued
-  const std::size_t head = ring(w.computes_done);
+  const std::size_t head = ring(w, w.computes_done);
   if (w.group_loads[head] > 0) return false;  // the K-step barrier: its loads have not all landed
   const std::uint64_t cycles = w.group_cycles[head];
   const Tick start = std::max(now(), matrix_free_);
@@ -463,9 +459,9 @@ void ComputeUnit::land_load(std::uint32_t index) {
   Slot& w = slots_[s];
   T3SIM_CHECK(w.busy && w.outstanding > 0, "response for an idle slot");
   --w.outstanding;
-  --w.group_loads[ring(load.group)];
+  --w.group_loads[ring(w, load.group)];
   if (!load.data.empty()) {
-    Payload& sum = w.group_sum[ring(load.group)];
+    Payload& sum = w.group_sum[ring(w, load.group)];
     T3SIM_CHECK(load.first_word + load.data.words.size() <= sum.words.size(),
                 fmt::format("{}: WG {}: a load piece's words fall outside its group's sum", name(), w.launch.wg));
     for (std::size_t i = 0; i < load.data.words.size(); ++i) sum.words[load.first_word + i] += load.data.words[i];

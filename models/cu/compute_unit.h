@@ -15,9 +15,10 @@
 //    data count as landed; the room it held frees then;
 //  - compute: queued in order; one runs at a time per WG once its load group has
 //    landed, reserving the CU's matrix core for its cycles (WGs on a CU share it);
-//  - prefetch stages (T3 §2.5 GEMM K loop): with `prefetch_stages` = P tile buffers,
-//    the loads of group g may issue once compute g-P is done, so the loads of the
-//    next P-1 K steps overlap the current compute (2: double buffering);
+//  - prefetch stages (T3 §2.5 GEMM K loop): with the kernel's `stages` = P tile
+//    buffers (TraceResources::stages), the loads of group g may issue once compute
+//    g-P is done, so the loads of the next P-1 K steps overlap the current compute
+//    (2: double buffering; Hopper GEMMs run 3-5);
 //  - store: waits until every earlier compute is done (its data exist), then issues;
 //  - set: waits until earlier computes finished and earlier requests were answered
 //    (release), then sets a GPU flag; wait: blocks until the flag reaches a value;
@@ -73,7 +74,6 @@ struct CuConfig {
   std::uint64_t max_inflight_load_bytes = 0;  // load bytes in flight per CU (L1 MSHRs)
   std::uint32_t load_bytes_per_cycle = 0;     // return port, bytes per CU cycle
   std::uint32_t load_latency = 0;             // CU cycles from the L2's response to landed data
-  std::uint32_t prefetch_stages = 2;          // K-step tile buffers (2: double buffering)
   // Matrix-core throughput (FP16 FLOPs per CU cycle): what trace generators turn
   // FLOPs into compute cycles with. T3 Table 1 CU: ~1024 (115 TFLOP/s at 80 CUs).
   std::uint32_t flops_per_cycle = 1024;
@@ -179,7 +179,8 @@ class ComputeUnit final : public Component, public MemClient {
     std::uint64_t group = 0;        // load group being formed (= computes queued so far)
     std::uint64_t computes_done = 0;
     bool compute_running = false;   // compute `computes_done` holds the matrix core
-    // Rings of prefetch_stages + 1 entries indexed by group: loads in flight, the
+    std::uint32_t stages = 2;       // the kernel's tile buffers (TraceResources::stages)
+    // Rings of stages + 1 entries indexed by group: loads in flight, the
     // queued compute's cycles and (values) the element-wise sum of the group's loads.
     std::vector<std::uint32_t> group_loads;
     std::vector<std::uint64_t> group_cycles;
@@ -205,7 +206,7 @@ class ComputeUnit final : public Component, public MemClient {
   LoadPiece load_piece(const WgOp& op, std::uint64_t index) const;
   std::uint64_t load_pieces(const WgOp& op) const;
   void land_load(std::uint32_t index);
-  std::size_t ring(std::uint64_t group) const { return group % (cfg_.prefetch_stages + 1); }
+  static std::size_t ring(const Slot& w, std::uint64_t group) { return group % (w.stages + 1); }
   bool try_compute_start(std::uint32_t s);
   void on_compute_done(std::uint32_t s);
   void finish_if_done(std::uint32_t s);

@@ -14,9 +14,26 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   GpuConfig cfg;
   cfg.num_cus = static_cast<std::uint32_t>(gpu.get_uint("num_cus", cfg.num_cus, 1, 4096));
   cfg.cu = read_cu_config(gpu.child("cu"));
+  cfg.gemm = read_gemm_kernel(gpu.child("gemm"), cfg.gemm);
+  cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
   gpu.finish();
   cfg.memory = read_gpu_memory_config(memory);
   return cfg;
+}
+
+GemmParams read_gemm_kernel(ConfigNode node, GemmParams p) {
+  p.tile_m = static_cast<std::uint32_t>(node.get_uint("tile_m", p.tile_m, 1, 4096));
+  p.tile_n = static_cast<std::uint32_t>(node.get_uint("tile_n", p.tile_n, 1, 4096));
+  p.k_step = static_cast<std::uint32_t>(node.get_uint("k_step", p.k_step, 1, 4096));
+  p.stages = static_cast<std::uint32_t>(node.get_uint("stages", p.stages, 1, kTraceMaxStages));
+  p.wfs_per_wg = static_cast<std::uint32_t>(node.get_uint("wfs_per_wg", p.wfs_per_wg, 1, 64));
+  p.wave_size = static_cast<std::uint32_t>(node.get_uint("wave_size", p.wave_size, 1, 1024));
+  p.regs_per_thread = static_cast<std::uint32_t>(node.get_uint("regs_per_thread", p.regs_per_thread, 0, 1u << 16));
+  const std::string order = node.get_enum("order", std::string(to_string(p.order)), kTileOrderNames);
+  p.order = parse_tile_order(order);
+  p.group_size = static_cast<std::uint32_t>(node.get_uint("group_size", p.group_size, 1, 1u << 20));
+  node.finish();
+  return p;
 }
 
 // A CU with its WG slots and WF state: 19 KiB of host memory (peak RSS of `t3sim

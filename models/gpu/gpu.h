@@ -15,6 +15,7 @@
 
 #include "models/cu/compute_unit.h"
 #include "models/memsys/gpu_memory.h"
+#include "trace/gemm.h"
 #include "sim/component.h"
 #include "sim/timeline.h"
 
@@ -26,7 +27,15 @@ struct GpuConfig {
   std::uint32_t num_cus = 80;  // T3 Table 1
   CuConfig cu;
   GpuMemoryConfig memory;
+  // The GEMM kernel the vendor library runs on this GPU (`gpu.gemm`: tile, K step,
+  // stages, WFs, wave size, registers, tile order): the defaults of every generated
+  // GEMM on it, which a workload may override key by key. Only the kernel-shape
+  // fields are set; M, N, K and the rest come from the workload.
+  GemmParams gemm;
 };
+
+// Reads `gpu.gemm` (the keys a GEMM workload takes for its kernel shape) over `base`.
+GemmParams read_gemm_kernel(ConfigNode node, GemmParams base);
 
 // Reads `gpu:` (num_cus, cu) and `memory:` of a system file.
 GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory);

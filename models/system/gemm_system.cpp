@@ -25,11 +25,11 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
       workload.fail("trace", fmt::format("kernel {} cannot run: {}", wl.trace.name, why));
     return wl;
   }
-  GemmParams p;
+  GemmParams p = gpu.gemm;  // the system's GEMM kernel (gpu.gemm)
   if (workload.has("preset")) {
     const std::string name = workload.get_string("preset", "");
     try {
-      p = gemm_preset_params(name);
+      p = gemm_preset_params(name, gpu.gemm);
       wl.tp = find_gemm_preset(name).tp;
     } catch (const UserError& e) {
       workload.fail("preset", e.what());
@@ -42,11 +42,11 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
   p.tile_m = static_cast<std::uint32_t>(workload.get_uint("tile_m", p.tile_m, 1, 4096));
   p.tile_n = static_cast<std::uint32_t>(workload.get_uint("tile_n", p.tile_n, 1, 4096));
   p.k_step = static_cast<std::uint32_t>(workload.get_uint("k_step", p.k_step, 1, 4096));
+  p.stages = static_cast<std::uint32_t>(workload.get_uint("stages", p.stages, 1, kTraceMaxStages));
   p.wfs_per_wg = static_cast<std::uint32_t>(workload.get_uint("wfs_per_wg", p.wfs_per_wg, 1, 64));
-  const std::string order = workload.get_enum("order", "row-major", {"row-major", "column-major", "grouped"});
-  p.order = order == "row-major" ? TileOrder::kRowMajor
-            : order == "column-major" ? TileOrder::kColumnMajor
-                                      : TileOrder::kGrouped;
+  const std::string order =
+      workload.get_enum("order", std::string(to_string(p.order)), kTileOrderNames);
+  p.order = parse_tile_order(order);
   p.group_size = static_cast<std::uint32_t>(workload.get_uint("group_size", p.group_size, 1, 1u << 20));
   const std::string store = workload.get_enum("store", "cached", {"cached", "uncached", "uncached-update"});
   p.store_uncached = store != "cached";
