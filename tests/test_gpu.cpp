@@ -216,6 +216,20 @@ std::string gpu_error(const std::string& yaml) {
   return "no error";
 }
 
+// A kernel's launch latency delays its first WG and so its end by exactly that much;
+// nothing else changes.
+TEST(Gpu, KernelLaunchLatencyDelaysTheFirstDispatch) {
+  GpuConfig gpu = table1_gpu();
+  gpu.kernel_launch_latency = Tick();
+  const GemmResult none = run(gpu, gemm(1024, 1024, 256, gpu));
+  gpu.kernel_launch_latency = Tick::us(5);
+  const GemmResult late = run(gpu, gemm(1024, 1024, 256, gpu));
+  EXPECT_EQ(late.time, none.time + Tick::us(5));
+  EXPECT_EQ(late.dram_read_bytes, none.dram_read_bytes);
+  EXPECT_THAT(gpu_error("gpu:\n  kernel_launch_latency: soon\n"),
+              ::testing::HasSubstr("sys.yaml:2: gpu.kernel_launch_latency:"));
+}
+
 // gpu.gemm: the GEMM kernel of the system (e.g. Hopper's 128x256x64 with 4 stages) is
 // every generated GEMM's default; a workload key overrides it.
 TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {

@@ -13,6 +13,7 @@ namespace t3sim {
 GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   GpuConfig cfg;
   cfg.num_cus = static_cast<std::uint32_t>(gpu.get_uint("num_cus", cfg.num_cus, 1, 4096));
+  cfg.kernel_launch_latency = gpu.get_time("kernel_launch_latency", cfg.kernel_launch_latency, Tick::zero(), Tick::ms(10));
   cfg.cu = read_cu_config(gpu.child("cu"));
   cfg.gemm = read_gemm_kernel(gpu.child("gemm"), cfg.gemm);
   cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
@@ -95,12 +96,21 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
   k.launch = std::move(kernel);
   kernels_.push_back(std::move(k));
   const auto id = static_cast<std::uint32_t>(kernels_.size() - 1);
-  if (kernels_[id].stats.wgs == 0) {
-    kernels_[id].stats.done = now();
-    if (kernels_[id].launch.on_done) kernels_[id].launch.on_done();
-    return id;
+  auto start = [this, id] {
+    Kernel& started = kernels_[id];
+    started.dispatchable = true;
+    if (started.stats.wgs == 0) {
+      started.stats.done = now();
+      if (started.launch.on_done) started.launch.on_done();
+      return;
+    }
+    dispatch();
+  };
+  if (cfg_.kernel_launch_latency > Tick::zero()) {
+    sim().events().schedule_callback(now() + cfg_.kernel_launch_latency, start);
+  } else {
+    start();
   }
-  dispatch();
   return id;
 }
 
@@ -116,6 +126,7 @@ void Gpu::dispatch() {
   });
   for (std::uint32_t id : order) {
     Kernel& k = kernels_[id];
+    if (!k.dispatchable) continue;  // still in its launch latency
     const TraceResources& r = k.launch.trace->resources;
     while (k.next_wg < k.stats.wgs) {
       std::optional<std::uint32_t> target;
@@ -154,8 +165,9 @@ void Gpu::report_in_flight(std::vector<std::string>& out) const {
   for (std::size_t i = 0; i < kernels_.size(); ++i) {
     const Kernel& k = kernels_[i];
     if (k.done == k.stats.wgs) continue;
-    out.push_back(fmt::format("{}: kernel {} ({}): {} of {} WGs dispatched, {} done", name(), i,
-                              k.launch.trace->name, k.next_wg, k.stats.wgs, k.done));
+    out.push_back(fmt::format("{}: kernel {} ({}): {} of {} WGs dispatched, {} done{}", name(), i,
+                              k.launch.trace->name, k.next_wg, k.stats.wgs, k.done,
+                              k.dispatchable ? "" : " (in its launch latency)"));
   }
 }
 

@@ -25,6 +25,10 @@ class ConfigNode;
 
 struct GpuConfig {
   std::uint32_t num_cus = 80;  // T3 Table 1
+  // From a kernel's launch to its first WG dispatch (the command processor reading the
+  // launch, setting up the grid): every kernel pays it, so back-to-back dependent
+  // kernels (sequential's GEMM, RS, AG) pay it each. 0: none.
+  Tick kernel_launch_latency;
   CuConfig cu;
   GpuMemoryConfig memory;
   // The GEMM kernel the vendor library runs on this GPU (`gpu.gemm`: tile, K step,
@@ -57,7 +61,7 @@ struct KernelLaunch {
 };
 
 struct KernelStats {
-  Tick launched, first_dispatch, done;
+  Tick launched, first_dispatch, done;  // launched: when launch() was called (its latency follows)
   std::uint32_t wgs = 0;
   std::uint32_t concurrent_slots = 0;  // WGs of it the allowed CUs hold at once
   std::uint32_t stages() const { return concurrent_slots ? (wgs + concurrent_slots - 1) / concurrent_slots : 0; }
@@ -90,6 +94,7 @@ class Gpu final : public Component {
   struct Kernel {
     KernelLaunch launch;
     KernelStats stats;
+    bool dispatchable = false;  // its launch latency has passed
     std::vector<bool> allowed;  // per CU: in the kernel's mask
     std::uint32_t next_wg = 0, done = 0;
     std::vector<Tick> wg_start;  // per WG, for timeline slices
