@@ -184,8 +184,9 @@ TEST(Gpu, FlagsOrderWgs) {
   Tick done;
   gpu.launch(KernelLaunch{&t, {}, 0, Stream::kCompute, [&] { done = sim.now(); }});
   sim.run();
-  // 1000 cycles of WG 0, then WG 1's 10 (each rounded down to whole ps at 1.4 GHz).
-  EXPECT_EQ(done.ps(), 714'285 + 7'142);
+  // The launch latency, 1000 cycles of WG 0, then WG 1's 10 (each rounded down to
+  // whole ps at 1.4 GHz).
+  EXPECT_EQ(done.ps(), gpu.config().kernel_launch_latency.ps() + 714'285 + 7'142);
   EXPECT_EQ(gpu.flags().get(7), 1u);
 }
 
