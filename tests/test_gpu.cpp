@@ -219,6 +219,38 @@ std::string gpu_error(const std::string& yaml) {
 
 // A kernel's launch latency delays its first WG and so its end by exactly that much;
 // nothing else changes.
+// Issue 17: a GEMM's efficiency falls when the DRAM latency rises only where its
+// memory-level parallelism no longer covers the bandwidth-delay product. A K step of
+// the Table 1 GEMM (256 x 128 x 32 tiles, one WG per CU) loads 24 KiB and computes
+// 2048 cycles (1.46 us); with 16 KiB of load MSHRs per CU and two stages it has about
+// 1.46 us for two rounds of loads, so an added latency of 300 ns is hidden and 2 us is
+// not. With unbounded MSHRs and four stages the same 2 us is hidden too.
+TEST(Gpu, DramLatencyHurtsAGemmOnlyBeyondItsMemoryLevelParallelism) {
+  auto time_at = [](std::uint32_t response_cycles, bool more_mlp) {
+    GpuConfig gpu = table1_gpu();
+    gpu.memory.mc.response_latency = response_cycles;  // memory cycles (1 GHz): an injected latency
+    GemmParams p;
+    p.m = 2560;
+    p.n = 2048;
+    p.k = 4096;  // 128 K steps: each stage's first load (the pipeline fill) is a small part
+    p.flops_per_cycle = gpu.cu.flops_per_cycle;
+    if (more_mlp) {
+      gpu.cu.max_inflight_load_bytes = 0;
+      gpu.cu.lds_bytes = 128 * 1024;
+      p.stages = 4;
+    }
+    GemmWorkload wl;
+    wl.trace = make_gemm_trace(p);
+    wl.description = "latency";
+    return seconds(run(gpu, std::move(wl)));
+  };
+  const double base = time_at(10, false);
+  EXPECT_LT(time_at(300, false), base * 1.03);
+  EXPECT_GT(time_at(2000, false), base * 1.15);
+  const double base_mlp = time_at(10, true);
+  EXPECT_LT(time_at(2000, true), base_mlp * 1.05);
+}
+
 TEST(Gpu, KernelLaunchLatencyDelaysTheFirstDispatch) {
   GpuConfig gpu = table1_gpu();
   gpu.kernel_launch_latency = Tick();
