@@ -22,7 +22,13 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   return cfg;
 }
 
-GemmParams read_gemm_kernel(ConfigNode node, GemmParams p) {
+GemmParams read_gemm_kernel(ConfigNode node, GemmParams base) {
+  GemmParams p = read_gemm_kernel_keys(node, std::move(base));
+  node.finish();
+  return p;
+}
+
+GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams p) {
   p.tile_m = static_cast<std::uint32_t>(node.get_uint("tile_m", p.tile_m, 1, 4096));
   p.tile_n = static_cast<std::uint32_t>(node.get_uint("tile_n", p.tile_n, 1, 4096));
   p.k_step = static_cast<std::uint32_t>(node.get_uint("k_step", p.k_step, 1, 4096));
@@ -33,7 +39,6 @@ GemmParams read_gemm_kernel(ConfigNode node, GemmParams p) {
   const std::string order = node.get_enum("order", std::string(to_string(p.order)), kTileOrderNames);
   p.order = parse_tile_order(order);
   p.group_size = static_cast<std::uint32_t>(node.get_uint("group_size", p.group_size, 1, 1u << 20));
-  node.finish();
   return p;
 }
 

@@ -38,7 +38,11 @@ struct GpuConfig {
   GemmParams gemm;
 };
 
-// Reads `gpu.gemm` (the keys a GEMM workload takes for its kernel shape) over `base`.
+// Reads the kernel-shape keys of a GEMM (tile_m, tile_n, k_step, stages, wfs_per_wg,
+// wave_size, regs_per_thread, order, group_size) from `node` over `base`, without
+// finishing the node: `gpu.gemm` and a GEMM workload take the same keys.
+GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams base);
+// `gpu.gemm`: read_gemm_kernel_keys, then no other key is allowed.
 GemmParams read_gemm_kernel(ConfigNode node, GemmParams base);
 
 // Reads `gpu:` (num_cus, cu) and `memory:` of a system file.

@@ -39,15 +39,7 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
     p.n = workload.get_uint("n", 1, 1ULL << 32, Required{});
     p.k = workload.get_uint("k", 1, 1ULL << 32, Required{});
   }
-  p.tile_m = static_cast<std::uint32_t>(workload.get_uint("tile_m", p.tile_m, 1, 4096));
-  p.tile_n = static_cast<std::uint32_t>(workload.get_uint("tile_n", p.tile_n, 1, 4096));
-  p.k_step = static_cast<std::uint32_t>(workload.get_uint("k_step", p.k_step, 1, 4096));
-  p.stages = static_cast<std::uint32_t>(workload.get_uint("stages", p.stages, 1, kTraceMaxStages));
-  p.wfs_per_wg = static_cast<std::uint32_t>(workload.get_uint("wfs_per_wg", p.wfs_per_wg, 1, 64));
-  const std::string order =
-      workload.get_enum("order", std::string(to_string(p.order)), kTileOrderNames);
-  p.order = parse_tile_order(order);
-  p.group_size = static_cast<std::uint32_t>(workload.get_uint("group_size", p.group_size, 1, 1u << 20));
+  p = read_gemm_kernel_keys(workload, std::move(p));  // the kernel shape, over the system's
   const std::string store = workload.get_enum("store", "cached", {"cached", "uncached", "uncached-update"});
   p.store_uncached = store != "cached";
   p.store_update = store == "uncached-update";
