@@ -482,9 +482,20 @@ void ComputeUnit::wake_load_waiters() {
   if (waiting_for_load_room_.empty()) return;
   load_room_stall_cycles_ += clock_.cycle_at_or_after(now()).count() - clock_.cycle_at_or_after(room_stall_since_).count();
   room_stall_since_ = now();
-  std::vector<std::uint32_t> waiting;
-  waiting.swap(waiting_for_load_room_);
-  for (std::uint32_t s : waiting) advance(s);
+  // Runs once per landing while WGs wait: the waiting list trades places with a
+  // scratch buffer (as on_mem_retry does), so no wake allocates; a nested wake uses
+  // its own.
+  if (waking_) {
+    std::vector<std::uint32_t> waiting;
+    waiting.swap(waiting_for_load_room_);
+    for (std::uint32_t s : waiting) advance(s);
+    return;
+  }
+  waking_ = true;
+  wake_scratch_.clear();
+  wake_scratch_.swap(waiting_for_load_room_);
+  for (std::uint32_t s : wake_scratch_) advance(s);
+  waking_ = false;
 }
 
 void ComputeUnit::on_mem_retry() {

@@ -236,6 +236,8 @@ class ComputeUnit final : public Component, public MemClient {
   std::vector<std::uint32_t> free_loads_;
   std::uint64_t inflight_load_bytes_ = 0;
   std::vector<std::uint32_t> waiting_for_load_room_;  // slots, oldest first
+  std::vector<std::uint32_t> wake_scratch_;           // wake_load_waiters' copy of it
+  bool waking_ = false;
   Tick load_port_free_;                         // the return port is busy until then
   Tick room_stall_since_;                       // a slot has waited for room since then
 
