@@ -36,6 +36,8 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+
+#include <fmt/format.h>
 #include <string_view>
 #include <typeinfo>
 #include <vector>
@@ -200,24 +202,51 @@ bool expect_user_error(Body&& body, bool invalid_argument_ok = true) {
 inline void quiet() { t3sim::set_log_level("off"); }
 
 // Structural equality of two config trees, ignoring source locations.
-inline bool same_tree(const t3sim::ConfigValue& a, const t3sim::ConfigValue& b) {
+// Where two trees first differ ("" if nowhere): a path like "system.memory.l2[1]"
+// with what each side holds there, so a finding names the key.
+inline std::string first_difference(const t3sim::ConfigValue& a, const t3sim::ConfigValue& b,
+                                    const std::string& path = "") {
   using Kind = t3sim::ConfigValue::Kind;
-  if (a.kind != b.kind) return false;
-  switch (a.kind) {
-    case Kind::kNull: return true;
-    case Kind::kScalar: return a.scalar == b.scalar;
-    case Kind::kList:
-      if (a.list.size() != b.list.size()) return false;
-      for (std::size_t i = 0; i < a.list.size(); ++i)
-        if (!same_tree(a.list[i], b.list[i])) return false;
-      return true;
-    case Kind::kMap:
-      if (a.map.size() != b.map.size()) return false;
-      for (std::size_t i = 0; i < a.map.size(); ++i)
-        if (a.map[i].first != b.map[i].first || !same_tree(a.map[i].second, b.map[i].second)) return false;
-      return true;
+  const auto describe = [](const t3sim::ConfigValue& v) -> std::string {
+    switch (v.kind) {
+      case Kind::kNull: return "null";
+      case Kind::kScalar: {
+        std::string shown = "scalar '";
+        for (const char c : v.scalar) {
+          if (c >= 0x20 && c < 0x7f) shown += c;
+          else shown += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        }
+        return shown + "'";
+      }
+      case Kind::kList: return "a list of " + std::to_string(v.list.size());
+      case Kind::kMap: return "a map of " + std::to_string(v.map.size());
+    }
+    return "?";
+  };
+  const std::string where = path.empty() ? std::string("(root)") : path;
+  if (a.kind != b.kind || (a.kind == Kind::kScalar && a.scalar != b.scalar) ||
+      (a.kind == Kind::kList && a.list.size() != b.list.size()) ||
+      (a.kind == Kind::kMap && a.map.size() != b.map.size()))
+    return where + ": " + describe(a) + " vs " + describe(b);
+  if (a.kind == Kind::kList) {
+    for (std::size_t i = 0; i < a.list.size(); ++i) {
+      std::string d = first_difference(a.list[i], b.list[i], path + "[" + std::to_string(i) + "]");
+      if (!d.empty()) return d;
+    }
   }
-  return false;
+  if (a.kind == Kind::kMap) {
+    for (std::size_t i = 0; i < a.map.size(); ++i) {
+      const std::string key = path.empty() ? a.map[i].first : path + "." + a.map[i].first;
+      if (a.map[i].first != b.map[i].first) return key + ": key vs '" + b.map[i].first + "'";
+      std::string d = first_difference(a.map[i].second, b.map[i].second, key);
+      if (!d.empty()) return d;
+    }
+  }
+  return {};
+}
+
+inline bool same_tree(const t3sim::ConfigValue& a, const t3sim::ConfigValue& b) {
+  return first_difference(a, b).empty();
 }
 
 }  // namespace t3sim_fuzz

@@ -310,13 +310,25 @@ class Loader {
   std::vector<Frame> chain_;
 };
 
+// yaml-cpp writes a plain scalar with a stray control character (a lone carriage
+// return, say) as is, and reading it back drops or breaks at it: such text goes
+// double-quoted, where the emitter escapes it.
+void emit_text(YAML::Emitter& out, const std::string& text) {
+  const bool control = std::any_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+  if (control) out << YAML::DoubleQuoted;
+  out << text;
+}
+
 void emit(YAML::Emitter& out, const ConfigValue& v) {
   switch (v.kind) {
     case ConfigValue::Kind::kNull:
       out << YAML::Null;
       break;
     case ConfigValue::Kind::kScalar:
-      out << v.scalar;
+      emit_text(out, v.scalar);
       break;
     case ConfigValue::Kind::kList: {
       // Short lists of scalars read better on one line.
@@ -333,7 +345,9 @@ void emit(YAML::Emitter& out, const ConfigValue& v) {
       if (v.map.empty()) out << YAML::Flow;
       out << YAML::BeginMap;
       for (const auto& [key, value] : v.map) {
-        out << YAML::Key << key << YAML::Value;
+        out << YAML::Key;
+        emit_text(out, key);
+        out << YAML::Value;
         emit(out, value);
       }
       out << YAML::EndMap;

@@ -564,6 +564,18 @@ TEST(Sections, SetSectionComposesTrees) {
   EXPECT_EQ(run.root().find("workload")->find("kind")->where.str(), "wl2.yaml:1");
 }
 
+TEST(ToYaml, ScalarsWithControlCharactersGoQuoted) {
+  // Found by fuzz/fuzz_config: "flops: 1024\r   # comment" keeps the carriage return
+  // in the plain scalar; written plain, the text read back as "1024".
+  const ConfigTree tree = ConfigTree::parse("flops: 1024\r   # FLOPs\n\"k\\tey\": x\n", "cr.yaml");
+  ASSERT_EQ(tree.root().find("flops")->scalar, "1024\r");
+  const std::string yaml = tree.to_yaml();
+  const ConfigTree again = ConfigTree::parse(yaml, "dump.yaml");
+  EXPECT_TRUE(same_tree(tree.root(), again.root())) << yaml;
+  EXPECT_EQ(again.root().find("flops")->scalar, "1024\r");
+  EXPECT_EQ(again.root().find("k\tey")->scalar, "x");
+}
+
 TEST(ToYaml, RoundTrips) {
   ConfigTree tree = ConfigTree::load_file(fixture("inherit/derived.yaml"));
   tree.apply_override("odd.empty=''");
