@@ -81,7 +81,7 @@ TEST_P(NodeFunctional, ResultIsExact) {
   p.array_bytes = 96 * 1024 + 3 * 32 * c.gpus;  // chunks of unequal shares per channel
   if (c.kind == CollectiveKind::kAllToAll) p.array_bytes = 96 * 1024;
   p.cus = 8;
-  p.slice_bytes = 4096;
+  p.pipeline.step_bytes = 2048;  // slices of 4 KiB: several pieces and a partial one per share
   p.values = true;
   p.seed = 7;
   const CollectiveRun r = run_collective(cfg, p);
@@ -149,15 +149,19 @@ TEST(NodeTiming, RealHbmIsSlowerAndTheMemoryShowsWhy) {
   EXPECT_NEAR(static_cast<double>(hbm.dram_read) / static_cast<double>(fast.dram_read), 1.0, 0.05);
 }
 
-// T3 Figure 6: a CU-based collective given few CUs is latency-bound per WG.
+// T3 Figure 6: a CU-based collective given few CUs is bound by what each channel
+// (one WG) loads and stores; with a channel pipeline (a FIFO of slices, no round
+// trip per slice) a handful of channels fill the ring link: 2 are far slower, 8
+// within 10 % of all 80.
 TEST(NodeTiming, ReduceScatterTimeAgainstCusGiven) {
   const NodeConfig cfg = table1(4);
   const std::uint64_t bytes = 12'000'000;
+  const double t2 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 2)).time);
   const double t8 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 8)).time);
-  const double t16 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 16)).time);
   const double t80 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 80)).time);
-  EXPECT_GT(t8, 1.2 * t16) << t8 << " " << t16 << " " << t80;
-  EXPECT_LT(t16, 1.1 * t80) << t8 << " " << t16 << " " << t80;
+  EXPECT_GT(t2, 1.3 * t8) << t2 << " " << t8 << " " << t80;
+  EXPECT_LT(t8, 1.1 * t80) << t2 << " " << t8 << " " << t80;
+  EXPECT_GE(t8, t80 * 0.999) << "more channels never hurt here";
 }
 
 TEST(NodeModes, HomogeneousWithinThreePercentOfFull) {

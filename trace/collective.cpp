@@ -1,6 +1,7 @@
 #include "trace/collective.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 
 #include <fmt/format.h>
@@ -96,10 +97,9 @@ std::pair<std::uint64_t, std::uint64_t> split(std::uint64_t total, std::uint64_t
   throw UserError(fmt::format("collective: {}: {}", field, message));
 }
 
-bool uses_recv(CollectiveKind k) {
-  return k == CollectiveKind::kRingReduceScatter || k == CollectiveKind::kRingAllReduce ||
-         k == CollectiveKind::kDirectReduceScatter;
-}
+bool is_ring(CollectiveKind k) { return k.algorithm == CollectiveAlgorithm::kRing; }
+
+bool uses_recv(CollectiveKind k) { return is_ring(k) || k == CollectiveKind::kDirectReduceScatter; }
 
 }  // namespace
 
@@ -112,6 +112,44 @@ ByteRange collective_share(const CollectiveTraceParams& p, std::uint32_t chunk, 
   const ByteRange c = collective_chunk(p, chunk);
   const auto [first, granules] = split(c.bytes / p.granule, p.channels, channel);
   return {c.first + first * p.granule, granules * p.granule};
+}
+
+namespace {
+
+// The slices of a partial piece of `bytes` (NCCL genericOp: chunk_slices slices,
+// none below slice_bytes / 32): {offset, bytes} each. At most chunk_slices of them
+// (the FIFO's slack depends on it), so one may be up to a granule above slice_bytes
+// when a share is a granule longer than whole pieces (its slot holds that).
+std::vector<ByteRange> ring_partial_piece(const CollectiveTraceParams& p, std::uint64_t bytes) {
+  std::vector<ByteRange> cut;
+  if (bytes == 0) return cut;
+  const std::uint64_t floor_bytes = align_up(std::max<std::uint64_t>(p.slice_bytes / 32, 1), p.granule);
+  std::uint64_t slice = align_up(ceil_div(bytes, p.chunk_slices), p.granule);
+  slice = std::max(slice, floor_bytes);
+  for (std::uint64_t off = 0; off < bytes; off += slice) cut.push_back({off, std::min(slice, bytes - off)});
+  return cut;
+}
+
+// Whole pieces every chunk's share of `channel` has (the ring kernels' piece loop).
+std::uint64_t ring_full_pieces(const CollectiveTraceParams& p, std::uint32_t channel) {
+  const std::uint64_t piece = std::uint64_t{p.chunk_slices} * p.slice_bytes;
+  std::uint64_t full = UINT64_MAX;
+  for (std::uint32_t c = 0; c < p.num_gpus; ++c) full = std::min(full, collective_share(p, c, channel).bytes / piece);
+  return full;
+}
+
+}  // namespace
+
+std::vector<ByteRange> collective_ring_slices(const CollectiveTraceParams& p, std::uint32_t chunk,
+                                              std::uint32_t channel) {
+  const ByteRange share = collective_share(p, chunk, channel);
+  const std::uint64_t full = ring_full_pieces(p, channel);
+  std::vector<ByteRange> out;
+  for (std::uint64_t i = 0; i < full * p.chunk_slices; ++i) out.push_back({share.first + i * p.slice_bytes, p.slice_bytes});
+  const std::uint64_t start = full * p.chunk_slices * p.slice_bytes;
+  for (const ByteRange& r : ring_partial_piece(p, share.bytes - start))
+    out.push_back({share.first + start + r.first, r.bytes});
+  return out;
 }
 
 std::uint64_t collective_slices(const CollectiveTraceParams& p, std::uint32_t chunk, std::uint32_t channel) {
@@ -127,19 +165,28 @@ std::uint64_t collective_recv_slot_bytes(const CollectiveTraceParams& p) {
   return ceil_div(p.array_bytes / p.granule, p.num_gpus) * p.granule;
 }
 
+std::uint64_t collective_fifo_slot_bytes(const CollectiveTraceParams& p) { return p.slice_bytes + p.granule; }
+
+std::uint64_t collective_recv_bytes(const CollectiveTraceParams& p) {
+  if (is_ring(p.kind)) return std::uint64_t{p.channels} * p.fifo_slices * collective_fifo_slot_bytes(p);
+  if (p.kind == CollectiveKind::kDirectReduceScatter) return (p.num_gpus - 1) * collective_recv_slot_bytes(p);
+  return 0;
+}
+
+std::uint64_t collective_fifo_slot(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t slot) {
+  return collective_recv_base(p) + (std::uint64_t{channel} * p.fifo_slices + slot) * collective_fifo_slot_bytes(p);
+}
+
 std::uint64_t collective_recv_base(const CollectiveTraceParams& p) {
   return p.recv_base_set ? p.recv_base : align_up(p.data_base + p.array_bytes, kBaseAlign);
 }
 
 std::uint64_t collective_out_base(const CollectiveTraceParams& p) {
   if (p.out_base_set) return p.out_base;
-  return align_up(collective_recv_base(p) + (p.num_gpus - 1) * collective_recv_slot_bytes(p), kBaseAlign);
+  return align_up(collective_recv_base(p) + collective_recv_bytes(p), kBaseAlign);
 }
 
-std::uint64_t collective_flags_used(const CollectiveTraceParams& p) {
-  const std::uint64_t one = std::uint64_t{p.channels} * p.num_gpus;
-  return p.kind == CollectiveKind::kRingAllReduce ? 2 * one : one;
-}
+std::uint64_t collective_flags_used(const CollectiveTraceParams& p) { return std::uint64_t{p.channels} * p.num_gpus; }
 
 std::uint64_t collective_flag(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t index) {
   return p.flag_base + std::uint64_t{channel} * p.num_gpus + index;
@@ -148,9 +195,10 @@ std::uint64_t collective_flag(const CollectiveTraceParams& p, std::uint32_t chan
 std::string describe(const CollectiveTraceParams& p) {
   return fmt::format(
       "kind={} num_gpus={} gpu={} array_bytes={} element_bytes={} granule={} channels={} slice_bytes={} "
-      "adds_per_cycle={} data_base={:#x} recv_base={:#x} out_base={:#x} flag_base={} flags={} data={}",
+      "fifo_slices={} chunk_slices={} adds_per_cycle={} data_base={:#x} recv_base={:#x} out_base={:#x} "
+      "flag_base={} flags={} data={}",
       to_string(p.kind), p.num_gpus, p.gpu, p.array_bytes, p.element_bytes, p.granule, p.channels, p.slice_bytes,
-      p.adds_per_cycle, p.data_base, collective_recv_base(p), collective_out_base(p), p.flag_base,
+      p.fifo_slices, p.chunk_slices, p.adds_per_cycle, p.data_base, collective_recv_base(p), collective_out_base(p), p.flag_base,
       collective_flags_used(p), p.data_uncached ? "uncached" : "cached");
 }
 
@@ -179,6 +227,16 @@ void validate_collective(const CollectiveTraceParams& p) {
                                    p.slice_bytes, p.granule));
   }
   if (p.slice_bytes > UINT32_MAX) bad("slice_bytes", fmt::format("{} too large (expected below 4 GiB)", p.slice_bytes));
+  if (p.fifo_slices == 0 || p.fifo_slices > 64)
+    bad("fifo_slices", fmt::format("{} out of range (expected 1..64)", p.fifo_slices));
+  if (p.chunk_slices == 0 || p.chunk_slices > 64)
+    bad("chunk_slices", fmt::format("{} out of range (expected 1..64)", p.chunk_slices));
+  // Every GPU sends a whole piece's first step before it receives: a FIFO that holds
+  // no more than that deadlocks the ring (NCCL: 8 steps against chunks of 4).
+  if (is_ring(p.kind) && p.fifo_slices <= p.chunk_slices)
+    bad("fifo_slices", fmt::format("{} slices in flight do not exceed the {} of a piece (expected more, or the "
+                                   "ring deadlocks)",
+                                   p.fifo_slices, p.chunk_slices));
   if (p.wfs_per_wg == 0 || p.wfs_per_wg > 1024) {
     bad("wfs_per_wg", fmt::format("{} out of range (expected 1..1024)", p.wfs_per_wg));
   }
@@ -200,7 +258,7 @@ void validate_collective(const CollectiveTraceParams& p) {
   // clobber the peer's input.
   const std::uint64_t slot = collective_recv_slot_bytes(p);
   const std::uint64_t data_end = p.data_base + p.array_bytes;
-  const std::uint64_t recv = collective_recv_base(p), recv_end = recv + (p.num_gpus - 1) * slot;
+  const std::uint64_t recv = collective_recv_base(p), recv_end = recv + collective_recv_bytes(p);
   const std::uint64_t out = collective_out_base(p), out_end = out + p.num_gpus * slot;
   auto overlap = [](std::uint64_t a, std::uint64_t a_end, std::uint64_t b, std::uint64_t b_end) {
     return a < b_end && b < a_end;
@@ -316,6 +374,28 @@ class ChannelProgram {
   }
 
   TraceExpr constant(std::uint64_t v) { return prog_.expr(static_cast<std::int64_t>(v)); }
+  // c + coef x var (just c without a loop variable).
+  TraceExpr affine(std::int64_t c, std::int64_t coef, std::optional<std::uint32_t> var) {
+    return var && coef != 0 ? prog_.expr(c, {{coef, *var}}) : prog_.expr(c);
+  }
+  // A loop of `count` iterations around what body() emits; body gets its variable.
+  template <class Body>
+  void loop(const std::string& name, std::uint64_t count, Body body) {
+    const auto var = static_cast<std::uint32_t>(prog_.loop_vars.size());
+    prog_.loop_vars.push_back(name);
+    const auto loop_pc = static_cast<std::uint32_t>(prog_.ops.size());
+    TraceOp op;
+    op.kind = TraceOpKind::kLoop;
+    op.loop_var = static_cast<std::uint8_t>(var);
+    op.arg[0] = prog_.expr(static_cast<std::int64_t>(count));
+    prog_.ops.push_back(op);
+    body(var);
+    TraceOp end;
+    end.kind = TraceOpKind::kEnd;
+    end.jump = loop_pc;
+    prog_.ops[loop_pc].jump = static_cast<std::uint32_t>(prog_.ops.size());
+    prog_.ops.push_back(end);
+  }
   TraceProgram take() { return std::move(prog_); }
 
  private:
@@ -364,45 +444,132 @@ struct Builder {
     return order;
   }
 
-  void ring_reduce_scatter(ChannelProgram& b) const {
-    const std::uint32_t next = gpu_at(1);
-    for (std::uint32_t s = 0; s < N; ++s) {
-      const std::uint32_t c = gpu_at(-static_cast<std::int64_t>(s) - 1);  // step N-1: chunk g
-      const bool first = s == 0, last = s == N - 1;
-      b.for_slices(c, fmt::format("s{}", s), [&](const Slices& x, std::int64_t off) {
-        const std::int64_t in_chunk = off - chunk_first(c);  // offset inside the chunk = inside the slot
-        b.load(b.at(x, data, off), x.bytes, unc);
-        if (!first) {
-          b.wait(s - 1, b.done(x));
-          b.load(b.at(x, slot_base(s - 1), in_chunk), x.bytes, true);
-        }
-        b.compute(x.bytes, first ? 1 : 2);
-        if (last) {
-          b.store(b.at(x, data, off), x.bytes, unc, std::nullopt);
-        } else {
-          b.store(b.at(x, slot_base(s), in_chunk), x.bytes, true, next);
-          b.set(next, s, b.done(x));
-        }
-      });
-    }
-  }
+  // --- Ring kernels: the channel pipeline (see the header) ---
 
-  void ring_all_gather(ChannelProgram& b, std::uint32_t channel) const {
-    const std::uint32_t next = gpu_at(1);
-    for (std::uint32_t s = 0; s + 1 < N; ++s) {
-      const std::uint32_t c = gpu_at(-static_cast<std::int64_t>(s));
-      b.for_slices(c, fmt::format("s{}", s), [&](const Slices& x, std::int64_t off) {
-        if (s > 0) b.wait(s - 1, b.done(x));
-        b.load(b.at(x, data, off), x.bytes, unc || s > 0);  // s > 0: a peer wrote it, past our L2
-        b.compute(x.bytes, 1);
-        b.store(b.at(x, data, off), x.bytes, unc, next);
-        b.set(next, s, b.done(x));
+  static constexpr std::uint32_t kTail = 0, kHead = 1;  // flag indices of a channel
+
+  // What a GPU does at ring step s (the same on every GPU).
+  struct RingRole {
+    bool load_local = false, recv = false, store_local = false, send = false;
+  };
+  std::uint32_t ring_steps() const { return p.kind == CollectiveKind::kRingAllReduce ? 2 * N - 1 : N; }
+  RingRole ring_role(std::uint32_t s) const {
+    const std::uint32_t last = ring_steps() - 1;
+    RingRole r;
+    r.recv = s > 0;
+    r.send = s < last;
+    if (p.kind == CollectiveKind::kRingReduceScatter) {
+      r.load_local = true;
+      r.store_local = s == last;
+    } else if (p.kind == CollectiveKind::kRingAllGather) {
+      r.load_local = s == 0;
+      r.store_local = s > 0;
+    } else {  // all-reduce: RS steps 0..N-1 (N-1 also sends the sum), AG steps N..2N-2
+      r.load_local = s < N;
+      r.store_local = s >= N - 1;
+    }
+    return r;
+  }
+  // The chunk GPU `gpu` works on at step s (the receiver at s+1 works on the same one).
+  std::uint32_t ring_chunk(std::uint32_t gpu, std::uint32_t s) const {
+    const std::int64_t shift = p.kind == CollectiveKind::kRingAllGather ? 0 : 1;
+    return wrap(static_cast<std::int64_t>(gpu) - static_cast<std::int64_t>(s) - shift, N);
+  }
+  std::vector<ByteRange> partial_piece(std::uint64_t bytes) const { return ring_partial_piece(p, bytes); }
+
+  void ring(ChannelProgram& b, std::uint32_t channel) const {
+    const std::uint32_t steps = ring_steps();
+    const std::uint32_t prev = gpu_at(-1), next = gpu_at(1);
+    const std::uint64_t piece = std::uint64_t{p.chunk_slices} * p.slice_bytes;
+    const std::uint64_t fifo = p.fifo_slices;
+    const std::uint64_t full_pieces = ring_full_pieces(p, channel);
+    std::uint32_t sends = 0;
+    for (std::uint32_t s = 0; s < steps; ++s) sends += ring_role(s).send ? 1 : 0;
+    const std::uint64_t sent_per_piece = std::uint64_t{sends} * p.chunk_slices;
+    // Unroll: `unroll` pieces send a multiple of the FIFO's slots.
+    const std::uint64_t unroll = fifo / std::gcd(sent_per_piece, fifo);
+
+    // One slice of a step. Counters are affine in the piece loop's variable.
+    struct Counter {
+      std::int64_t c;  // at the first iteration
+      std::int64_t coef;
+    };
+    const auto emit_slice = [&](std::uint32_t s, std::int64_t offset, std::int64_t coef_offset,
+                                std::int64_t bytes, Counter ks, Counter kr, std::optional<std::uint32_t> var) {
+      const RingRole r = ring_role(s);
+      const TraceExpr at_data = b.affine(static_cast<std::int64_t>(data) + offset, coef_offset, var);
+      if (r.load_local) b.load(at_data, bytes, unc);
+      if (r.recv) {
+        b.wait(kTail, b.affine(kr.c + 1, kr.coef, var));
+        const auto in_slot = static_cast<std::uint32_t>(static_cast<std::uint64_t>(kr.c) % fifo);
+        b.load(b.constant(collective_fifo_slot(p, channel, in_slot)), bytes, true);
+      }
+      b.compute(bytes, (r.load_local ? 1 : 0) + (r.recv ? 1 : 0));
+      if (r.store_local) b.store(at_data, bytes, unc, std::nullopt);
+      if (r.send) {
+        // The slot is free once the receiver consumed the slice fifo slices back
+        // (never asked below 1: the caller peels the first pieces).
+        if (ks.c + 1 - static_cast<std::int64_t>(fifo) >= 1)
+          b.wait(kHead, b.affine(ks.c + 1 - static_cast<std::int64_t>(fifo), ks.coef, var));
+        const auto out_slot = static_cast<std::uint32_t>(static_cast<std::uint64_t>(ks.c) % fifo);
+        b.store(b.constant(collective_fifo_slot(p, channel, out_slot)), bytes, true, next);
+        b.set(next, kTail, b.affine(ks.c + 1, ks.coef, var));
+      }
+      if (r.recv) b.set(prev, kHead, b.affine(kr.c + 1, kr.coef, var));
+    };
+
+    // A full piece `index` (+ iterations x unroll when in the loop).
+    const auto emit_full_piece = [&](std::uint64_t index, std::optional<std::uint32_t> var) {
+      const auto idx = static_cast<std::int64_t>(index);
+      const auto slice = static_cast<std::int64_t>(p.slice_bytes);
+      const std::int64_t step_coef = var ? static_cast<std::int64_t>(unroll * sent_per_piece) : 0;
+      const std::int64_t off_coef = var ? static_cast<std::int64_t>(unroll * piece) : 0;
+      std::int64_t sent = idx * static_cast<std::int64_t>(sent_per_piece), received = sent;
+      for (std::uint32_t s = 0; s < steps; ++s) {
+        const RingRole r = ring_role(s);
+        const std::uint32_t c = ring_chunk(g, s);
+        const ByteRange share = collective_share(p, c, channel);
+        for (std::uint32_t j = 0; j < p.chunk_slices; ++j) {
+          const std::int64_t off = static_cast<std::int64_t>(share.first + index * piece) + j * slice;
+          emit_slice(s, off, off_coef, slice, {sent + j, step_coef}, {received + j, step_coef}, var);
+        }
+        if (r.send) sent += p.chunk_slices;
+        if (r.recv) received += p.chunk_slices;
+      }
+    };
+
+    // Full pieces: the first `unroll` (at most) peeled, then a loop of whole unrolls,
+    // then the ones left.
+    const std::uint64_t peeled = std::min(full_pieces, unroll);
+    for (std::uint64_t i = 0; i < peeled; ++i) emit_full_piece(i, std::nullopt);
+    const std::uint64_t iterations = (full_pieces - peeled) / unroll;
+    if (iterations == 1) {
+      for (std::uint64_t i = 0; i < unroll; ++i) emit_full_piece(peeled + i, std::nullopt);
+    } else if (iterations > 1) {
+      b.loop("pieces", iterations, [&](std::uint32_t var) {
+        for (std::uint64_t i = 0; i < unroll; ++i) emit_full_piece(peeled + i, var);
       });
     }
-    // The last chunk to arrive (g+1, sent at prev's step N-2) has no step of ours
-    // to wait for it: wait for all of it before the kernel ends.
-    const std::uint64_t last = collective_slices(p, gpu_at(1), channel);
-    if (last > 0) b.wait(N - 2, b.constant(last));
+    for (std::uint64_t i = peeled + iterations * unroll; i < full_pieces; ++i) emit_full_piece(i, std::nullopt);
+
+    // The partial piece: the rest of each share (cut per chunk; may be empty).
+    std::int64_t sent = static_cast<std::int64_t>(full_pieces * sent_per_piece), received = sent;
+    for (std::uint32_t s = 0; s < steps; ++s) {
+      const RingRole r = ring_role(s);
+      const std::uint32_t c = ring_chunk(g, s);
+      const ByteRange share = collective_share(p, c, channel);
+      const std::uint64_t start = full_pieces * piece;
+      const std::vector<ByteRange> slices = partial_piece(share.bytes - start);
+      for (std::size_t j = 0; j < slices.size(); ++j) {
+        const auto off = static_cast<std::int64_t>(share.first + start + slices[j].first);
+        const auto k = static_cast<std::int64_t>(j);
+        emit_slice(s, off, 0, static_cast<std::int64_t>(slices[j].bytes), {sent + k, 0}, {received + k, 0},
+                   std::nullopt);
+      }
+      // The receiver at s+1 gets as many as this step sends: the same chunk.
+      if (r.send) sent += static_cast<std::int64_t>(slices.size());
+      if (r.recv) received += static_cast<std::int64_t>(slices.size());
+    }
   }
 
   void direct_reduce_scatter(ChannelProgram& b, std::uint32_t channel) const {
@@ -468,17 +635,18 @@ struct Builder {
   }
 };
 
-KernelTrace make_kernel(const CollectiveTraceParams& p, std::string name, const char* part) {
+KernelTrace make_kernel(const CollectiveTraceParams& p, std::string name) {
   KernelTrace t;
   t.name = std::move(name);
   t.attrs.emplace_back("generator", "t3sim CU collective");
   t.attrs.emplace_back("kind", std::string(to_string(p.kind)));
-  if (part != nullptr) t.attrs.emplace_back("part", part);
   t.attrs.emplace_back("num_gpus", fmt::format("{}", p.num_gpus));
   t.attrs.emplace_back("gpu", fmt::format("{}", p.gpu));
   t.attrs.emplace_back("array_bytes", fmt::format("{}", p.array_bytes));
   t.attrs.emplace_back("channels", fmt::format("{}", p.channels));
   t.attrs.emplace_back("slice_bytes", fmt::format("{}", p.slice_bytes));
+  t.attrs.emplace_back("fifo_slices", fmt::format("{}", p.fifo_slices));
+  t.attrs.emplace_back("chunk_slices", fmt::format("{}", p.chunk_slices));
   t.attrs.emplace_back("flag_base", fmt::format("{}", p.flag_base));
   t.attrs.emplace_back("collective", describe(p));
   t.resources.wfs_per_wg = p.wfs_per_wg;
@@ -489,12 +657,10 @@ KernelTrace make_kernel(const CollectiveTraceParams& p, std::string name, const 
   const Builder b(p);
   for (std::uint32_t ch = 0; ch < p.channels; ++ch) {
     ChannelProgram prog(p, ch);
-    if (p.kind == CollectiveKind::kRingReduceScatter) b.ring_reduce_scatter(prog);
-    else if (p.kind == CollectiveKind::kRingAllGather) b.ring_all_gather(prog, ch);
+    if (is_ring(p.kind)) b.ring(prog, ch);
     else if (p.kind == CollectiveKind::kDirectReduceScatter) b.direct_reduce_scatter(prog, ch);
     else if (p.kind == CollectiveKind::kDirectAllGather) b.direct_all_gather(prog, ch);
     else if (p.kind == CollectiveKind::kAllToAll) b.all_to_all(prog, ch);
-    // kRingAllReduce: split into RS and AG by the caller
     t.programs.push_back(prog.take());
     t.add_wg(static_cast<std::uint16_t>(ch), {});
   }
@@ -506,24 +672,7 @@ KernelTrace make_kernel(const CollectiveTraceParams& p, std::string name, const 
 std::vector<KernelTrace> make_collective_traces(const CollectiveTraceParams& p) {
   validate_collective(p);
   std::vector<KernelTrace> out;
-  if (p.kind == CollectiveKind::kRingAllReduce) {
-    // T3 §2.3: ring-AR = ring-RS then ring-AG, on separate flag ranges.
-    CollectiveTraceParams rs = p;
-    rs.kind = CollectiveKind::kRingReduceScatter;
-    CollectiveTraceParams ag = p;
-    ag.kind = CollectiveKind::kRingAllGather;
-    ag.flag_base = p.flag_base + collective_flags_used(rs);
-    out.push_back(make_kernel(rs, fmt::format("ring-ar.rs.gpu{}", p.gpu), "reduce-scatter"));
-    out.push_back(make_kernel(ag, fmt::format("ring-ar.ag.gpu{}", p.gpu), "all-gather"));
-    // The attrs name the all-reduce, each kernel its part.
-    for (KernelTrace& t : out) {
-      for (auto& [k, v] : t.attrs) {
-        if (k == "kind") v = to_string(p.kind);
-      }
-    }
-  } else {
-    out.push_back(make_kernel(p, fmt::format("{}.gpu{}", to_string(p.kind), p.gpu), nullptr));
-  }
+  out.push_back(make_kernel(p, fmt::format("{}.gpu{}", to_string(p.kind), p.gpu)));
   return out;
 }
 

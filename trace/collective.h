@@ -7,60 +7,68 @@
 //
 // Layout (per GPU, every GPU the same):
 //   data  [data_base, + array_bytes)        the input; RS results in place, AG in place
-//   recv  [recv_base, + (N-1) x slot)       RS receive slots, slot = the largest chunk
-//                                           (default: after data, rounded up to 2 MiB)
+//   recv  [recv_base, + recv bytes)         ring kernels: each channel's receive FIFO,
+//                                           fifo_slices slots of collective_fifo_slot_bytes; direct RS:
+//                                           N-1 slots of the largest chunk (default:
+//                                           after data, rounded up to 2 MiB)
 //   out   [out_base,  + N x slot)           all-to-all output (default: after recv, 2 MiB)
 //
 // Chunks: the array is G = array_bytes / granule granules; chunk c (0..N-1) gets
 // G / N granules, one more for the first G % N chunks (earlier chunks are at most
 // one granule larger; collective_chunk). Shares: the same rule cuts each chunk among
 // the `channels` WGs (channel k owns share k of every chunk; collective_share), so
-// a tiny chunk leaves some channels an empty share. A channel walks its share in
-// slices of at most `slice_bytes` (a granule multiple): full slices in a loop, the
-// last partial one peeled. A channel with an empty share of a chunk emits nothing
-// for it, neither on the sender nor on the receiver (both derive it from the same
-// (chunk, channel)), so nobody waits for a flag that is never set.
+// a tiny chunk leaves some channels an empty share.
 //
-// Per slice a WG: loads every operand (one WG-wide load per operand, the whole
-// slice), computes, stores (remote with the peer, or local), and sets the
-// receiver's flag (a remote set). Compute rule: every store follows exactly one
-// compute whose load group (the loads since the previous compute, ComputeUnit)
-// holds exactly the operands the store carries the element-wise sum of:
+// Ring kernels: the channel pipeline (NCCL / RCCL's Simple protocol, prims_simple.h).
+// Each channel has one connection to the next GPU: a FIFO of fifo_slices slots of
+// slice_bytes in the next GPU's recv area, with two flags that count slices:
+//   tail  (flag index 0, on the receiver, set by the sender): slices written so far;
+//   head  (flag index 1, on the sender, set by the receiver): slices consumed so far.
+// The sender writes its k-th slice (k counts from 0 over the whole kernel) into slot
+// k mod fifo_slices once head >= k + 1 - fifo_slices (the slot is free), then sets
+// the receiver's tail to k + 1; the receiver waits for tail >= k + 1, reads the
+// slot, and sets the sender's head to k + 1. So a sender runs up to fifo_slices
+// slices ahead of its receiver and pays the flag round trip only when the FIFO is
+// full or empty. The FIFO must hold more than a piece's slices (fifo_slices >
+// chunk_slices): every GPU sends a piece's first step before it receives anything. Sets release (the CU sets a flag only once the WG's earlier stores
+// are acknowledged and its computes done): the per-slice fence of the Simple protocol.
+// A channel walks its share of each chunk in pieces of chunk_slices x slice_bytes
+// (NCCL's chunk): piece p goes through every ring step before piece p+1 starts
+// (NCCL's runRing loop). A full piece is chunk_slices slices of slice_bytes; the
+// last, partial piece of a share is cut as NCCL's genericOp cuts it: slices of
+// max(piece / chunk_slices, slice_bytes / 32) (granule multiples), at most
+// chunk_slices of them. Sender and receiver derive the same cut from the same chunk.
+// Per slice a WG does, in order (each part only where its step has it):
+//   load data[slice] (the local operand)        wait tail; load the FIFO slot
+//   compute (add the operands, or a 0-cycle copy)
+//   store data[slice] (local)                   wait head; store the next GPU's slot;
+//                                               set its tail
+//   set the previous GPU's head (the slot is consumed)
+// Steps of one piece, GPU g (c = the chunk, prev / next = g -/+ 1 mod N):
+//   reduce-scatter  s = 0..N-1, c = g-s-1: s = 0 load + send; 0 < s < N-1 load,
+//                   receive, add, send; s = N-1 (c = g) load, receive, add, store.
+//   all-gather      s = 0..N-1, c = g-s: s = 0 load + send (in place: no store);
+//                   0 < s < N-1 receive, store, send; s = N-1 receive, store.
+//   all-reduce      one kernel, s = 0..2N-2, c = g-s-1: the reduce-scatter's steps,
+//                   its step N-1 also sending the sum (the all-gather's step 0),
+//                   then the all-gather's receive/store/send steps: 2(N-1) sends.
+//   Results: RS: chunk g of `data` on GPU g holds the sum over GPUs of chunk g (the
+//   other chunks unchanged); AG: chunk c of `data` on every GPU holds GPU c's chunk
+//   c; AR: every chunk on every GPU holds the sum.
+// Compute rule: every store follows exactly one compute whose load group (the loads
+// since the previous compute, ComputeUnit) holds exactly the operands the store
+// carries the element-wise sum of:
 //   reduction of K operands: cycles = ceil((K-1) x elements / adds_per_cycle),
 //                            flops = (K-1) x elements;
 //   copy (one operand):      a 0-cycle compute (no flops): it only closes the load
 //                            group, so the CU orders the store after its load.
-// The set releases (the CU sets it only once the WG's earlier stores are
-// acknowledged), so the receiver may load a slice once the flag says it is there.
+// Counters in loops stay affine: a loop over full pieces is unrolled so that one
+// iteration sends a multiple of fifo_slices slices (each slot is then a constant),
+// and its first pieces are peeled so a head wait never asks for a value below 1.
 //
-// Flags: flag ids of a kernel are flag_base + channel x N + index (collective_flag),
-// collective_flags_used() = channels x N of them (x 2 for all-reduce: the AG kernel's
-// flag_base is the RS kernel's flag_base + channels x N). The value is the number of
-// slices of that (sender, step) done so far: slice i sets i+1, and the receiver waits
-// for >= i+1 before loading slice i. index:
-//   ring kernels:   the sender's step s (0..N-2), set on the next GPU;
-//   direct kernels: the ring distance j = (receiver - sender) mod N (1..N-1).
-// Flags are monotonic counters (FlagTable::set keeps the maximum): a second run of
-// a kernel with the same flag_base sees them already set, so give every collective
-// invocation its own flag range (or reset the flags between runs).
-//
-// Ring reduce-scatter, GPU g, next = g+1, prev = g-1 (mod N), per channel:
-//   step 0        load data[chunk g-1]; copy; store remote -> next.recv[slot 0]
-//   step s<N-1    load data[chunk g-s-1]; wait own flag (s-1); load recv[slot s-1];
-//                 add; store remote -> next.recv[slot s]
-//   step N-1      load data[chunk g]; wait own flag (N-2); load recv[slot N-2];
-//                 add; store data[chunk g] (local)
-//   (the local operand is loaded before the wait so its latency overlaps the wait)
-//   Result: chunk g of `data` on GPU g holds the sum over GPUs of chunk g; the other
-//   chunks of `data` are unchanged.
-// Ring all-gather, GPU g:
-//   step s<N-1    (s>0: wait own flag (s-1)); load data[chunk g-s]; copy;
-//                 store remote -> next.data[chunk g-s]
-//   end           wait own flag (N-2) >= the slices of chunk g+1 (the last one arrived)
-//   Result: chunk c of `data` on every GPU holds GPU c's chunk c.
-// All-reduce = reduce-scatter then all-gather: two kernels (make_collective_traces
-//   returns both; the AG must start on a GPU only after that GPU's RS kernel ended).
-//   Result: every chunk of `data` on every GPU holds the sum over GPUs.
+// Direct kernels and all-to-all (no FIFO: a slot per peer of the whole chunk; flags
+// count slices of slice_bytes): flag ids are flag_base + channel x N + j, j the ring
+// distance (receiver - sender) mod N (1..N-1).
 // Direct reduce-scatter (fully-connected), GPU g, channel k: for each distance j in
 //   the channel's rotated order (k mod (N-1) + 1, then +1 ... wrapping within 1..N-1,
 //   so the channels start on different links): load data[chunk g+j]; copy; store
@@ -76,20 +84,20 @@
 //   out[block g] (local). End: wait the N-1 flags. Block c of GPU d's out holds what
 //   GPU c sent it: it is chunk d's size, at out_base + c x chunk_bytes(d)
 //   (collective_a2a_block). Result: out[block c] of GPU g holds GPU c's chunk g.
+// Flags are monotonic counters (FlagTable::set keeps the maximum): a second run of
+// a kernel with the same flag_base sees them already set, so give every collective
+// invocation its own flag range (or reset the flags between runs).
 //
-// Caching: loads/stores of `data` are uncached iff data_uncached, except loads of
-// data a peer wrote during the kernel (ring AG steps >= 1), which are uncached (the
-// remote stores went to memory, past this GPU's L2). Everything in recv and out is
-// uncached: the remote stores that fill them arrive at the peer's memory controller.
+// Caching: loads/stores of `data` are uncached iff data_uncached. Everything in recv
+// and out is uncached: the remote stores that fill them arrive at the peer's memory
+// controller, past its L2.
 //
-// Kernels: named "<kind>.gpu<g>" ("ring-ar.rs.gpu<g>" and "ring-ar.ag.gpu<g>" for
-// all-reduce); attrs generator, kind, part (all-reduce only: reduce-scatter or
-// all-gather), num_gpus, gpu, array_bytes, channels, slice_bytes, flag_base, and
+// Kernels: one per GPU, named "<kind>.gpu<g>"; attrs generator, kind, num_gpus, gpu,
+// array_bytes, channels, slice_bytes, fifo_slices, chunk_slices, flag_base, and
 // collective (describe()). Resources: wfs_per_wg WFs of wave_size threads,
 // regs_per_thread, no LDS. WG k = channel k, running program "channel_k" (no WG
-// parameters). Loops are named by
-// what they walk: s<step> (ring), p<distance> (direct sends), r (direct reduce),
-// own (all-to-all local copy).
+// parameters). Loops are named by what they walk: pieces (ring), p<distance>
+// (direct sends), r (direct reduce), own (all-to-all local copy).
 
 #include <cstdint>
 #include <string>
@@ -148,6 +156,21 @@ CollectiveKind parse_collective_kind(std::string_view text);
 
 inline constexpr std::uint32_t kCollectiveMaxGpus = 32;  // one loop per step: the 32 loop variables of a program
 
+// A channel pipeline's sizes as the workload gives them (NCCL's terms), and as the
+// trace takes them: slices of slice_steps steps, fifo_depth / slice_steps of them in
+// flight, chunk_steps / slice_steps per piece. Defaults: NCCL's Simple protocol
+// (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 = 512 KiB steps; ring SLICESTEPS 2,
+// CHUNKSTEPS 4; src/include/collectives.h, src/device/prims_simple.h).
+struct ChannelPipeline {
+  std::uint64_t step_bytes = 512 * 1024;
+  std::uint32_t fifo_depth = 8;   // steps
+  std::uint32_t slice_steps = 2;
+  std::uint32_t chunk_steps = 4;
+  std::uint64_t slice_bytes() const { return step_bytes * slice_steps; }
+  std::uint32_t fifo_slices() const { return fifo_depth / slice_steps; }
+  std::uint32_t chunk_slices() const { return chunk_steps / slice_steps; }
+};
+
 struct CollectiveTraceParams {
   CollectiveKind kind = CollectiveKind::kRingReduceScatter;
   std::uint32_t num_gpus = 8;            // N, 2..kCollectiveMaxGpus
@@ -156,13 +179,24 @@ struct CollectiveTraceParams {
   std::uint32_t element_bytes = 2;       // FP16
   std::uint32_t granule = 32;            // chunk and share boundaries align to this (value granule)
   std::uint32_t channels = 16;           // WGs
-  std::uint64_t slice_bytes = 16 * 1024; // per WG per iteration, a granule multiple (last one may be smaller)
+  // The channel pipeline (ring kernels), with NCCL's Simple-protocol defaults
+  // (NCCL 2.x: NCCL_BUFFSIZE 4 MiB in NCCL_STEPS = 8 steps of 512 KiB; ring RS / AG /
+  // AR: SLICESTEPS 2, CHUNKSTEPS 4). Direct kernels walk their shares in slices of
+  // slice_bytes (a slice per flag).
+  std::uint64_t slice_bytes = 1 << 20;   // a flag-synchronized slice (2 steps of 512 KiB), a granule multiple
+  std::uint32_t fifo_slices = 4;         // slices in flight per channel connection (8 steps / 2)
+  std::uint32_t chunk_slices = 2;        // slices per piece walked through the ring (4 steps / 2)
+  void set_pipeline(const ChannelPipeline& c) {
+    slice_bytes = c.slice_bytes();
+    fifo_slices = c.fifo_slices();
+    chunk_slices = c.chunk_slices();
+  }
   std::uint32_t wfs_per_wg = 4;
   std::uint32_t wave_size = 64;
   std::uint32_t regs_per_thread = 32;
   std::uint32_t adds_per_cycle = 128;    // element adds per CU cycle (vector ALUs, FP16)
   std::uint64_t data_base = 0;           // the array (input; RS result in place; AG in place)
-  std::uint64_t recv_base = 0;           // N-1 slots of max-chunk size (RS); unset = after data
+  std::uint64_t recv_base = 0;           // channels' FIFOs (ring) or N-1 chunk slots (direct RS); unset = after data
   std::uint64_t out_base = 0;            // all-to-all output; unset = after recv
   bool recv_base_set = false, out_base_set = false;
   std::uint64_t flag_base = 0;           // flag ids used: flag_base .. flag_base + collective_flags_used() - 1
@@ -179,7 +213,11 @@ struct ByteRange {
 ByteRange collective_chunk(const CollectiveTraceParams& p, std::uint32_t chunk);
 // Channel `channel`'s share of chunk c (relative to the array; may be empty).
 ByteRange collective_share(const CollectiveTraceParams& p, std::uint32_t chunk, std::uint32_t channel);
-// Slices of that share: ceil(share / slice_bytes).
+// Ring kernels: the slices channel `channel` cuts its share of chunk c into (whole
+// pieces, then the partial one; see the header), relative to the array.
+std::vector<ByteRange> collective_ring_slices(const CollectiveTraceParams& p, std::uint32_t chunk,
+                                              std::uint32_t channel);
+// Direct kernels: slices of that share, ceil(share / slice_bytes).
 std::uint64_t collective_slices(const CollectiveTraceParams& p, std::uint32_t chunk, std::uint32_t channel);
 // All-to-all: where GPU `sender`'s block lands in GPU `receiver`'s out buffer
 // (relative to out_base): chunk `receiver`'s size, at sender x that size.
@@ -188,10 +226,16 @@ ByteRange collective_a2a_block(const CollectiveTraceParams& p, std::uint32_t rec
 std::uint64_t collective_recv_base(const CollectiveTraceParams& p);
 std::uint64_t collective_out_base(const CollectiveTraceParams& p);
 std::uint64_t collective_recv_slot_bytes(const CollectiveTraceParams& p);  // = largest chunk
-// Flag ids a kernel of these params uses (count), starting at flag_base (both
-// kernels of an all-reduce).
+// Bytes of the recv area: ring kernels channels x fifo_slices x slice_bytes, direct
+// reduce-scatter (N-1) x the largest chunk, others 0.
+std::uint64_t collective_recv_bytes(const CollectiveTraceParams& p);
+// Ring kernels: a FIFO slot's size (slice_bytes and a granule: a partial piece's
+// slice may be a granule longer) and channel `channel`'s slot `slot` (an address).
+std::uint64_t collective_fifo_slot_bytes(const CollectiveTraceParams& p);
+std::uint64_t collective_fifo_slot(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t slot);
+// Flag ids a kernel of these params uses (count), starting at flag_base.
 std::uint64_t collective_flags_used(const CollectiveTraceParams& p);
-// flag_base + channel x N + index (index: the ring step or the direct distance).
+// flag_base + channel x N + index (index: 0 tail, 1 head for ring kernels; the direct distance).
 std::uint64_t collective_flag(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t index);
 // One line "kind=ring-rs num_gpus=8 gpu=0 array_bytes=..." (recorded as an attr).
 std::string describe(const CollectiveTraceParams& p);
@@ -202,7 +246,7 @@ std::string describe(const CollectiveTraceParams& p);
 // a slice that is not a granule multiple, unaligned or overlapping bases...
 void validate_collective(const CollectiveTraceParams& p);
 
-// One kernel (two for all-reduce: RS then AG, the AG's flag_base after the RS's).
+// The collective's kernels (one: all-reduce is one kernel too).
 std::vector<KernelTrace> make_collective_traces(const CollectiveTraceParams& p);
 
 }  // namespace t3sim

@@ -34,7 +34,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     t.element_bytes = p.element_bytes;
     t.granule = granule_;
     t.channels = channels_;
-    t.slice_bytes = p.slice_bytes;
+    t.set_pipeline(p.pipeline);
     t.data_base = p.data_base;
     t.data_uncached = p.data_uncached;
     t.flag_base = p.flag_base;

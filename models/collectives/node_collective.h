@@ -32,10 +32,7 @@ struct NodeCollectiveParams {
   std::uint32_t element_bytes = 2;
   std::uint32_t cus = 0;             // CUs the kernel may use (the last `cus` of the GPU); 0: all
   std::uint32_t channels = 0;        // WGs; 0: one per CU given (RCCL: one block per channel)
-  // Per WG per flag-synchronized iteration: RCCL's 256 threads x 16 B x unroll 2 = 8 KiB.
-  // Each slice ends with a release (wait for the remote stores' acks) and a flag, so
-  // one channel moves about a slice per round trip: few channels are latency-bound.
-  std::uint64_t slice_bytes = 8 * 1024;
+  ChannelPipeline pipeline;           // ring kernels' FIFO and slice sizes (NCCL Simple defaults)
   std::uint64_t data_base = 0;       // the array (e.g. a GEMM's output)
   bool data_uncached = false;        // the array is an uncached allocation (T3's GEMM output)
   std::uint64_t flag_base = 1ULL << 32;

@@ -13,12 +13,37 @@ namespace t3sim {
 SublayerOptions read_sublayer_options(ConfigNode c) {
   SublayerOptions o;
   o.channels = static_cast<std::uint32_t>(c.get_uint("channels", o.channels, 0, 4096));
-  o.slice_bytes = c.get_bytes("slice_size", o.slice_bytes, 1, 1ULL << 30);
+  o.pipeline = read_channel_pipeline(c);
   o.functional = c.get_enum("functional", o.functional, {"auto", "values", "off"});
   o.values_limit = c.get_bytes("values_limit", o.values_limit, 0, 1ULL << 40);
   o.t3_all_gather = c.get_enum("t3_all_gather", o.t3_all_gather, {"cu", "dma"});
   c.finish();
   return o;
+}
+
+ChannelPipeline read_channel_pipeline(ConfigNode& c) {
+  ChannelPipeline p;
+  p.step_bytes = c.get_bytes("step_size", p.step_bytes, 1, 1ULL << 30);
+  p.fifo_depth = static_cast<std::uint32_t>(c.get_uint("fifo_depth", p.fifo_depth, 1, 512));
+  p.slice_steps = static_cast<std::uint32_t>(c.get_uint("slice_steps", p.slice_steps, 1, 64));
+  p.chunk_steps = static_cast<std::uint32_t>(c.get_uint("chunk_steps", p.chunk_steps, 1, 512));
+  if (p.slice_bytes() > (1ULL << 31))
+    c.fail("step_size", fmt::format("a slice of {} steps of {} B exceeds 2 GiB (expected a smaller step_size)",
+                                    p.slice_steps, p.step_bytes));
+  if (p.fifo_depth % p.slice_steps != 0 || p.fifo_depth / p.slice_steps > 64)
+    c.fail("fifo_depth", fmt::format("{} steps do not hold whole slices of {} steps (expected a multiple of "
+                                     "slice_steps, at most 64 slices)",
+                                     p.fifo_depth, p.slice_steps));
+  if (p.fifo_depth < p.chunk_steps + p.slice_steps)
+    c.fail("fifo_depth", fmt::format("{} steps do not exceed a chunk of {} steps by a slice of {} (expected at least "
+                                     "{}: every GPU sends a whole chunk before it receives, so a smaller FIFO "
+                                     "deadlocks the ring)",
+                                     p.fifo_depth, p.chunk_steps, p.slice_steps, p.chunk_steps + p.slice_steps));
+  if (p.chunk_steps % p.slice_steps != 0 || p.chunk_steps / p.slice_steps > 64)
+    c.fail("chunk_steps", fmt::format("{} steps are not whole slices of {} steps (expected a multiple of "
+                                      "slice_steps, at most 64 slices)",
+                                      p.chunk_steps, p.slice_steps));
+  return p;
 }
 
 PhaseTraffic dram_totals(GpuMemory& mem, Stream s) {
@@ -80,7 +105,7 @@ std::unique_ptr<NodeCollective> SublayerSystem::make_ring_collective(CollectiveK
   c.array_bytes = array_bytes_;
   c.element_bytes = gemm_.params->dtype_bytes;
   c.channels = opt_.channels;
-  c.slice_bytes = opt_.slice_bytes;
+  c.pipeline = opt_.pipeline;
   c.data_base = output_base();
   c.data_uncached = uncached;
   c.values = values;

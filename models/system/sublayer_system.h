@@ -35,10 +35,7 @@ class ConfigNode;
 
 struct SublayerOptions {
   std::uint32_t channels = 0;            // collective WGs; 0: one per CU
-  // Per WG per flag-synchronized iteration: RCCL's 256 threads x 16 B x unroll 2 = 8 KiB.
-  // Each slice ends with a release (wait for the remote stores' acks) and a flag, so
-  // one channel moves about a slice per round trip: few channels are latency-bound.
-  std::uint64_t slice_bytes = 8 * 1024;
+  ChannelPipeline pipeline;           // ring kernels' FIFO and slice sizes (NCCL Simple defaults)
   std::string functional = "auto";       // auto | values | off
   std::uint64_t values_limit = 16ULL << 20;  // auto: values when the output is at most this
   // t3 / t3-mca: the all-gather after the fused RS. cu: the CU ring AG (the paper's
@@ -47,6 +44,10 @@ struct SublayerOptions {
   // started once every GPU's RS is done (the driver reprograms the trackers).
   std::string t3_all_gather = "cu";
 };
+
+// A CU collective's channel pipeline keys (step_size, fifo_depth, slice_steps,
+// chunk_steps) from a workload or its `collective:` section.
+ChannelPipeline read_channel_pipeline(ConfigNode& c);
 
 // The `collective:` section of a GEMM workload (optional).
 SublayerOptions read_sublayer_options(ConfigNode collective);
