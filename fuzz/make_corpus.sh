@@ -62,9 +62,9 @@ if [ -n "$tracegen" ] && [ -x "$tracegen" ]; then
   tg --m 256 --n 256 --k 64 --store uncached,update --peer 1 --stagger 1 --wf-grid 2x2
   tg --m 128 --n 384 --k 96 --a-layout column-major --b-layout column-major --c-layout column-major
   for kind in ring-rs ring-ag direct-rs direct-ag all-to-all; do
-    tg --collective "$kind" --gpus 4 --gpu 1 --array-bytes 64KiB --channels 2 --slice-bytes 4KiB
+    tg --collective "$kind" --gpus 4 --gpu 1 --array-bytes 64KiB --channels 2 --step-bytes 2KiB
   done
-  tg --collective ring-ar --part rs --gpus 4 --gpu 0 --array-bytes 64KiB --channels 2 --slice-bytes 4KiB --data-uncached
+  tg --collective ring-ar --gpus 4 --gpu 0 --array-bytes 64KiB --channels 2 --step-bytes 2KiB --data-uncached
 fi
 printf 't3trace 1\nkernel edge\nresources wfs=2 threads=128\nparams a n\nprogram p\n  loop i n\n    loop j i+1\n      load a+64*i+8*j 8 rows=2 stride=0x40 wf=j-j\n    end\n  end\n  set 3 1 peer=1 wf=1\n  wait 3 n\nend\nwgs 2\nwg 0 p 0 3\nwg 1 p 4096 0\n' | seed trace
 

@@ -615,6 +615,40 @@ TEST(CollectiveTrace, RingReduceScatterOpsPerSlice) {
   EXPECT_EQ(t.resources, (TraceResources{4, 256, 32, 0}));
 }
 
+// The FIFO bound: with no slice consumed (every head at 0) a channel sends exactly
+// fifo_slices slices before it must wait for the receiver, whatever the kind, depth
+// or piece size; each send goes to slot k mod fifo_slices.
+TEST(CollectiveTrace, ASenderRunsAtMostTheFifoAhead) {
+  for (const CollectiveKind kind :
+       {CollectiveKind::kRingReduceScatter, CollectiveKind::kRingAllGather, CollectiveKind::kRingAllReduce}) {
+    for (const auto& [fifo, chunk] : {std::pair{4u, 2u}, std::pair{3u, 2u}, std::pair{8u, 1u}, std::pair{2u, 1u}}) {
+      CollectiveTraceParams p = params(kind, 4, 4 * 64 * 1024, 2, 1024);
+      p.fifo_slices = fifo;
+      p.chunk_slices = chunk;
+      SCOPED_TRACE(fmt::format("{} fifo {} chunk {}", to_string(kind), fifo, chunk));
+      const KernelTrace t = traces_for(p, 2).at(0);
+      WgExpander x(t, 1);
+      std::uint64_t sent = 0;
+      bool blocked = false;
+      for (WgOp op; x.next(op);) {
+        if (op.kind == TraceOpKind::kWait && op.flag() == collective_flag(p, 1, 1)) {
+          EXPECT_EQ(op.value(), sent + 1 - fifo) << "a send waits for the slice fifo_slices back";
+          if (!blocked) {
+            EXPECT_EQ(sent, fifo) << "the first head wait comes after a full FIFO";
+          }
+          blocked = true;
+        }
+        if (op.kind == TraceOpKind::kStore && op.remote()) {
+          EXPECT_EQ(op.addr(), collective_fifo_slot(p, 1, static_cast<std::uint32_t>(sent % fifo)));
+          ++sent;
+        }
+      }
+      EXPECT_TRUE(blocked);
+      EXPECT_GT(sent, 4u * fifo);
+    }
+  }
+}
+
 // A partial piece is cut as NCCL's genericOp cuts it: chunk_slices slices, none below
 // slice_bytes / 32; whole pieces come first.
 TEST(CollectiveTrace, RingSlicesOfAShare) {

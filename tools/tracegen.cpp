@@ -70,15 +70,6 @@ void write_one(const t3sim::KernelTrace& trace, const std::string& output) {
   }
 }
 
-// "ar.trace" + "rs" -> "ar.rs.trace"
-std::string with_part(const std::string& output, const char* part) {
-  const std::filesystem::path path(output);
-  std::filesystem::path name = path.stem();
-  name += std::string(".") + part;
-  name += path.extension();
-  return (path.parent_path() / name).string();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -131,7 +122,8 @@ int main(int argc, char** argv) {
   // Collective kernels (trace/collective.h). --wfs, --wave-size, --regs-per-thread
   // and --name apply to them too.
   t3sim::CollectiveTraceParams cp;
-  std::string collective, part, array_bytes, slice_bytes = "16KiB";
+  std::string collective, array_bytes, step_bytes = "512KiB";
+  t3sim::ChannelPipeline pipeline;
   std::optional<std::uint64_t> recv_base, out_base;
   std::vector<CLI::Option*> collective_only;
   auto collective_option = [&](CLI::Option* o) {
@@ -147,8 +139,14 @@ int main(int argc, char** argv) {
   collective_option(app.add_option("--gpu", cp.gpu, "the GPU this trace runs on (0..N-1)")->capture_default_str());
   collective_option(app.add_option("--array-bytes", array_bytes, "array size per GPU, e.g. 192MiB (granule multiple)"));
   collective_option(app.add_option("--channels", cp.channels, "channels (WGs)")->capture_default_str());
-  collective_option(app.add_option("--slice-bytes", slice_bytes, "bytes per WG per iteration (a granule multiple)")
+  collective_option(app.add_option("--step-bytes", step_bytes, "channel pipeline FIFO step (NCCL Simple: 512KiB)")
                         ->capture_default_str());
+  collective_option(
+      app.add_option("--fifo-depth", pipeline.fifo_depth, "steps in flight per channel connection")->capture_default_str());
+  collective_option(
+      app.add_option("--slice-steps", pipeline.slice_steps, "steps per flag-synchronized slice")->capture_default_str());
+  collective_option(
+      app.add_option("--chunk-steps", pipeline.chunk_steps, "steps per piece walked through the ring")->capture_default_str());
   collective_option(
       app.add_option("--element-bytes", cp.element_bytes, "bytes per element (FP16 = 2)")->capture_default_str());
   collective_option(app.add_option("--granule", cp.granule, "chunk/share alignment in bytes")->capture_default_str());
@@ -159,7 +157,6 @@ int main(int argc, char** argv) {
   collective_option(app.add_option("--out-base", out_base, "all-to-all output (default: after the receive buffer)"));
   collective_option(app.add_option("--flag-base", cp.flag_base, "first flag id the kernel uses (default 0)"));
   collective_option(app.add_flag("--data-uncached", cp.data_uncached, "loads/stores of the array bypass the L2"));
-  collective_option(app.add_option("--part", part, "ring-ar: write only its rs or ag kernel"));
 
   try {
     app.parse(argc, argv);
@@ -182,7 +179,11 @@ int main(int argc, char** argv) {
       cp.kind = t3sim::parse_collective_kind(collective);
       if (array_bytes.empty()) throw t3sim::UserError("--collective needs --array-bytes (the array size per GPU)");
       cp.array_bytes = parse_size("--array-bytes", array_bytes);
-      cp.slice_bytes = parse_size("--slice-bytes", slice_bytes);
+      pipeline.step_bytes = parse_size("--step-bytes", step_bytes);
+      if (pipeline.slice_steps == 0 || pipeline.fifo_depth % pipeline.slice_steps != 0 ||
+          pipeline.chunk_steps % pipeline.slice_steps != 0)
+        throw t3sim::UserError("--fifo-depth and --chunk-steps must be whole multiples of --slice-steps");
+      cp.set_pipeline(pipeline);
       if (recv_base) {
         cp.recv_base = *recv_base;
         cp.recv_base_set = true;
@@ -196,28 +197,8 @@ int main(int argc, char** argv) {
       if (app.count("--wave-size") > 0) cp.wave_size = p.wave_size;
       if (app.count("--regs-per-thread") > 0) cp.regs_per_thread = p.regs_per_thread;
       std::vector<t3sim::KernelTrace> traces = t3sim::make_collective_traces(cp);
-      if (!p.name.empty()) {
-        if (traces.size() == 1) {
-          traces[0].name = p.name;
-        } else {
-          traces[0].name = p.name + ".rs";
-          traces[1].name = p.name + ".ag";
-        }
-      }
-      if (traces.size() == 1) {
-        if (!part.empty()) throw t3sim::UserError("--part applies to ring-ar (the only two-kernel collective)");
-        write_one(traces[0], output);
-      } else if (part == "rs" || part == "ag") {
-        write_one(traces[part == "rs" ? 0 : 1], output);
-      } else if (!part.empty()) {
-        throw t3sim::UserError(fmt::format("--part: unknown part '{}' (expected rs or ag)", part));
-      } else if (output == "-") {
-        throw t3sim::UserError(
-            "ring-ar makes two kernels (RS then AG): give -o FILE (writes FILE's stem .rs and .ag) or --part rs|ag");
-      } else {
-        write_one(traces[0], with_part(output, "rs"));
-        write_one(traces[1], with_part(output, "ag"));
-      }
+      if (!p.name.empty()) traces.at(0).name = p.name;
+      write_one(traces.at(0), output);  // one kernel (all-reduce too)
       return 0;
     }
     for (const CLI::Option* o : collective_only) {
