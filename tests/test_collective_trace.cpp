@@ -799,6 +799,12 @@ TEST(CollectiveTrace, BadParamsNameTheField) {
       {"array_bytes", [](CollectiveTraceParams& p) { p.array_bytes = 0; }},
       {"array_bytes", [](CollectiveTraceParams& p) { p.array_bytes = 1000; }},
       {"channels", [](CollectiveTraceParams& p) { p.channels = 0; }},
+      {"fifo_slices", [](CollectiveTraceParams& p) { p.fifo_slices = 2; }},  // not above a piece of 2
+      {"chunk_slices", [](CollectiveTraceParams& p) {  // programs too large to hold
+         p.channels = 4096;
+         p.chunk_slices = 63;
+         p.fifo_slices = 64;
+       }},
       {"slice_bytes", [](CollectiveTraceParams& p) { p.slice_bytes = 100; }},
       {"slice_bytes", [](CollectiveTraceParams& p) { p.slice_bytes = 0; }},
       {"wfs_per_wg", [](CollectiveTraceParams& p) { p.wfs_per_wg = 0; }},

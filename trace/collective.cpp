@@ -76,6 +76,7 @@ namespace {
 constexpr std::uint64_t kBaseAlign = 2ull << 20;
 constexpr std::uint64_t kMaxBytes = 1ull << 50;  // array, slice
 constexpr std::uint64_t kMaxBase = 1ull << 56;   // base addresses: room for the buffers after them
+constexpr std::uint64_t kMaxRingOps = 4'000'000;  // ops of one GPU's ring kernel (about 0.25 GB)
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t align_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
@@ -231,6 +232,20 @@ void validate_collective(const CollectiveTraceParams& p) {
     bad("fifo_slices", fmt::format("{} out of range (expected 1..64)", p.fifo_slices));
   if (p.chunk_slices == 0 || p.chunk_slices > 64)
     bad("chunk_slices", fmt::format("{} out of range (expected 1..64)", p.chunk_slices));
+  // A ring program holds at most 3 x unroll + 1 piece bodies (peeled, the loop's
+  // unrolled body, the ones left, the partial piece) of steps x chunk_slices slices
+  // of at most 8 ops: refuse sizes whose programs would not fit in memory.
+  if (is_ring(p.kind) && p.fifo_slices > 0 && p.chunk_slices > 0 && p.channels > 0 && p.num_gpus >= 2 &&
+      p.num_gpus <= kCollectiveMaxGpus) {
+    const std::uint64_t steps = p.kind == CollectiveKind::kRingAllReduce ? 2 * p.num_gpus - 1 : p.num_gpus;
+    const std::uint64_t per_piece = (steps - 1) * p.chunk_slices;
+    const std::uint64_t unroll = p.fifo_slices / std::gcd(per_piece, std::uint64_t{p.fifo_slices});
+    const std::uint64_t ops = std::uint64_t{p.channels} * (3 * unroll + 1) * steps * p.chunk_slices * 8;
+    if (ops > kMaxRingOps)
+      bad("chunk_slices", fmt::format("{} channels of {} slices per piece and a FIFO of {} make programs of up to "
+                                      "{} ops (expected at most {}: fewer chunk or FIFO slices)",
+                                      p.channels, p.chunk_slices, p.fifo_slices, ops, kMaxRingOps));
+  }
   // Every GPU sends a whole piece's first step before it receives: a FIFO that holds
   // no more than that deadlocks the ring (NCCL: 8 steps against chunks of 4).
   if (is_ring(p.kind) && p.fifo_slices <= p.chunk_slices)
