@@ -74,13 +74,14 @@ CuConfig pipeline(std::uint32_t request_bytes = 1024, std::uint64_t inflight = 0
 // One WG of `program` on a CU against a FakeMemory of the given latency, run to the end.
 struct TimedRig {
   TimedRig(const CuConfig& cfg, const std::string& program, Tick latency, Tick slow = Tick(),
-           std::uint64_t slow_from = UINT64_MAX, std::uint32_t value_granule = 0, std::uint32_t stages = 2)
+           std::uint64_t slow_from = UINT64_MAX, std::uint32_t value_granule = 0, std::uint32_t stages = 2,
+           const char* extra_resources = "")
       : memory(sim), cu(root, "cu0", cfg, memory, flags) {
     memory.latency = latency;
     memory.slow = slow;
     memory.slow_from = slow_from;
-    trace = parse_trace(fmt::format("t3trace 1\nkernel k\nresources wfs=1 threads=64 stages={}\n{}wgs 1\nwg 0 p\n",
-                                    stages, program),
+    trace = parse_trace(fmt::format("t3trace 1\nkernel k\nresources wfs=1 threads=64 stages={}{}\n{}wgs 1\nwg 0 p\n",
+                                    stages, extra_resources, program),
                         "test");
     cu.set_on_wg_done([this](const WgLaunch&) { done = sim.now(); });
     WgLaunch wg;
@@ -138,6 +139,17 @@ TEST(CuLoadPath, InFlightLoadBytesAreCappedAndTheRestWaits) {
   EXPECT_GT(static_cast<const Counter*>(stalls)->value(), 0u);
   const auto* cycles = static_cast<const Counter*>(capped.sim.stats().find("gpu0.cu0.load_room_stall_cycles"));
   EXPECT_EQ(cycles->value(), 15u * 1000);  // waited from the first round trip's start to the last's
+}
+
+// Hopper's TMA copies (a kernel with tma=1) do not hold the L1's MSHRs: the same
+// 64 KiB goes out at once, one round trip, and nothing waits for room.
+TEST(CuLoadPath, TmaLoadsDoNotHoldTheMshrs) {
+  const std::string program = "program p\n  load 0 65536\n  compute 1\nend\n";
+  TimedRig tma(pipeline(1024, 4096), program, Tick::us(1), Tick(), UINT64_MAX, 0, 2, " tma=1");
+  EXPECT_TRUE(tma.trace.resources.tma);
+  EXPECT_EQ(tma.memory.max_in_flight, 65536u);
+  EXPECT_NEAR(tma.done_ns(), 1000 + 1, 1e-9);
+  EXPECT_EQ(static_cast<const Counter*>(tma.sim.stats().find("gpu0.cu0.load_room_stalls"))->value(), 0u);
 }
 
 TEST(CuLoadPath, TheReturnPortBoundsALoadsBandwidth) {

@@ -251,6 +251,25 @@ TEST(Gpu, DramLatencyHurtsAGemmOnlyBeyondItsMemoryLevelParallelism) {
   EXPECT_LT(time_at(2000, true), base_mlp * 1.05);
 }
 
+// A pointer chase (one WG, one stage: each 128 B load waits for the previous one's
+// data, as MT4G's p-chase does) of L2 misses on the H200 system takes the measured
+// DRAM latency: 834 SM cycles (MT4G, caps-tum/mt4g sample_results, NVIDIA H100 80GB
+// HBM3, p50). The crossbar / memory-partition part of it is the MCs' response_latency.
+TEST(Gpu, H200DramLoadLatencyIsThePointerChaseMeasurement) {
+  const GpuConfig gpu = system_gpu("h200.yaml");
+  const std::uint64_t loads = 2000;
+  GemmWorkload wl;
+  wl.trace = parse_trace(fmt::format("t3trace 1\nkernel chase\nresources wfs=1 threads=32 stages=1\nprogram p\n"
+                                     "  loop i {}\n    load 7342208*i 128\n    compute 1\n  end\nend\nwgs 1\nwg 0 p\n",
+                                     loads),
+                         "chase.trace");
+  wl.description = "chase";
+  const GemmResult r = run(gpu, std::move(wl));
+  const double per_load_cycles =
+      (seconds(r) - static_cast<double>(gpu.kernel_launch_latency.ps()) * 1e-12) / loads * gpu.cu.clock_hz;
+  EXPECT_NEAR(per_load_cycles, 834.0, 834.0 * 0.03) << per_load_cycles;
+}
+
 TEST(Gpu, KernelLaunchLatencyDelaysTheFirstDispatch) {
   GpuConfig gpu = table1_gpu();
   gpu.kernel_launch_latency = Tick();

@@ -7,11 +7,14 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "models/collectives/node_collective.h"
 #include "models/system/sublayer_system.h"
 #include "sim/config.h"
 #include "sim/simulator.h"
 #include "tests/table1_node.h"
+#include "trace/trace.h"
 
 namespace t3sim {
 namespace {
@@ -162,6 +165,47 @@ TEST(NodeTiming, ReduceScatterTimeAgainstCusGiven) {
   EXPECT_GT(t2, 1.3 * t8) << t2 << " " << t8 << " " << t80;
   EXPECT_LT(t8, 1.1 * t80) << t2 << " " << t8 << " " << t80;
   EXPECT_GE(t8, t80 * 0.999) << "more channels never hurt here";
+}
+
+// Issue 16's calibration data: an SM push kernel (one CTA loads its GPU's buffer and
+// stores it into the peer's over NVLink) moves 46 GB/s on 4 x H200. One WG of the
+// same kernel on the H200 system: what one WG's load path (its in-flight load bytes
+// at the DRAM latency) and its remote stores give.
+double h200_push_gbps(const std::vector<std::string>& overrides = {}) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml");
+  for (const auto& o : overrides) tree.apply_override(o);
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  NodeConfig cfg = read_node_config(root, NetMode::kFull);
+  cfg.num_gpus = 2;
+  const std::uint64_t piece = 64 * 1024, pieces = 256;
+  const KernelTrace push = parse_trace(
+      fmt::format("t3trace 1\nkernel push\nresources wfs=16 threads=512\nprogram p\n  loop i {}\n"
+                  "    load {}*i {}\n    compute 0\n    store 0x40000000+{}*i {} uncached peer=1\n  end\nend\n"
+                  "wgs 1\nwg 0 p\n",
+                  pieces, piece, piece, piece, piece),
+      "push.trace");
+  Simulator sim(1);
+  Node node(sim, cfg);
+  Tick done;
+  KernelLaunch k;
+  k.trace = &push;
+  k.stream = Stream::kCommunication;
+  k.on_done = [&] { done = node.gpu(0).now(); };
+  {
+    Simulator::InPartition in(node.gpu(0).sim(), node.partition(0));
+    node.gpu(0).launch(std::move(k));
+  }
+  sim.run();
+  const double s = seconds(done) - seconds(cfg.gpu.kernel_launch_latency);
+  return static_cast<double>(piece * pieces) / s / 1e9;
+}
+
+TEST(NodeTiming, H200PushKernelOfOneWgMovesTheMeasured46GBps) {
+  const double gbps = h200_push_gbps();
+  EXPECT_NEAR(gbps, 46.0, 46.0 * 0.10) << gbps;
+  // Fewer in-flight load bytes, a slower WG: the load path is what bounds it.
+  EXPECT_LT(h200_push_gbps({"gpu.cu.max_inflight_load_bytes=16KiB"}), gbps * 0.85);
 }
 
 TEST(NodeModes, HomogeneousWithinThreePercentOfFull) {

@@ -184,6 +184,19 @@ TEST(TraceFormat, StagesRoundTripAndSizeTheDefaultLds) {
   EXPECT_THROW(make_gemm_trace(p), UserError);
 }
 
+// `tma` (TraceResources): Hopper's TMA loads; written only when set, read back.
+TEST(TraceFormat, TmaRoundTrips) {
+  GemmParams p = small_gemm(512, 512, 512);
+  EXPECT_THAT(trace_to_string(make_gemm_trace(p)), Not(HasSubstr("tma")));
+  p.tma = true;
+  const KernelTrace t = make_gemm_trace(p);
+  EXPECT_TRUE(t.resources.tma);
+  const std::string text = trace_to_string(t);
+  EXPECT_THAT(text, HasSubstr(" tma=1\n"));
+  EXPECT_TRUE(parse_trace(text, "tma.trace") == t);
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 tma=2\n"), HasSubstr("bad.trace:3: resources: bad number '2' for tma (expected an integer in [0, 1])"));
+}
+
 TEST(TraceFormat, MalformedTracesNameFileAndLine) {
   const std::string head = "t3trace 1\nkernel k\nresources wfs=1 threads=64\nparams a\n";
   EXPECT_THAT(trace_error(""), HasSubstr("missing header"));

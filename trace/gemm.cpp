@@ -153,7 +153,8 @@ std::string describe(const GemmParams& p) {
       "a={} b={} c={} a_base={:#x} b_base={:#x} c_base={:#x} store={} flops_per_cycle={}",
       p.m, p.n, p.k, p.dtype_bytes, p.tile_m, p.tile_n, p.k_step, p.wfs_per_wg, g.m, g.n, order, p.stagger_wgs,
       to_string(p.a_layout), to_string(p.b_layout), to_string(p.c_layout), base.a, base.b, base.c, store,
-      p.flops_per_cycle) + (p.stages != GemmParams{}.stages ? fmt::format(" stages={}", p.stages) : std::string());
+      p.flops_per_cycle) + (p.stages != GemmParams{}.stages ? fmt::format(" stages={}", p.stages) : std::string()) +
+         (p.tma ? std::string(" tma") : std::string());
 }
 
 namespace {
@@ -300,6 +301,7 @@ KernelTrace make_gemm_trace(const GemmParams& p) {
   t.resources.threads_per_wg = p.wfs_per_wg * p.wave_size;
   t.resources.regs_per_thread = p.regs_per_thread;
   t.resources.stages = p.stages;
+  t.resources.tma = p.tma;
   t.resources.lds_bytes =
       p.lds_bytes != 0 ? p.lds_bytes : std::uint64_t{p.stages} * (p.tile_m + p.tile_n) * p.k_step * p.dtype_bytes;
   t.params = {"a", "b", "c"};

@@ -44,6 +44,7 @@ struct GemmParams {
   std::uint32_t tile_n = 128;
   std::uint32_t k_step = 32;   // K per loop iteration (the last one may be partial)
   std::uint32_t stages = 2;    // K-step tile buffers (TraceResources::stages): 2 = double buffering
+  bool tma = false;            // tiles loaded by Hopper's TMA (TraceResources::tma)
 
   std::uint32_t wfs_per_wg = 4;
   // How the WFs split the output tile for their stores (wf_grid_m x wf_grid_n =

@@ -119,6 +119,10 @@ struct TraceResources {
   // K-step tile buffers the kernel prefetches into (the CU issues the loads of K step
   // g once step g - stages has computed): 2 = double buffering; Hopper GEMMs 3-5.
   std::uint32_t stages = 2;
+  // The kernel loads its tiles with Hopper's Tensor Memory Accelerator (bulk async
+  // copies into shared memory tracked by barriers): its loads do not hold the L1's
+  // MSHRs (CuConfig::max_inflight_load_bytes); the stages bound what is in flight.
+  bool tma = false;
   bool operator==(const TraceResources&) const = default;
 };
 

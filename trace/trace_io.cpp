@@ -53,7 +53,10 @@ std::optional<std::uint64_t> parse_unsigned(std::string_view s, std::uint64_t ma
     else if (base == 16 && c >= 'a' && c <= 'f') d = c - 'a' + 10;
     else if (base == 16 && c >= 'A' && c <= 'F') d = c - 'A' + 10;
     if (d < 0) return std::nullopt;
-    if (v > (max - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base)) return std::nullopt;
+    // d > max first: (max - d) would wrap (a single digit above a small max got in).
+    if (static_cast<std::uint64_t>(d) > max ||
+        v > (max - static_cast<std::uint64_t>(d)) / static_cast<std::uint64_t>(base))
+      return std::nullopt;
     v = v * static_cast<std::uint64_t>(base) + static_cast<std::uint64_t>(d);
   }
   return v;
@@ -236,9 +239,11 @@ class Parser {
       } else if (key == "stages") {
         r.stages = static_cast<std::uint32_t>(number(kTraceMaxStages));
         if (r.stages == 0) fail(fmt::format("resources: stages must be in [1, {}]", kTraceMaxStages));
+      } else if (key == "tma") {
+        r.tma = number(1) == 1;
       } else {
-        static constexpr std::string_view kKeys[] = {"wfs", "threads", "regs_per_thread", "lds_bytes", "stages"};
-        fail(fmt::format("resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages)",
+        static constexpr std::string_view kKeys[] = {"wfs", "threads", "regs_per_thread", "lds_bytes", "stages", "tma"};
+        fail(fmt::format("resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages, tma)",
                          key, suggest(key, {kKeys})));
       }
     }
@@ -593,6 +598,7 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
   w("resources wfs={} threads={} regs_per_thread={} lds_bytes={}", r.wfs_per_wg, r.threads_per_wg, r.regs_per_thread,
     r.lds_bytes);
   if (r.stages != TraceResources{}.stages) w(" stages={}", r.stages);  // the default is left out
+  if (r.tma) w(" tma=1");
   w("\n");
   if (!t.params.empty()) w("params {}\n", fmt::join(t.params, " "));
   for (const TraceProgram& p : t.programs) {

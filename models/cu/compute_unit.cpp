@@ -283,8 +283,9 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
     const LoadPiece piece = load_piece(w.op, w.next_piece);
     const std::uint64_t bytes = piece.rows * piece.bytes;
     // The CU's in-flight load bytes (its MSHRs); a piece larger than all of them
-    // still goes alone, so nothing waits forever.
-    if (cfg_.max_inflight_load_bytes > 0 && inflight_load_bytes_ > 0 &&
+    // still goes alone, so nothing waits forever. TMA copies (Hopper GEMMs) do not
+    // hold MSHRs: their stages bound them.
+    if (!w.launch.trace->resources.tma && cfg_.max_inflight_load_bytes > 0 && inflight_load_bytes_ > 0 &&
         inflight_load_bytes_ + bytes > cfg_.max_inflight_load_bytes) {
       if (std::find(waiting_for_load_room_.begin(), waiting_for_load_room_.end(), s) == waiting_for_load_room_.end()) {
         if (waiting_for_load_room_.empty()) room_stall_since_ = now();
@@ -366,7 +367,8 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op, const LoadPiece& p
     load.bytes = r.total_bytes();
     load.issued = now();
     r.tag = load_tag(index);
-    inflight_load_bytes_ += load.bytes;
+    load.mshr_bytes = w.launch.trace->resources.tma ? 0 : load.bytes;
+    inflight_load_bytes_ += load.mshr_bytes;
     inflight_load_bytes_stat_.set(now(), static_cast<std::int64_t>(inflight_load_bytes_));
     ++load_requests_;
   } else {
@@ -467,7 +469,7 @@ void ComputeUnit::land_load(std::uint32_t index) {
     for (std::size_t i = 0; i < load.data.words.size(); ++i) sum.words[load.first_word + i] += load.data.words[i];
     load.data.words.clear();
   }
-  inflight_load_bytes_ -= load.bytes;
+  inflight_load_bytes_ -= load.mshr_bytes;
   inflight_load_bytes_stat_.set(now(), static_cast<std::int64_t>(inflight_load_bytes_));
   load_latency_.sample(static_cast<double>((now() - load.issued).ps()) * 1e-3);
   free_loads_.push_back(index);

@@ -192,6 +192,7 @@ class ComputeUnit final : public Component, public MemClient {
     std::uint64_t group = 0;
     std::uint64_t first_word = 0;  // of the piece within its op's words
     std::uint64_t bytes = 0;
+    std::uint64_t mshr_bytes = 0;  // of the CU's in-flight load bytes it holds (0: a TMA copy)
     Tick issued;
     Payload data;                  // the response's words while crossing the return path
   };
