@@ -318,7 +318,8 @@ std::vector<KernelTrace> traces_for(const CollectiveTraceParams& p, std::uint32_
 
 bool ring(const CollectiveTraceParams& p) { return p.kind.algorithm == CollectiveAlgorithm::kRing; }
 
-// The slice sizes of chunk `chunk` over all channels (ring: the piece cut; direct:
+// The sizes of chunk `chunk`'s load/compute/store groups over all channels (ring:
+// the piece cut, each slice in copy-loop iterations of collective_copy_bytes; direct:
 // slice_bytes pieces).
 std::vector<std::uint64_t> slice_sizes(const CollectiveTraceParams& p, std::uint32_t chunk) {
   std::vector<std::uint64_t> out;
@@ -329,7 +330,10 @@ std::vector<std::uint64_t> slice_sizes(const CollectiveTraceParams& p, std::uint
         EXPECT_EQ(r.first, next) << "slices tile the share in order";
         EXPECT_LE(r.bytes, collective_fifo_slot_bytes(p)) << "a slice fits its FIFO slot";
         next = r.first + r.bytes;
-        out.push_back(r.bytes);
+        for (std::uint64_t left = r.bytes; left > 0;) {
+          out.push_back(std::min(left, collective_copy_bytes(p)));
+          left -= out.back();
+        }
       }
       EXPECT_EQ(next, collective_share(p, chunk, k).first + collective_share(p, chunk, k).bytes);
     } else {
@@ -486,6 +490,7 @@ TEST(CollectiveTrace, FunctionalAllKinds) {
     std::uint32_t channels;
     std::uint64_t slice_granules;
     std::uint32_t fifo_slices = 4, chunk_slices = 2;
+    std::uint32_t copy_threads = 0;  // > 0: a WG of that many threads (copy loop: 64 B each)
   };
   const Shape shapes[] = {
       {"tiny: empty shares", 1, 1, 3, 1},
@@ -493,6 +498,7 @@ TEST(CollectiveTrace, FunctionalAllKinds) {
       {"even, several slices", 24, 0, 2, 4},
       {"many pieces: the piece loop, a FIFO one slice deeper than a piece", 201, 7, 2, 2, 4, 3},
       {"pieces of one slice, a FIFO of two", 40, 3, 1, 3, 2, 1},
+      {"slices copied in loops of 2 granules and a rest", 97, 5, 2, 7, 4, 2, 1},
   };
   for (const CollectiveKind kind : kAllKinds) {
     for (const std::uint32_t n : {2u, 3u, 4u, 8u, 16u}) {
@@ -501,6 +507,10 @@ TEST(CollectiveTrace, FunctionalAllKinds) {
             params(kind, n, (shape.granules_per_gpu * n + shape.extra) * 32, shape.channels, shape.slice_granules * 32);
         p.fifo_slices = shape.fifo_slices;
         p.chunk_slices = shape.chunk_slices;
+        if (shape.copy_threads > 0) {
+          p.wfs_per_wg = 1;
+          p.wave_size = shape.copy_threads;
+        }
         p.data_uncached = n % 2 == 1;
         p.flag_base = 1000;
         SCOPED_TRACE(fmt::format("{} N={} {}", to_string(kind), n, shape.what));
@@ -552,10 +562,12 @@ TEST(CollectiveTrace, RingReduceScatterOpsPerSlice) {
   EXPECT_EQ(slot, 128u + 32);
   // Channel 0 sends slices 0..5 (3 steps x 2) and receives 0..5 (steps 1-3).
   // Step 0: 2 x (load, compute 0, store remote, set tail): slices 0, 1 need no room.
-  // Step 1: 2 x (load, wait tail, load slot, add, store remote, set tail, set head):
+  // Step 1: 2 x (wait tail, load, load slot, add, store remote, set tail, set head):
   //   sends 2, 3, still no room to wait for.
-  // Step 2: 2 x (the same with a head wait first): sends 4, 5 wait for heads 1, 2.
-  // Step 3: 2 x (load, wait tail, load slot, add, store local, set head).
+  // Step 2: 2 x (the same with a head wait after the tail wait): sends 4, 5 wait for
+  //   heads 1, 2.
+  // Step 3: 2 x (wait tail, load, load slot, add, store local, set head).
+  // (A slice is below the copy loop's 16 KiB: one iteration, no loop.)
   ASSERT_EQ(ops.size(), 2u * 4 + 2 * 7 + 2 * 8 + 2 * 6);
   EXPECT_EQ(ops[0].kind, TraceOpKind::kLoad);
   EXPECT_EQ(ops[0].addr(), 0u);  // chunk g-1 = 0, channel 0's share starts it
@@ -572,13 +584,13 @@ TEST(CollectiveTrace, RingReduceScatterOpsPerSlice) {
   EXPECT_EQ(ops[3].value(), 1u);
   EXPECT_EQ(ops[6].addr(), fifo + slot);
   EXPECT_EQ(ops[7].value(), 2u);
-  // Step 1, second slice: the local load, then the wait for prev's slice 1.
+  // Step 1, second slice: the wait for prev's slice 1, then the local load.
   const WgOp* s1 = &ops[8 + 7];
-  EXPECT_EQ(s1[0].kind, TraceOpKind::kLoad);
-  EXPECT_FALSE(s1[0].uncached());
-  EXPECT_EQ(s1[1].kind, TraceOpKind::kWait);
-  EXPECT_EQ(s1[1].flag(), collective_flag(p, 0, 0));
-  EXPECT_EQ(s1[1].value(), 2u);
+  EXPECT_EQ(s1[0].kind, TraceOpKind::kWait);
+  EXPECT_EQ(s1[0].flag(), collective_flag(p, 0, 0));
+  EXPECT_EQ(s1[0].value(), 2u);
+  EXPECT_EQ(s1[1].kind, TraceOpKind::kLoad);
+  EXPECT_FALSE(s1[1].uncached());
   EXPECT_EQ(s1[2].kind, TraceOpKind::kLoad);
   EXPECT_TRUE(s1[2].uncached());
   EXPECT_EQ(s1[2].addr(), fifo + slot);  // received slice 1: slot 1
@@ -593,9 +605,10 @@ TEST(CollectiveTrace, RingReduceScatterOpsPerSlice) {
   EXPECT_EQ(s1[6].value(), 2u);
   // Step 2, first slice: slice 4 goes to slot 0 once the next GPU consumed slice 0.
   const WgOp* s2 = &ops[8 + 14];
-  EXPECT_EQ(s2[4].kind, TraceOpKind::kWait);
-  EXPECT_EQ(s2[4].flag(), collective_flag(p, 0, 1));
-  EXPECT_EQ(s2[4].value(), 1u);
+  EXPECT_EQ(s2[1].kind, TraceOpKind::kWait);
+  EXPECT_EQ(s2[1].flag(), collective_flag(p, 0, 1));
+  EXPECT_EQ(s2[1].value(), 1u);
+  EXPECT_EQ(s2[5].kind, TraceOpKind::kStore);
   EXPECT_EQ(s2[5].addr(), fifo);
   // The end: the local store of the reduced chunk 1, then prev's head = 6.
   EXPECT_EQ(ops[ops.size() - 2].kind, TraceOpKind::kStore);

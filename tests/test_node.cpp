@@ -154,16 +154,16 @@ TEST(NodeTiming, RealHbmIsSlowerAndTheMemoryShowsWhy) {
 
 // T3 Figure 6: a CU-based collective given few CUs is bound by what each channel
 // (one WG) loads and stores; with a channel pipeline (a FIFO of slices, no round
-// trip per slice) a handful of channels fill the ring link: 2 are far slower, 8
-// within 10 % of all 80.
+// trip per slice, a streaming copy loop) a handful of channels fill the ring link:
+// 1 is about twice as slow, 8 within 10 % of all 80.
 TEST(NodeTiming, ReduceScatterTimeAgainstCusGiven) {
   const NodeConfig cfg = table1(4);
   const std::uint64_t bytes = 12'000'000;
-  const double t2 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 2)).time);
+  const double t1 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 1)).time);
   const double t8 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 8)).time);
   const double t80 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 80)).time);
-  EXPECT_GT(t2, 1.3 * t8) << t2 << " " << t8 << " " << t80;
-  EXPECT_LT(t8, 1.1 * t80) << t2 << " " << t8 << " " << t80;
+  EXPECT_GT(t1, 1.6 * t8) << t1 << " " << t8 << " " << t80;
+  EXPECT_LT(t8, 1.1 * t80) << t1 << " " << t8 << " " << t80;
   EXPECT_GE(t8, t80 * 0.999) << "more channels never hurt here";
 }
 

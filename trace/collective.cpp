@@ -168,6 +168,10 @@ std::uint64_t collective_recv_slot_bytes(const CollectiveTraceParams& p) {
 
 std::uint64_t collective_fifo_slot_bytes(const CollectiveTraceParams& p) { return p.slice_bytes + p.granule; }
 
+std::uint64_t collective_copy_bytes(const CollectiveTraceParams& p) {
+  return align_up(std::uint64_t{p.wfs_per_wg} * p.wave_size * 64, p.granule);
+}
+
 std::uint64_t collective_recv_bytes(const CollectiveTraceParams& p) {
   if (is_ring(p.kind)) return std::uint64_t{p.channels} * p.fifo_slices * collective_fifo_slot_bytes(p);
   if (p.kind == CollectiveKind::kDirectReduceScatter) return (p.num_gpus - 1) * collective_recv_slot_bytes(p);
@@ -240,7 +244,7 @@ void validate_collective(const CollectiveTraceParams& p) {
     const std::uint64_t steps = p.kind == CollectiveKind::kRingAllReduce ? 2 * p.num_gpus - 1 : p.num_gpus;
     const std::uint64_t per_piece = (steps - 1) * p.chunk_slices;
     const std::uint64_t unroll = p.fifo_slices / std::gcd(per_piece, std::uint64_t{p.fifo_slices});
-    const std::uint64_t ops = std::uint64_t{p.channels} * (3 * unroll + 1) * steps * p.chunk_slices * 8;
+    const std::uint64_t ops = std::uint64_t{p.channels} * (3 * unroll + 1) * steps * p.chunk_slices * 16;
     if (ops > kMaxRingOps)
       bad("chunk_slices", fmt::format("{} channels of {} slices per piece and a FIFO of {} make programs of up to "
                                       "{} ops (expected at most {}: fewer chunk or FIFO slices)",
@@ -393,11 +397,21 @@ class ChannelProgram {
   TraceExpr affine(std::int64_t c, std::int64_t coef, std::optional<std::uint32_t> var) {
     return var && coef != 0 ? prog_.expr(c, {{coef, *var}}) : prog_.expr(c);
   }
+  // c + coef x var + coef2 x var2 (each term only with its variable).
+  TraceExpr affine2(std::int64_t c, std::int64_t coef, std::optional<std::uint32_t> var, std::int64_t coef2,
+                    std::optional<std::uint32_t> var2) {
+    std::vector<TraceTerm> terms;
+    if (var && coef != 0) terms.push_back(TraceTerm{coef, *var});
+    if (var2 && coef2 != 0) terms.push_back(TraceTerm{coef2, *var2});
+    return prog_.expr(c, terms);
+  }
   // A loop of `count` iterations around what body() emits; body gets its variable.
+  // Loops that follow each other under one name share its variable slot.
   template <class Body>
   void loop(const std::string& name, std::uint64_t count, Body body) {
-    const auto var = static_cast<std::uint32_t>(prog_.loop_vars.size());
-    prog_.loop_vars.push_back(name);
+    const auto same = std::find(prog_.loop_vars.begin(), prog_.loop_vars.end(), name);
+    const auto var = static_cast<std::uint32_t>(same - prog_.loop_vars.begin());
+    if (same == prog_.loop_vars.end()) prog_.loop_vars.push_back(name);
     const auto loop_pc = static_cast<std::uint32_t>(prog_.ops.size());
     TraceOp op;
     op.kind = TraceOpKind::kLoop;
@@ -509,27 +523,37 @@ struct Builder {
       std::int64_t c;  // at the first iteration
       std::int64_t coef;
     };
+    const auto copy = static_cast<std::int64_t>(collective_copy_bytes(p));
     const auto emit_slice = [&](std::uint32_t s, std::int64_t offset, std::int64_t coef_offset,
                                 std::int64_t bytes, Counter ks, Counter kr, std::optional<std::uint32_t> var) {
       const RingRole r = ring_role(s);
-      const TraceExpr at_data = b.affine(static_cast<std::int64_t>(data) + offset, coef_offset, var);
-      if (r.load_local) b.load(at_data, bytes, unc);
-      if (r.recv) {
-        b.wait(kTail, b.affine(kr.c + 1, kr.coef, var));
-        const auto in_slot = static_cast<std::uint32_t>(static_cast<std::uint64_t>(kr.c) % fifo);
-        b.load(b.constant(collective_fifo_slot(p, channel, in_slot)), bytes, true);
+      // Wait for the slice to arrive and for a free slot at the next GPU (NCCL's
+      // waitPeer), then copy it in iterations of `copy` bytes (the CTA's unrolled
+      // loop), then post both flags (postPeer: the sets release, Simple's fence).
+      if (r.recv) b.wait(kTail, b.affine(kr.c + 1, kr.coef, var));
+      if (r.send && ks.c + 1 - static_cast<std::int64_t>(fifo) >= 1)
+        b.wait(kHead, b.affine(ks.c + 1 - static_cast<std::int64_t>(fifo), ks.coef, var));
+      const auto in_slot = static_cast<std::int64_t>(
+          collective_fifo_slot(p, channel, static_cast<std::uint32_t>(static_cast<std::uint64_t>(kr.c) % fifo)));
+      const auto out_slot = static_cast<std::int64_t>(
+          collective_fifo_slot(p, channel, static_cast<std::uint32_t>(static_cast<std::uint64_t>(ks.c) % fifo)));
+      const auto iteration = [&](std::int64_t first, std::int64_t n, std::optional<std::uint32_t> u) {
+        const TraceExpr at_data =
+            b.affine2(static_cast<std::int64_t>(data) + offset + first, coef_offset, var, copy, u);
+        if (r.load_local) b.load(at_data, n, unc);
+        if (r.recv) b.load(b.affine(in_slot + first, copy, u), n, true);
+        b.compute(n, (r.load_local ? 1 : 0) + (r.recv ? 1 : 0));
+        if (r.store_local) b.store(at_data, n, unc, std::nullopt);
+        if (r.send) b.store(b.affine(out_slot + first, copy, u), n, true, next);
+      };
+      const std::int64_t full = bytes / copy, rest = bytes % copy;
+      if (full == 1) {
+        iteration(0, copy, std::nullopt);
+      } else if (full > 1) {
+        b.loop("u", static_cast<std::uint64_t>(full), [&](std::uint32_t u) { iteration(0, copy, u); });
       }
-      b.compute(bytes, (r.load_local ? 1 : 0) + (r.recv ? 1 : 0));
-      if (r.store_local) b.store(at_data, bytes, unc, std::nullopt);
-      if (r.send) {
-        // The slot is free once the receiver consumed the slice fifo slices back
-        // (never asked below 1: the caller peels the first pieces).
-        if (ks.c + 1 - static_cast<std::int64_t>(fifo) >= 1)
-          b.wait(kHead, b.affine(ks.c + 1 - static_cast<std::int64_t>(fifo), ks.coef, var));
-        const auto out_slot = static_cast<std::uint32_t>(static_cast<std::uint64_t>(ks.c) % fifo);
-        b.store(b.constant(collective_fifo_slot(p, channel, out_slot)), bytes, true, next);
-        b.set(next, kTail, b.affine(ks.c + 1, ks.coef, var));
-      }
+      if (rest > 0) iteration(full * copy, rest, std::nullopt);
+      if (r.send) b.set(next, kTail, b.affine(ks.c + 1, ks.coef, var));
       if (r.recv) b.set(prev, kHead, b.affine(kr.c + 1, kr.coef, var));
     };
 

@@ -39,11 +39,16 @@
 // max(piece / chunk_slices, slice_bytes / 32) (granule multiples), at most
 // chunk_slices of them. Sender and receiver derive the same cut from the same chunk.
 // Per slice a WG does, in order (each part only where its step has it):
-//   load data[slice] (the local operand)        wait tail; load the FIFO slot
-//   compute (add the operands, or a 0-cycle copy)
-//   store data[slice] (local)                   wait head; store the next GPU's slot;
-//                                               set its tail
-//   set the previous GPU's head (the slot is consumed)
+//   wait tail (the slice arrived); wait head (the next GPU's slot is free)
+//   the copy loop, in iterations of collective_copy_bytes (NCCL's reduceCopy: 16 B
+//   per thread unrolled 4 times), each:
+//     load data (the local operand); load the FIFO slot
+//     compute (add the operands, or a 0-cycle copy)
+//     store data (local); store the next GPU's slot
+//   set the next GPU's tail; set the previous GPU's head (the slot is consumed)
+// The CU queues a store until its compute is done and goes on loading, so the
+// iterations stream (the CTA's warps overlap them); the sets release, so a slice's
+// flags go out once its stores are acknowledged.
 // Steps of one piece, GPU g (c = the chunk, prev / next = g -/+ 1 mod N):
 //   reduce-scatter  s = 0..N-1, c = g-s-1: s = 0 load + send; 0 < s < N-1 load,
 //                   receive, add, send; s = N-1 (c = g) load, receive, add, store.
@@ -232,6 +237,9 @@ std::uint64_t collective_recv_bytes(const CollectiveTraceParams& p);
 // Ring kernels: a FIFO slot's size (slice_bytes and a granule: a partial piece's
 // slice may be a granule longer) and channel `channel`'s slot `slot` (an address).
 std::uint64_t collective_fifo_slot_bytes(const CollectiveTraceParams& p);
+// Ring kernels: the bytes one iteration of a WG's copy loop moves (NCCL's reduceCopy:
+// 16 B per thread, unrolled 4 times; COLL_UNROLL), granule-aligned.
+std::uint64_t collective_copy_bytes(const CollectiveTraceParams& p);
 std::uint64_t collective_fifo_slot(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t slot);
 // Flag ids a kernel of these params uses (count), starting at flag_base.
 std::uint64_t collective_flags_used(const CollectiveTraceParams& p);

@@ -463,12 +463,19 @@ class Parser {
       expect(2, {}, {}, "loop VAR COUNT");
       check_new_name(pos[0], "loop variable");
       if (loops_.size() >= kTraceMaxLoopDepth) fail(fmt::format("loops nested deeper than {}", kTraceMaxLoopDepth));
-      if (trace_.params.size() + program_.loop_vars.size() >= kTraceMaxVars) {
-        fail(fmt::format("more than {} parameters and loop variables in one program", kTraceMaxVars));
-      }
       op.arg[0] = parse_expr(pos[1], "loop count");
-      op.loop_var = static_cast<std::uint8_t>(trace_.params.size() + program_.loop_vars.size());
-      program_.loop_vars.emplace_back(pos[0]);
+      // Loops that follow each other may share a variable name, and so its slot.
+      const auto same = std::find(program_.loop_vars.begin(), program_.loop_vars.end(), pos[0]);
+      if (same != program_.loop_vars.end()) {
+        op.loop_var = static_cast<std::uint8_t>(trace_.params.size() +
+                                                static_cast<std::size_t>(same - program_.loop_vars.begin()));
+      } else {
+        if (trace_.params.size() + program_.loop_vars.size() >= kTraceMaxVars) {
+          fail(fmt::format("more than {} parameters and loop variables in one program", kTraceMaxVars));
+        }
+        op.loop_var = static_cast<std::uint8_t>(trace_.params.size() + program_.loop_vars.size());
+        program_.loop_vars.emplace_back(pos[0]);
+      }
       loops_.push_back(OpenLoop{static_cast<std::uint32_t>(program_.ops.size()), line_, std::string(pos[0])});
     } else if (word == "end") {
       if (tok.size() != 1) fail("expected 'end' alone on its line");

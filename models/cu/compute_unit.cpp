@@ -156,6 +156,7 @@ void ComputeUnit::launch(const WgLaunch& wg) {
   w.group = 0;
   w.computes_done = 0;
   w.compute_running = false;
+  w.pending_stores.clear();
   w.stages = std::max<std::uint32_t>(r.stages, 1);
   w.group_loads.assign(w.stages + 1, 0);  // reallocates only when the kernel's stages grow
   w.group_cycles.resize(w.stages + 1);
@@ -180,6 +181,7 @@ void ComputeUnit::launch(const WgLaunch& wg) {
 // The WG's front end: process ops in order until one has to wait.
 void ComputeUnit::advance(std::uint32_t s) {
   Slot& w = slots_[s];
+  drain_stores(s);
   while (w.busy && !w.waiting_flag) {
     if (!w.has_op) {
       if (!w.ops.next(w.op)) break;
@@ -195,6 +197,9 @@ void ComputeUnit::advance(std::uint32_t s) {
       case TraceOpKind::kCompute: {
         // Its group closes; the next one needs a free buffer too (as its loads would).
         if (w.computes_done + w.stages - 1 < w.group) return;
+        // ...and no queued store may still carry the sum that buffer held.
+        if (!w.pending_stores.empty() && ring(w, w.pending_stores.front().value_group) == ring(w, w.group + 1))
+          return;
         w.group_cycles[ring(w, w.group)] = op.cycles();
         ++w.group;  // later loads feed the next compute
         // Its ring entry last held group - P - 1, whose compute is done and whose
@@ -204,16 +209,24 @@ void ComputeUnit::advance(std::uint32_t s) {
         try_compute_start(s);
         break;
       }
-      case TraceOpKind::kStore:
-        if (w.computes_done < w.group) return;  // the data are not produced yet
-        if (w.outstanding >= w.budget) return;
-        if (!issue_memory(s, op.update() ? MemOp::kUpdate : MemOp::kWrite, LoadPiece{0, 0, op.rows(), op.row_bytes()}))
-          return;
+      case TraceOpKind::kStore: {
+        // Its data are the last compute's (the group before the open one). Until that
+        // compute is done, or while earlier stores wait, it queues and the front end
+        // goes on: one warp waits for its operands, the WG's others keep loading.
+        const std::uint64_t value_group = w.group + w.stages;  // = group - 1 on the ring
+        if (w.pending_stores.empty() && w.computes_done >= w.group && w.outstanding < w.budget) {
+          if (!issue_memory(s, op, op.update() ? MemOp::kUpdate : MemOp::kWrite,
+                            LoadPiece{0, 0, op.rows(), op.row_bytes()}, value_group))
+            return;
+        } else {
+          w.pending_stores.push_back(PendingStore{op, w.group, value_group});
+        }
         break;
+      }
       case TraceOpKind::kSet:
         // Release: the flag says "done" only after the WG's earlier computes finished
         // and its earlier stores were acknowledged.
-        if (w.computes_done < w.group || w.outstanding > 0) return;
+        if (w.computes_done < w.group || w.outstanding > 0 || !w.pending_stores.empty()) return;
         if (op.remote()) {
           T3SIM_CHECK(remote_ != nullptr, "a remote flag set needs the multi-GPU system");
           remote_->set_peer_flag(static_cast<std::uint32_t>(op.peer), op.flag(), op.value());
@@ -294,7 +307,7 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
       }
       return false;
     }
-    if (!issue_memory(s, MemOp::kRead, piece)) return false;
+    if (!issue_memory(s, w.op, MemOp::kRead, piece)) return false;
     ++w.group_loads[ring(w, w.group)];
     ++w.next_piece;
   }
@@ -302,9 +315,22 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
   return true;
 }
 
-bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op, const LoadPiece& piece) {
+bool ComputeUnit::drain_stores(std::uint32_t s) {
   Slot& w = slots_[s];
-  const WgOp& op = w.op;
+  while (!w.pending_stores.empty()) {
+    const PendingStore& p = w.pending_stores.front();
+    if (w.computes_done < p.computes || w.outstanding >= w.budget) return false;
+    if (!issue_memory(s, p.op, p.op.update() ? MemOp::kUpdate : MemOp::kWrite,
+                      LoadPiece{0, 0, p.op.rows(), p.op.row_bytes()}, p.value_group))
+      return false;
+    w.pending_stores.pop_front();
+  }
+  return true;
+}
+
+bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, const LoadPiece& piece,
+                               std::uint64_t value_group) {
+  Slot& w = slots_[s];
   MemTarget* target = &memory_;
   const StoreRouting* routing = w.launch.routing;
   if (op.remote()) {
@@ -338,7 +364,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op, const LoadPiece& p
   const std::uint32_t granule = synthetic ? 0 : w.launch.value_granule;
   const std::uint64_t words = granule > 0 ? r.total_bytes() / granule : 0;
   if (granule > 0 && mem_op != MemOp::kRead) {
-    const Payload& sum = w.group_sum[ring(w, w.group + w.stages)];  // the last compute's group
+    const Payload& sum = w.group_sum[ring(w, value_group)];  // the store's compute's group
     T3SIM_CHECK(sum.words.size() == words,
                 fmt::format("{}: WG {} store of {} B carries values of {} loaded words (a store must "
                             "match its group's loads)",
@@ -378,7 +404,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, MemOp mem_op, const LoadPiece& p
     if (mem_op == MemOp::kRead) {
       r.data.words.assign(words, 0);
     } else {
-      r.data = w.group_sum[ring(w, w.group + w.stages)];
+      r.data = w.group_sum[ring(w, value_group)];
     }
   } else if (synthetic && mem_op != MemOp::kRead && w.launch.value_granule > 0) {
     const std::uint32_t g = w.launch.value_granule;
@@ -518,7 +544,9 @@ void ComputeUnit::on_mem_retry() {
 
 void ComputeUnit::finish_if_done(std::uint32_t s) {
   Slot& w = slots_[s];
-  if (!w.busy || w.has_op || !w.ops.done() || w.computes_done < w.group || w.compute_running || w.waiting_flag) return;
+  if (!w.busy || w.has_op || !w.ops.done() || w.computes_done < w.group || w.compute_running || w.waiting_flag ||
+      !w.pending_stores.empty())
+    return;
   const std::uint32_t stores = records_[w.record].stores_in_flight;
   // Everything answered, or (posted stores) only stores still in flight.
   if (w.outstanding > (cfg_.posted_stores ? stores : 0)) return;
@@ -556,8 +584,10 @@ void ComputeUnit::report_in_flight(std::vector<std::string>& out) const {
     if (!w.busy) continue;
     const bool waits_for_room = std::find(waiting_for_load_room_.begin(), waiting_for_load_room_.end(), s) !=
                                 waiting_for_load_room_.end();
-    out.push_back(fmt::format("{}: WG {} of kernel {}: {} requests in flight, group {}, {} computes done{}{}{}{}",
+    out.push_back(fmt::format("{}: WG {} of kernel {}: {} requests in flight, group {}, {} computes done, {} "
+                              "stores queued{}{}{}{}",
                               name(), w.launch.wg, w.launch.kernel, w.outstanding, w.group, w.computes_done,
+                              w.pending_stores.size(),
                               w.compute_running ? ", computing" : "",
                               !w.compute_running && w.computes_done < w.group ? ", compute waits for its loads" : "",
                               w.waiting_flag ? ", waiting on a flag" : "",

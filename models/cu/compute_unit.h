@@ -42,6 +42,7 @@
 // CU waits.
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <unordered_map>
@@ -165,6 +166,13 @@ class ComputeUnit final : public Component, public MemClient {
     std::int32_t slot = -1;
     std::uint32_t stores_in_flight = 0;
   };
+  // A store waiting for its compute: it needs `computes` computes done and carries
+  // the sum of group `value_group` (the group that compute closed).
+  struct PendingStore {
+    WgOp op;
+    std::uint64_t computes = 0;
+    std::uint64_t value_group = 0;
+  };
   struct Slot {
     bool busy = false;
     std::uint32_t record = 0;  // in records_
@@ -185,6 +193,10 @@ class ComputeUnit final : public Component, public MemClient {
     std::vector<std::uint32_t> group_loads;
     std::vector<std::uint64_t> group_cycles;
     std::vector<Payload> group_sum;
+    // Stores whose compute has not finished, in program order: the front end goes on
+    // to the next ops (the WG's other warps keep loading) and these go out, in order,
+    // once their compute is done.
+    std::deque<PendingStore> pending_stores;
   };
   // One load request in flight: whose it is and where its words go in its op's sum.
   struct LoadInFlight {
@@ -212,7 +224,13 @@ class ComputeUnit final : public Component, public MemClient {
   void on_compute_done(std::uint32_t s);
   void finish_if_done(std::uint32_t s);
   void wg_done(std::uint32_t record);
-  bool issue_memory(std::uint32_t s, MemOp op, const LoadPiece& piece);
+  // A request of `op` (the slot's current op for loads); a store carries the sum of
+  // group `value_group`.
+  bool issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, const LoadPiece& piece,
+                    std::uint64_t value_group = 0);
+  // Issues the slot's pending stores whose computes are done, in order; true when
+  // none is left.
+  bool drain_stores(std::uint32_t s);
   void wake_load_waiters();
 
   CuConfig cfg_;
