@@ -152,6 +152,23 @@ TEST(CuLoadPath, TmaLoadsDoNotHoldTheMshrs) {
   EXPECT_EQ(static_cast<const Counter*>(tma.sim.stats().find("gpu0.cu0.load_room_stalls"))->value(), 0u);
 }
 
+// A store whose compute is not done queues; the WG goes on loading (its other warps
+// do): the next K step's load goes out at once, before the store, which follows its
+// compute. A release (set) waits for the queued store.
+TEST(CuLoadPath, AStoreWaitingForItsComputeDoesNotHoldBackLaterLoads) {
+  TimedRig rig(pipeline(1024, 0), "program p\n  load 0 1024\n  compute 500\n  store 4096 1024\n  load 8192 1024\n"
+               "  compute 1\n  store 12288 1024\nend\n", Tick::us(1));
+  ASSERT_EQ(rig.memory.requests.size(), 4u);
+  EXPECT_EQ(rig.memory.requests[0].address, 0u);
+  EXPECT_EQ(rig.memory.requests[1].address, 8192u);  // the second load, before the first store
+  EXPECT_EQ(rig.memory.requests[1].op, MemOp::kRead);
+  EXPECT_EQ(rig.memory.requests[2].address, 4096u);
+  EXPECT_EQ(rig.memory.requests[3].address, 12288u);
+  // Both loads land at 1 us; computes 1000-1500 and 1500-1501; the stores go at 1500
+  // and 1501 and are acknowledged 1 us later.
+  EXPECT_NEAR(rig.done_ns(), 2501, 1e-9);
+}
+
 TEST(CuLoadPath, TheReturnPortBoundsALoadsBandwidth) {
   // 64 KiB through a 64 B/cycle port at 1 GHz: 1024 cycles after the first data
   // arrive (10 ns memory), whatever the MSHRs allow.
