@@ -282,6 +282,16 @@ TEST(Gpu, KernelLaunchLatencyDelaysTheFirstDispatch) {
               ::testing::HasSubstr("sys.yaml:2: gpu.kernel_launch_latency:"));
 }
 
+// gpu.collective.channels: the library's channel count (H200: NCCL's 24), read and
+// checked like every key.
+TEST(GpuCollective, TheLibrarysChannelCountIsReadAndChecked) {
+  EXPECT_EQ(system_gpu("h200.yaml").collective_channels, 24u);
+  EXPECT_EQ(table1_gpu().collective_channels, 0u);
+  EXPECT_THAT(gpu_error("gpu:\n  collective:\n    chanels: 4\n"), ::testing::HasSubstr("did you mean 'channels'"));
+  EXPECT_THAT(gpu_error("gpu:\n  collective:\n    channels: 5000\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.collective.channels:"));
+}
+
 // gpu.gemm: the GEMM kernel of the system (e.g. Hopper's 128x256x64 with 4 stages) is
 // every generated GEMM's default; a workload key overrides it.
 TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {

@@ -208,6 +208,28 @@ TEST(NodeTiming, H200PushKernelOfOneWgMovesTheMeasured46GBps) {
   EXPECT_LT(h200_push_gbps({"gpu.cu.max_inflight_load_bytes=16KiB"}), gbps * 0.85);
 }
 
+// A CU collective without a channel count runs the system's (gpu.collective.channels:
+// NCCL's 24 on H200), at most one per CU it is given; a workload's count wins.
+TEST(NodeCollective, ChannelsDefaultToTheSystemsLibraryChoice) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml");
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  NodeConfig cfg = read_node_config(root, NetMode::kFull);
+  cfg.num_gpus = 2;
+  Simulator sim(1);
+  Node node(sim, cfg);
+  NodeCollectiveParams p = ring(CollectiveKind::kRingReduceScatter, 1 << 20);
+  EXPECT_EQ(NodeCollective(node, p).channels(), 24u);
+  p.cus = 8;
+  EXPECT_EQ(NodeCollective(node, p).channels(), 8u);
+  p.channels = 5;
+  EXPECT_EQ(NodeCollective(node, p).channels(), 5u);
+  // Table 1 names none: one channel per CU.
+  Simulator sim1(1);
+  Node t1(sim1, table1(2));
+  EXPECT_EQ(NodeCollective(t1, ring(CollectiveKind::kRingReduceScatter, 1 << 20)).channels(), 80u);
+}
+
 TEST(NodeModes, HomogeneousWithinThreePercentOfFull) {
   for (const char* topology : {"ring", "fully-connected"}) {
     for (CollectiveKind k : {CollectiveKind::kRingReduceScatter, CollectiveKind::kRingAllGather}) {

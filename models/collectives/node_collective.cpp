@@ -23,7 +23,10 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
   const std::uint32_t cus = p.cus == 0 ? num_cus : p.cus;
   if (cus > num_cus) throw UserError(fmt::format("collective given {} CUs but the GPU has {}", cus, num_cus));
   for (std::uint32_t c = num_cus - cus; c < num_cus; ++c) cu_mask_.push_back(c);
-  channels_ = p.channels == 0 ? cus : p.channels;
+  // Unset: the library's choice on this system (gpu.collective.channels), at most
+  // one per CU given; else one per CU given.
+  const std::uint32_t library = node.config().gpu.collective_channels;
+  channels_ = p.channels != 0 ? p.channels : library != 0 ? std::min(library, cus) : cus;
 
   for (std::uint32_t g = 0; g < sim_gpus; ++g) {
     CollectiveTraceParams t;

@@ -17,6 +17,9 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   cfg.cu = read_cu_config(gpu.child("cu"));
   cfg.gemm = read_gemm_kernel(gpu.child("gemm"), cfg.gemm);
   cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
+  ConfigNode collective = gpu.child("collective");
+  cfg.collective_channels = static_cast<std::uint32_t>(collective.get_uint("channels", 0, 0, 4096));
+  collective.finish();
   gpu.finish();
   cfg.memory = read_gpu_memory_config(memory);
   return cfg;

@@ -36,6 +36,10 @@ struct GpuConfig {
   // GEMM on it, which a workload may override key by key. Only the kernel-shape
   // fields are set; M, N, K and the rest come from the workload.
   GemmParams gemm;
+  // The channel count the vendor's collective library picks on this system
+  // (`gpu.collective.channels`): a CU collective's default when its workload gives
+  // none; 0: one channel per CU given.
+  std::uint32_t collective_channels = 0;
 };
 
 // Reads the kernel-shape keys of a GEMM (tile_m, tile_n, k_step, stages, wfs_per_wg,
