@@ -328,6 +328,8 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
        "system.net.topology: expected one of"},
       {"configs/workloads/collectives/ring_rs.yaml --set workload.step_size=100",
        "workload.step_size: 100 B is not a multiple of the 32-byte value granule"},
+      {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.step_size=100",
+       "workload.collective.step_size: 100 B is not a multiple of the 32-byte value granule"},
       {"configs/workloads/collectives/ring_rs.yaml --set workload.fifo_depth=4",
        "workload.fifo_depth: 4 steps do not exceed a chunk of 4 steps"},
       {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.chanels=4",

@@ -10,10 +10,10 @@
 
 namespace t3sim {
 
-SublayerOptions read_sublayer_options(ConfigNode c) {
+SublayerOptions read_sublayer_options(ConfigNode c, std::uint32_t value_granule) {
   SublayerOptions o;
   o.channels = static_cast<std::uint32_t>(c.get_uint("channels", o.channels, 0, 4096));
-  o.pipeline = read_channel_pipeline(c);
+  o.pipeline = read_channel_pipeline(c, value_granule);
   o.functional = c.get_enum("functional", o.functional, {"auto", "values", "off"});
   o.values_limit = c.get_bytes("values_limit", o.values_limit, 0, 1ULL << 40);
   o.t3_all_gather = c.get_enum("t3_all_gather", o.t3_all_gather, {"cu", "dma"});
@@ -21,9 +21,13 @@ SublayerOptions read_sublayer_options(ConfigNode c) {
   return o;
 }
 
-ChannelPipeline read_channel_pipeline(ConfigNode& c) {
+ChannelPipeline read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule) {
   ChannelPipeline p;
   p.step_bytes = c.get_bytes("step_size", p.step_bytes, 1, 1ULL << 30);
+  if (value_granule > 0 && p.step_bytes % value_granule != 0)
+    c.fail("step_size", fmt::format("{} B is not a multiple of the {}-byte value granule "
+                                    "(system.memory.hbm.value_granule)",
+                                    p.step_bytes, value_granule));
   p.fifo_depth = static_cast<std::uint32_t>(c.get_uint("fifo_depth", p.fifo_depth, 1, 512));
   p.slice_steps = static_cast<std::uint32_t>(c.get_uint("slice_steps", p.slice_steps, 1, 64));
   p.chunk_steps = static_cast<std::uint32_t>(c.get_uint("chunk_steps", p.chunk_steps, 1, 512));

@@ -46,11 +46,12 @@ struct SublayerOptions {
 };
 
 // A CU collective's channel pipeline keys (step_size, fifo_depth, slice_steps,
-// chunk_steps) from a workload or its `collective:` section.
-ChannelPipeline read_channel_pipeline(ConfigNode& c);
+// chunk_steps) from a workload or its `collective:` section; steps are whole
+// `value_granule`s (the system's memory.hbm.value_granule).
+ChannelPipeline read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule);
 
 // The `collective:` section of a GEMM workload (optional).
-SublayerOptions read_sublayer_options(ConfigNode collective);
+SublayerOptions read_sublayer_options(ConfigNode collective, std::uint32_t value_granule);
 
 // DRAM bytes one GPU's memory controllers moved in a phase, by op.
 struct PhaseTraffic {

@@ -41,11 +41,7 @@ class NodeCollectiveExperiment final : public Experiment {
                                                                               : CollectiveEngine::kDma;
     p.cus = static_cast<std::uint32_t>(workload.get_uint("cus", 0, 0, cfg_.gpu.num_cus));
     p.channels = static_cast<std::uint32_t>(workload.get_uint("channels", 0, 0, 4096));
-    p.pipeline = read_channel_pipeline(workload);
-    if (const std::uint32_t granule = cfg_.gpu.memory.hbm.value_granule; p.pipeline.step_bytes % granule != 0)
-      workload.fail("step_size", fmt::format("{} B is not a multiple of the {}-byte value granule "
-                                             "(system.gpu.memory.hbm.value_granule)",
-                                             p.pipeline.step_bytes, granule));
+    p.pipeline = read_channel_pipeline(workload, cfg_.gpu.memory.hbm.value_granule);
     const std::string functional = workload.get_enum("functional", "auto", {"auto", "values", "checksum", "off"});
     const std::uint64_t values_limit = workload.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
     p.values = functional == "values" ||

@@ -19,7 +19,8 @@ class GemmExperiment final : public Experiment {
       if (key != "memory" && key != "gpu") (void)system.raw(key);  // the node around it is not simulated
     }
     system.finish();
-    (void)read_sublayer_options(workload.child("collective"));  // checked; used with --config
+    (void)read_sublayer_options(workload.child("collective"),
+                                gpu_.memory.hbm.value_granule);  // checked; used with --config
     GemmWorkload wl = read_gemm_workload(workload, gpu_);
     // One GPU has no peers: a trace's remote stores and flag sets (peer=) need a node
     // (issue 21, C05).

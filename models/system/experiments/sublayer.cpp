@@ -19,7 +19,7 @@ class SublayerExperiment final : public Experiment {
   SublayerExperiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
       : configuration_(run.configuration), seed_(run.seed) {
     node_ = read_node_config(system, run.mode);
-    const SublayerOptions opt = read_sublayer_options(workload.child("collective"));
+    const SublayerOptions opt = read_sublayer_options(workload.child("collective"), node_.gpu.memory.hbm.value_granule);
     const bool from_trace = workload.has("trace");
     GemmWorkload wl = read_gemm_workload(workload, node_.gpu);
     if (from_trace)
