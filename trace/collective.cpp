@@ -131,6 +131,21 @@ std::vector<ByteRange> ring_partial_piece(const CollectiveTraceParams& p, std::u
   return cut;
 }
 
+// Ring steps of a piece: N (reduce-scatter, all-gather), 2N-1 (all-reduce); every
+// step but the last sends.
+std::uint64_t ring_step_count(const CollectiveTraceParams& p) {
+  return p.kind == CollectiveKind::kRingAllReduce ? 2 * std::uint64_t{p.num_gpus} - 1 : p.num_gpus;
+}
+
+// Slices a channel sends per piece, and the pieces one iteration of the piece loop
+// holds so it sends a multiple of the FIFO's slots (each slot is then a constant).
+std::uint64_t ring_sent_per_piece(const CollectiveTraceParams& p) {
+  return (ring_step_count(p) - 1) * p.chunk_slices;
+}
+std::uint64_t ring_piece_unroll(const CollectiveTraceParams& p) {
+  return p.fifo_slices / std::gcd(ring_sent_per_piece(p), std::uint64_t{p.fifo_slices});
+}
+
 // Whole pieces every chunk's share of `channel` has (the ring kernels' piece loop).
 std::uint64_t ring_full_pieces(const CollectiveTraceParams& p, std::uint32_t channel) {
   const std::uint64_t piece = std::uint64_t{p.chunk_slices} * p.slice_bytes;
@@ -238,13 +253,12 @@ void validate_collective(const CollectiveTraceParams& p) {
     bad("chunk_slices", fmt::format("{} out of range (expected 1..64)", p.chunk_slices));
   // A ring program holds at most 3 x unroll + 1 piece bodies (peeled, the loop's
   // unrolled body, the ones left, the partial piece) of steps x chunk_slices slices
-  // of at most 8 ops: refuse sizes whose programs would not fit in memory.
+  // of at most 16 ops (waits, sets, a copy loop and its rest): refuse sizes whose
+  // programs would not fit in memory.
   if (is_ring(p.kind) && p.fifo_slices > 0 && p.chunk_slices > 0 && p.channels > 0 && p.num_gpus >= 2 &&
       p.num_gpus <= kCollectiveMaxGpus) {
-    const std::uint64_t steps = p.kind == CollectiveKind::kRingAllReduce ? 2 * p.num_gpus - 1 : p.num_gpus;
-    const std::uint64_t per_piece = (steps - 1) * p.chunk_slices;
-    const std::uint64_t unroll = p.fifo_slices / std::gcd(per_piece, std::uint64_t{p.fifo_slices});
-    const std::uint64_t ops = std::uint64_t{p.channels} * (3 * unroll + 1) * steps * p.chunk_slices * 16;
+    const std::uint64_t ops = std::uint64_t{p.channels} * (3 * ring_piece_unroll(p) + 1) * ring_step_count(p) *
+                              p.chunk_slices * 16;
     if (ops > kMaxRingOps)
       bad("chunk_slices", fmt::format("{} channels of {} slices per piece and a FIFO of {} make programs of up to "
                                       "{} ops (expected at most {}: fewer chunk or FIFO slices)",
@@ -296,7 +310,8 @@ void validate_collective(const CollectiveTraceParams& p) {
 namespace {
 
 // One channel's program, built op by op. No WG parameters: loop variables take
-// slots 0, 1, ... (one per loop; loops are never nested).
+// slots 0, 1, ... (one per loop name: the ring kernels' copy loops, nested in the
+// piece loop, all share the name "u").
 class ChannelProgram {
  public:
   ChannelProgram(const CollectiveTraceParams& p, std::uint32_t channel) : p_(p), channel_(channel) {
@@ -324,20 +339,7 @@ class ChannelProgram {
     if (full == 1) {
       body(Slices{std::nullopt, 0, slice}, off);
     } else if (full > 1) {
-      const auto var = static_cast<std::uint32_t>(prog_.loop_vars.size());
-      prog_.loop_vars.push_back(loop);
-      const auto loop_pc = static_cast<std::uint32_t>(prog_.ops.size());
-      TraceOp op;
-      op.kind = TraceOpKind::kLoop;
-      op.loop_var = static_cast<std::uint8_t>(var);
-      op.arg[0] = prog_.expr(static_cast<std::int64_t>(full));
-      prog_.ops.push_back(op);
-      body(Slices{var, 0, slice}, off);
-      TraceOp end;
-      end.kind = TraceOpKind::kEnd;
-      end.jump = loop_pc;
-      prog_.ops[loop_pc].jump = static_cast<std::uint32_t>(prog_.ops.size());
-      prog_.ops.push_back(end);
+      this->loop(loop, full, [&](std::uint32_t var) { body(Slices{var, 0, slice}, off); });
     }
     if (tail > 0) body(Slices{std::nullopt, static_cast<std::int64_t>(full), static_cast<std::int64_t>(tail)}, off);
   }
@@ -481,7 +483,7 @@ struct Builder {
   struct RingRole {
     bool load_local = false, recv = false, store_local = false, send = false;
   };
-  std::uint32_t ring_steps() const { return p.kind == CollectiveKind::kRingAllReduce ? 2 * N - 1 : N; }
+  std::uint32_t ring_steps() const { return static_cast<std::uint32_t>(ring_step_count(p)); }
   RingRole ring_role(std::uint32_t s) const {
     const std::uint32_t last = ring_steps() - 1;
     RingRole r;
@@ -512,11 +514,8 @@ struct Builder {
     const std::uint64_t piece = std::uint64_t{p.chunk_slices} * p.slice_bytes;
     const std::uint64_t fifo = p.fifo_slices;
     const std::uint64_t full_pieces = ring_full_pieces(p, channel);
-    std::uint32_t sends = 0;
-    for (std::uint32_t s = 0; s < steps; ++s) sends += ring_role(s).send ? 1 : 0;
-    const std::uint64_t sent_per_piece = std::uint64_t{sends} * p.chunk_slices;
-    // Unroll: `unroll` pieces send a multiple of the FIFO's slots.
-    const std::uint64_t unroll = fifo / std::gcd(sent_per_piece, fifo);
+    const std::uint64_t sent_per_piece = ring_sent_per_piece(p);
+    const std::uint64_t unroll = ring_piece_unroll(p);
 
     // One slice of a step. Counters are affine in the piece loop's variable.
     struct Counter {

@@ -510,36 +510,27 @@ void ComputeUnit::wake_load_waiters() {
   if (waiting_for_load_room_.empty()) return;
   load_room_stall_cycles_ += clock_.cycle_at_or_after(now()).count() - clock_.cycle_at_or_after(room_stall_since_).count();
   room_stall_since_ = now();
-  // Runs once per landing while WGs wait: the waiting list trades places with a
-  // scratch buffer (as on_mem_retry does), so no wake allocates; a nested wake uses
-  // its own.
-  if (waking_) {
-    std::vector<std::uint32_t> waiting;
-    waiting.swap(waiting_for_load_room_);
-    for (std::uint32_t s : waiting) advance(s);
-    return;
-  }
-  waking_ = true;
-  wake_scratch_.clear();
-  wake_scratch_.swap(waiting_for_load_room_);
-  for (std::uint32_t s : wake_scratch_) advance(s);
-  waking_ = false;
+  advance_all(waiting_for_load_room_, wake_scratch_, waking_);
 }
 
-void ComputeUnit::on_mem_retry() {
-  // Slots refused again re-register into blocked_on_memory_. The two buffers trade
-  // places so neither is reallocated per retry; a nested retry uses its own.
-  if (retrying_) {
-    std::vector<std::uint32_t> retry;
-    retry.swap(blocked_on_memory_);
-    for (std::uint32_t s : retry) advance(s);
+// Slots refused again re-register into blocked_on_memory_.
+void ComputeUnit::on_mem_retry() { advance_all(blocked_on_memory_, retry_scratch_, retrying_); }
+
+// Runs once per landing or retry while WGs wait: the list trades places with a
+// scratch buffer, so none is reallocated; a nested call (an advance that wakes
+// again) uses a buffer of its own.
+void ComputeUnit::advance_all(std::vector<std::uint32_t>& waiting, std::vector<std::uint32_t>& scratch, bool& busy) {
+  if (busy) {
+    std::vector<std::uint32_t> nested;
+    nested.swap(waiting);
+    for (std::uint32_t s : nested) advance(s);
     return;
   }
-  retrying_ = true;
-  retry_scratch_.clear();
-  retry_scratch_.swap(blocked_on_memory_);
-  for (std::uint32_t s : retry_scratch_) advance(s);
-  retrying_ = false;
+  busy = true;
+  scratch.clear();
+  scratch.swap(waiting);
+  for (std::uint32_t s : scratch) advance(s);
+  busy = false;
 }
 
 void ComputeUnit::finish_if_done(std::uint32_t s) {

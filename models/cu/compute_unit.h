@@ -232,6 +232,9 @@ class ComputeUnit final : public Component, public MemClient {
   // none is left.
   bool drain_stores(std::uint32_t s);
   void wake_load_waiters();
+  // Advances every slot in `waiting` (which it empties; slots refused again re-register
+  // into it), through `scratch`; `busy` marks a call in progress.
+  void advance_all(std::vector<std::uint32_t>& waiting, std::vector<std::uint32_t>& scratch, bool& busy);
 
   CuConfig cfg_;
   MemTarget& memory_;
@@ -246,7 +249,6 @@ class ComputeUnit final : public Component, public MemClient {
   std::vector<std::uint32_t> blocked_on_memory_;  // slots refused by the memory
   std::vector<std::uint32_t> retry_scratch_;      // on_mem_retry's copy of it
   bool retrying_ = false;
-  bool waiting_for_memory_ = false;
   std::function<void(const WgLaunch&)> on_wg_done_;
   std::function<void()> on_slot_free_;
   std::vector<WgRecord> records_;
