@@ -532,6 +532,28 @@ TEST(L2, UncachedWriteGoesToMemoryAndLeavesNoCopy) {
   EXPECT_EQ(h.stat("hits.compute") + h.stat("misses.compute"), 0u);
 }
 
+// A memory-side L2 (NVIDIA; `uncached: cache`) caches uncached traffic: a peer's
+// write allocates (full lines, no fetch) and the reader's uncached load hits it;
+// updates still go to DRAM (they are the near-memory op).
+TEST(L2, MemorySideL2CachesUncachedWritesAndReadsButNotUpdates) {
+  L2Config c = small_config();
+  c.bypass_uncached = false;
+  Harness h(c);
+  h.run_one(uncached(write(0x3000, {9, 9, 9, 9, 8, 8, 8, 8})));
+  EXPECT_TRUE(h.mem.log.empty()) << "the write stays in the L2 (write-back)";
+  EXPECT_TRUE(h.l2.contains(0x3000));
+  EXPECT_TRUE(h.l2.is_dirty(0x3080));
+  const MemRequest r = h.run_one(uncached(read(0x3000, 2 * kLine, true)));
+  EXPECT_EQ(r.data.words, (std::vector<std::uint64_t>{9, 9, 9, 9, 8, 8, 8, 8}));
+  EXPECT_TRUE(h.mem.log.empty()) << "the read hit";
+  EXPECT_EQ(h.stat("hits.compute"), 2u);
+  EXPECT_EQ(h.stat("bypass_bytes.compute"), 0u);
+  h.run_one(uncached(update(0x3000, {1, 1, 1, 1})));
+  ASSERT_EQ(h.mem.log.size(), 2u) << "the dirty line goes back first, then the update";
+  EXPECT_EQ(h.mem.log[1].op, MemOp::kUpdate);
+  EXPECT_FALSE(h.l2.contains(0x3000));
+}
+
 TEST(L2, BypassOnALineBeingFilledWaitsForTheFillAndKeepsOrder) {
   Harness h;
   h.mem.store[0x5000] = 1;
@@ -1248,6 +1270,9 @@ TEST(L2Config, DefaultsAreTable1AndUnitsAreRead) {
   const L2Config e = read_l2_config(ConfigNode(&empty.root(), "", &resolved).child("l2"));
   EXPECT_EQ(e.size_bytes, d.size_bytes);
   EXPECT_EQ(e.replacement, "lru");
+  EXPECT_TRUE(e.bypass_uncached) << "T3 §4.3: uncached goes around the L2 by default";
+  const ConfigTree side = ConfigTree::parse("l2:\n  uncached: cache\n", "side.yaml");
+  EXPECT_FALSE(read_l2_config(ConfigNode(&side.root(), "", &resolved).child("l2")).bypass_uncached);
 }
 
 // Sets per bank that are not a power of two (H100/H200: 50 MB, 400 sets per bank in

@@ -62,6 +62,7 @@ L2Config read_l2_config(ConfigNode node) {
   cfg.max_outstanding_misses = static_cast<std::uint32_t>(
       node.get_uint("max_outstanding_misses", cfg.max_outstanding_misses, 1, 1u << 24));
   cfg.replacement = node.get_enum("replacement", cfg.replacement, replacement_policies().names());
+  cfg.bypass_uncached = node.get_enum("uncached", "bypass", {"bypass", "cache"}) == "bypass";
   // Unknown keys first: a misspelt key would otherwise surface as a geometry error
   // about the default it left in place.
   node.finish();
@@ -352,7 +353,8 @@ void L2Cache::accept(MemRequest&& req) {
   t.in_use = true;
   // T3 §4.3: uncached allocations (the GEMM output) and updates go straight to DRAM,
   // the point where local, remote and DMA updates aggregate.
-  t.bypass = req.uncached || req.op == MemOp::kUpdate;
+  // A memory-side L2 (bypass_uncached off) caches uncached accesses too.
+  t.bypass = (req.uncached && cfg_.bypass_uncached) || req.op == MemOp::kUpdate;
   t.functional = functional;
   t.stalled = false;
   t.completing = false;

@@ -64,6 +64,14 @@ struct L2Config {
   // needs ~4000 lines in flight, so a few hundred would throttle HBM.
   std::uint32_t max_outstanding_misses = 12288;
   std::string replacement = "lru";  // one of replacement_types() (i_replacement.h)
+  // What an uncached read or write (a remote GPU's write, a kernel's uncached
+  // buffer) does here. true: it goes around the L2 to DRAM (T3 §4.3, an AMD GPU's
+  // L2 sits beside the path to the memory fabric). false: it looks up and allocates
+  // like any access, because the L2 is memory-side and in front of every DRAM
+  // partition (NVIDIA: peer NVLink traffic enters the GPU between the SMs and the
+  // memory partitions, Milic et al., MICRO'17, Fig. 3; "it does not bypass the L2",
+  // NVIDIA developer forum thread 292928). Near-memory updates bypass either way.
+  bool bypass_uncached = true;
   // Bytes per functional word (HbmConfig::value_granule); set by the system, not read
   // from the l2 section. line_bytes must be a multiple of it.
   std::uint32_t value_granule = 32;
