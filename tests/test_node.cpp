@@ -71,6 +71,7 @@ struct FunctionalCase {
   CollectiveEngine impl;
   const char* topology;
   std::uint32_t gpus;
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;
 };
 
 class NodeFunctional : public ::testing::TestWithParam<FunctionalCase> {};
@@ -84,7 +85,8 @@ TEST_P(NodeFunctional, ResultIsExact) {
   p.array_bytes = 96 * 1024 + 3 * 32 * c.gpus;  // chunks of unequal shares per channel
   if (c.kind == CollectiveKind::kAllToAll) p.array_bytes = 96 * 1024;
   p.cus = 8;
-  p.pipeline.step_bytes = 2048;  // slices of 4 KiB: several pieces and a partial one per share
+  p.pipeline.protocol = c.protocol;
+  p.pipeline.step_bytes = 2048;  // slices of 4 KiB (Simple; LL/LL128: 2 KiB): several pieces and a partial one per share
   p.values = true;
   p.seed = 7;
   const CollectiveRun r = run_collective(cfg, p);
@@ -105,7 +107,21 @@ INSTANTIATE_TEST_SUITE_P(
                       FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "fully-connected", 4},
                       FunctionalCase{CollectiveKind::kAllToAll, CollectiveEngine::kDma, "fully-connected", 4},
                       FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "ring", 4},
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "switch", 4}));
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "switch", 4},
+                      // Values under every protocol: LL / LL128 flags travel behind
+                      // the data instead of after its acknowledgments.
+                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "ring", 4,
+                                     CollectiveProtocol::kLl},
+                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "switch", 4,
+                                     CollectiveProtocol::kLl},
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "ring", 3,
+                                     CollectiveProtocol::kLl},
+                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "switch", 4,
+                                     CollectiveProtocol::kLl128},
+                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "ring", 4,
+                                     CollectiveProtocol::kLl128},
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "switch", 4,
+                                     CollectiveProtocol::kLl128}));
 
 TEST(NodeCollective, DmaCannotReduce) {
   Simulator sim(1);
@@ -165,6 +181,64 @@ TEST(NodeTiming, ReduceScatterTimeAgainstCusGiven) {
   EXPECT_GT(t1, 1.6 * t8) << t1 << " " << t8 << " " << t80;
   EXPECT_LT(t8, 1.1 * t80) << t1 << " " << t8 << " " << t80;
   EXPECT_GE(t8, t80 * 0.999) << "more channels never hurt here";
+}
+
+// Protocol efficiency on the wire (issue 16, item 2): a link carries an LL slice as
+// 16 B lines of 8 B of data (2x), an LL128 slice as 128 B lines of 120 B (16/15x);
+// Simple's bulk slices as they are. Flags add 64 B per slice. With a link-bound ring
+// (fast memory, 8 channels on 75 GB/s links) the time follows the wire bytes.
+TEST(NodeProtocol, LinksCarryEachProtocolsLinesAndTakeTheirTime) {
+  const NodeConfig cfg = table1(4, NetMode::kFull, fast_memory());
+  struct Run {
+    std::uint64_t wire = 0;
+    double seconds = 0;
+  };
+  const auto run = [&](CollectiveProtocol protocol) {
+    NodeCollectiveParams p = ring(CollectiveKind::kRingAllGather, 12'000'000, 8);
+    p.pipeline.protocol = protocol;
+    const CollectiveRun r = run_collective(cfg, p);
+    Run out;
+    for (const auto& [sent, received] : r.links) out.wire += sent;
+    out.seconds = seconds(r.time);
+    return out;
+  };
+  const Run simple = run(CollectiveProtocol::kSimple), ll = run(CollectiveProtocol::kLl),
+            ll128 = run(CollectiveProtocol::kLl128);
+  const double payload = 4 * 3.0 / 4 * 12'000'000;  // every GPU sends (N-1)/N of the array
+  EXPECT_NEAR(static_cast<double>(simple.wire) / payload, 1.0, 0.002);
+  EXPECT_NEAR(static_cast<double>(ll.wire) / payload, 2.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(ll128.wire) / payload, 16.0 / 15.0, 0.005);
+  EXPECT_NEAR(ll.seconds / simple.seconds, 2.0, 0.15) << simple.seconds << " " << ll.seconds;
+  EXPECT_NEAR(ll128.seconds / simple.seconds, 16.0 / 15.0, 0.05) << simple.seconds << " " << ll128.seconds;
+}
+
+// FIFO depth (issue 16, item 8), LL on 2 GPUs with a 10 us link, 1 channel, pieces of
+// 4 slices. A piece is sent, then the peer's is received (NCCL runRing). With the
+// least FIFO that does not deadlock (a piece and a slice) the next piece's slices
+// wait for the peer's credits, a link latency after it consumed the last piece: a
+// part of a round trip per piece. With two pieces of FIFO the credits are back
+// before they are needed, and each piece costs what the pipeline bound says: the
+// data's link latency plus its lines' serialization (and a little memory time).
+TEST(NodeProtocol, FifoDepthHidesTheCreditRoundTrip) {
+  const NodeConfig cfg = table1(2, NetMode::kFull, {"net.latency=10us", "net.rx_buffer_packets=auto"});
+  const std::uint64_t bytes = 4ULL << 20;
+  const auto time = [&](std::uint32_t depth) {
+    NodeCollectiveParams p = ring(CollectiveKind::kRingAllGather, bytes);
+    p.channels = 1;
+    p.pipeline.protocol = CollectiveProtocol::kLl;
+    p.pipeline.chunk_steps = 4;
+    p.pipeline.fifo_depth = depth;
+    return seconds(run_collective(cfg, p).time);
+  };
+  const double shallow = time(5), deep = time(8), deeper = time(16);
+  const ChannelPipeline ll = ChannelPipeline::for_protocol(CollectiveProtocol::kLl);
+  const double pieces = static_cast<double>(bytes / 2) / static_cast<double>(4 * ll.step_bytes);
+  const double per_piece = 10e-6 + 2.0 * static_cast<double>(4 * ll.step_bytes) / 75e9;  // latency + LL lines
+  const double bound = pieces * per_piece;
+  EXPECT_GE(deep, bound) << deep << " " << bound;
+  EXPECT_LT(deep, 1.2 * bound) << deep << " " << bound;
+  EXPECT_GT(shallow, deep + pieces * 10e-6 / 4) << "the shallow FIFO pays part of a round trip per piece";
+  EXPECT_NEAR(deeper, deep, deep * 1e-4) << "nothing left to hide";
 }
 
 // Issue 16's calibration data: an SM push kernel (one CTA loads its GPU's buffer and

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
   // Collective kernels (trace/collective.h). --wfs, --wave-size, --regs-per-thread
   // and --name apply to them too.
   t3sim::CollectiveTraceParams cp;
-  std::string collective, array_bytes, step_bytes = "512KiB";
+  std::string collective, array_bytes, step_bytes = "512KiB", protocol = "simple";
   t3sim::ChannelPipeline pipeline;
   std::optional<std::uint64_t> recv_base, out_base;
   std::vector<CLI::Option*> collective_only;
@@ -140,6 +140,10 @@ int main(int argc, char** argv) {
   collective_option(app.add_option("--gpu", cp.gpu, "the GPU this trace runs on (0..N-1)")->capture_default_str());
   collective_option(app.add_option("--array-bytes", array_bytes, "array size per GPU, e.g. 192MiB (granule multiple)"));
   collective_option(app.add_option("--channels", cp.channels, "channels (WGs)")->capture_default_str());
+  collective_option(app.add_option("--protocol", protocol,
+                                   "ring channels' protocol: simple, ll, ll128 (sets the defaults of the next four)")
+                        ->check(CLI::IsMember({"simple", "ll", "ll128"}))
+                        ->capture_default_str());
   collective_option(app.add_option("--step-bytes", step_bytes, "channel pipeline FIFO step (NCCL Simple: 512KiB)")
                         ->capture_default_str());
   collective_option(
@@ -180,7 +184,17 @@ int main(int argc, char** argv) {
       cp.kind = t3sim::parse_collective_kind(collective);
       if (array_bytes.empty()) throw t3sim::UserError("--collective needs --array-bytes (the array size per GPU)");
       cp.array_bytes = parse_size("--array-bytes", array_bytes);
-      pipeline.step_bytes = parse_size("--step-bytes", step_bytes);
+      {
+        // The protocol's defaults, then the sizes given explicitly.
+        const t3sim::ChannelPipeline given = pipeline;
+        pipeline = t3sim::ChannelPipeline::for_protocol(protocol == "ll"      ? t3sim::CollectiveProtocol::kLl
+                                                        : protocol == "ll128" ? t3sim::CollectiveProtocol::kLl128
+                                                                              : t3sim::CollectiveProtocol::kSimple);
+        if (app.count("--step-bytes") > 0) pipeline.step_bytes = parse_size("--step-bytes", step_bytes);
+        if (app.count("--fifo-depth") > 0) pipeline.fifo_depth = given.fifo_depth;
+        if (app.count("--slice-steps") > 0) pipeline.slice_steps = given.slice_steps;
+        if (app.count("--chunk-steps") > 0) pipeline.chunk_steps = given.chunk_steps;
+      }
       if (pipeline.slice_steps == 0 || pipeline.fifo_depth % pipeline.slice_steps != 0 ||
           pipeline.chunk_steps % pipeline.slice_steps != 0)
         throw t3sim::UserError("--fifo-depth and --chunk-steps must be whole multiples of --slice-steps");

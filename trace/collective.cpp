@@ -181,6 +181,32 @@ std::uint64_t collective_recv_slot_bytes(const CollectiveTraceParams& p) {
   return ceil_div(p.array_bytes / p.granule, p.num_gpus) * p.granule;
 }
 
+std::string_view to_string(CollectiveProtocol p) {
+  switch (p) {
+    case CollectiveProtocol::kSimple: return "simple";
+    case CollectiveProtocol::kLl: return "ll";
+    case CollectiveProtocol::kLl128: return "ll128";
+  }
+  return "?";
+}
+
+ChannelPipeline ChannelPipeline::for_protocol(CollectiveProtocol protocol) {
+  ChannelPipeline c;
+  c.protocol = protocol;
+  switch (protocol) {
+    case CollectiveProtocol::kSimple: break;
+    case CollectiveProtocol::kLl:
+      c.step_bytes = 8 * 512 * 8;
+      c.slice_steps = c.chunk_steps = 1;
+      break;
+    case CollectiveProtocol::kLl128:
+      c.step_bytes = 120 * 640 * 8 / 128 * 120;
+      c.slice_steps = c.chunk_steps = 1;
+      break;
+  }
+  return c;
+}
+
 std::uint64_t collective_fifo_slot_bytes(const CollectiveTraceParams& p) { return p.slice_bytes + p.granule; }
 
 std::uint64_t collective_copy_bytes(const CollectiveTraceParams& p) {
@@ -219,7 +245,8 @@ std::string describe(const CollectiveTraceParams& p) {
       "flag_base={} flags={} data={}",
       to_string(p.kind), p.num_gpus, p.gpu, p.array_bytes, p.element_bytes, p.granule, p.channels, p.slice_bytes,
       p.fifo_slices, p.chunk_slices, p.adds_per_cycle, p.data_base, collective_recv_base(p), collective_out_base(p), p.flag_base,
-      collective_flags_used(p), p.data_uncached ? "uncached" : "cached");
+      collective_flags_used(p), p.data_uncached ? "uncached" : "cached") +
+         (p.protocol == CollectiveProtocol::kSimple ? std::string() : fmt::format(" protocol={}", to_string(p.protocol)));
 }
 
 void validate_collective(const CollectiveTraceParams& p) {
@@ -358,9 +385,11 @@ class ChannelProgram {
     if (uncached) op.flags |= kTraceUncached;
     prog_.ops.push_back(op);
   }
-  void store(TraceExpr addr, std::int64_t bytes, bool uncached, std::optional<std::uint32_t> peer) {
+  void store(TraceExpr addr, std::int64_t bytes, bool uncached, std::optional<std::uint32_t> peer,
+             std::uint8_t line_flags = 0) {
     TraceOp op = range(TraceOpKind::kStore, addr, bytes);
     if (uncached) op.flags |= kTraceUncached;
+    op.flags |= line_flags;
     if (peer) {
       op.flags |= kTraceRemote;
       op.arg[4] = prog_.expr(*peer);
@@ -384,10 +413,10 @@ class ChannelProgram {
     op.arg[1] = value;
     prog_.ops.push_back(op);
   }
-  void set(std::uint32_t peer, std::uint32_t index, TraceExpr value) {
+  void set(std::uint32_t peer, std::uint32_t index, TraceExpr value, bool unfenced = false) {
     TraceOp op;
     op.kind = TraceOpKind::kSet;
-    op.flags = kTraceRemote;
+    op.flags = kTraceRemote | (unfenced ? kTraceUnfenced : 0);
     op.arg[0] = prog_.expr(static_cast<std::int64_t>(collective_flag(p_, channel_, index)));
     op.arg[1] = value;
     op.arg[4] = prog_.expr(peer);
@@ -523,6 +552,12 @@ struct Builder {
       std::int64_t coef;
     };
     const auto copy = static_cast<std::int64_t>(collective_copy_bytes(p));
+    // LL / LL128: the slot's lines carry their flags (wire bytes), and the flag sets
+    // follow the data instead of a fence (see CollectiveProtocol).
+    const std::uint8_t line_flags = p.protocol == CollectiveProtocol::kLl      ? kTraceLl
+                                    : p.protocol == CollectiveProtocol::kLl128 ? kTraceLl128
+                                                                               : 0;
+    const bool unfenced = p.protocol != CollectiveProtocol::kSimple;
     const auto emit_slice = [&](std::uint32_t s, std::int64_t offset, std::int64_t coef_offset,
                                 std::int64_t bytes, Counter ks, Counter kr, std::optional<std::uint32_t> var) {
       const RingRole r = ring_role(s);
@@ -543,7 +578,7 @@ struct Builder {
         if (r.recv) b.load(b.affine(in_slot + first, copy, u), n, true);
         b.compute(n, (r.load_local ? 1 : 0) + (r.recv ? 1 : 0));
         if (r.store_local) b.store(at_data, n, unc, std::nullopt);
-        if (r.send) b.store(b.affine(out_slot + first, copy, u), n, true, next);
+        if (r.send) b.store(b.affine(out_slot + first, copy, u), n, true, next, line_flags);
       };
       const std::int64_t full = bytes / copy, rest = bytes % copy;
       if (full == 1) {
@@ -552,8 +587,8 @@ struct Builder {
         b.loop("u", static_cast<std::uint64_t>(full), [&](std::uint32_t u) { iteration(0, copy, u); });
       }
       if (rest > 0) iteration(full * copy, rest, std::nullopt);
-      if (r.send) b.set(next, kTail, b.affine(ks.c + 1, ks.coef, var));
-      if (r.recv) b.set(prev, kHead, b.affine(kr.c + 1, kr.coef, var));
+      if (r.send) b.set(next, kTail, b.affine(ks.c + 1, ks.coef, var), unfenced);
+      if (r.recv) b.set(prev, kHead, b.affine(kr.c + 1, kr.coef, var), unfenced);
     };
 
     // A full piece `index` (+ iterations x unroll when in the loop).

@@ -161,12 +161,26 @@ CollectiveKind parse_collective_kind(std::string_view text);
 
 inline constexpr std::uint32_t kCollectiveMaxGpus = 32;  // one loop per step: the 32 loop variables of a program
 
+// How a ring channel's slices travel and synchronize (NCCL's protocols; src/device/
+// prims_simple.h, prims_ll.h, prims_ll128.h):
+//   simple  bulk slices; the sender's flag (tail) follows a fence, so it leaves only
+//           once the slice's stores are acknowledged: a round trip per slice;
+//   ll      8 B of data and 8 B of flags per 16 B line: the receiver sees the data
+//           with its flags, no fence, half the wire efficiency;
+//   ll128   120 B of data and an 8 B flag per 128 B line (NVLink orders the line's
+//           stores): no fence, 15/16 of the wire.
+// In the traces an LL / LL128 slice's remote stores carry `ll` / `ll128` (the link
+// serializes the lines) and its flag sets are `unfenced` (they follow the data on
+// the same path instead of its acknowledgments). The receive buffer holds data bytes
+// only: the receiver's reads of its lines' flag bytes are not modelled.
+enum class CollectiveProtocol : std::uint8_t { kSimple, kLl, kLl128 };
+std::string_view to_string(CollectiveProtocol p);  // "simple" | "ll" | "ll128"
+
 // A channel pipeline's sizes as the workload gives them (NCCL's terms), and as the
 // trace takes them: slices of slice_steps steps, fifo_depth / slice_steps of them in
-// flight, chunk_steps / slice_steps per piece. Defaults: NCCL's Simple protocol
-// (NCCL_BUFFSIZE 4 MiB / NCCL_STEPS 8 = 512 KiB steps; ring SLICESTEPS 2,
-// CHUNKSTEPS 4; src/include/collectives.h, src/device/prims_simple.h).
+// flight, chunk_steps / slice_steps per piece. Defaults per protocol: for_protocol().
 struct ChannelPipeline {
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;
   std::uint64_t step_bytes = 512 * 1024;
   std::uint32_t fifo_depth = 8;   // steps
   std::uint32_t slice_steps = 2;
@@ -174,6 +188,15 @@ struct ChannelPipeline {
   std::uint64_t slice_bytes() const { return step_bytes * slice_steps; }
   std::uint32_t fifo_slices() const { return fifo_depth / slice_steps; }
   std::uint32_t chunk_slices() const { return chunk_steps / slice_steps; }
+  // NCCL 2.x's defaults (NCCL_STEPS = 8 steps per connection buffer):
+  //   simple  NCCL_BUFFSIZE 4 MiB / 8 = 512 KiB steps; ring SLICESTEPS 2, CHUNKSTEPS 4
+  //           (src/include/collectives.h);
+  //   ll      NCCL_LL_LINES_PER_THREAD 8 x NCCL_LL_MAX_NTHREADS 512 lines of 16 B per
+  //           step, 8 B of data each: 32 KiB of data; a slice and a chunk are a step;
+  //   ll128   NCCL_LL128_ELEMS_PER_THREAD 120 x NCCL_LL128_MAX_NTHREADS 640 x 8 B per
+  //           step, 120 of each 128 B data: 576,000 B; a slice and a chunk are a step
+  //   (src/include/device.h; runRing's chunkSize, src/device/*.h).
+  static ChannelPipeline for_protocol(CollectiveProtocol protocol);
 };
 
 struct CollectiveTraceParams {
@@ -191,7 +214,9 @@ struct CollectiveTraceParams {
   std::uint64_t slice_bytes = 1 << 20;   // a flag-synchronized slice (2 steps of 512 KiB), a granule multiple
   std::uint32_t fifo_slices = 4;         // slices in flight per channel connection (8 steps / 2)
   std::uint32_t chunk_slices = 2;        // slices per piece walked through the ring (4 steps / 2)
+  CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // ring kernels (direct ones: simple)
   void set_pipeline(const ChannelPipeline& c) {
+    protocol = c.protocol;
     slice_bytes = c.slice_bytes();
     fifo_slices = c.fifo_slices();
     chunk_slices = c.chunk_slices();

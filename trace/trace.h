@@ -61,6 +61,14 @@ enum : std::uint8_t {
   kTraceUncached = 1,  // bypass the L2 (T3's GEMM output)
   kTraceUpdate = 2,    // op-and-store at memory (near-memory reduction) instead of a plain write
   kTraceRemote = 4,    // goes to peer GPU arg[4] (a fine-grained remote store / flag set)
+  // A remote store whose data travel in a collective protocol's flagged lines (NCCL
+  // LL: 8 B of data and 8 B of flags per 16 B; LL128: 120 B of data per 128 B line),
+  // so the link carries 2x / 16/15x the payload.
+  kTraceLl = 8,
+  kTraceLl128 = 16,
+  // A `set` that does not wait for the WG's stores to be acknowledged (LL / LL128:
+  // the flag travels behind the data on the same path instead of after a fence).
+  kTraceUnfenced = 32,
 };
 
 // One op. Operands by kind:
@@ -193,6 +201,7 @@ struct WgOp {
   bool uncached() const { return (flags & kTraceUncached) != 0; }
   bool update() const { return (flags & kTraceUpdate) != 0; }
   bool remote() const { return (flags & kTraceRemote) != 0; }
+  bool unfenced() const { return (flags & kTraceUnfenced) != 0; }
   bool operator==(const WgOp&) const = default;
 };
 

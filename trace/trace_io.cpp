@@ -18,7 +18,7 @@
 namespace t3sim {
 namespace {
 
-constexpr std::string_view kFlagWords[] = {"cached", "uncached", "update"};
+constexpr std::string_view kFlagWords[] = {"cached", "uncached", "update", "ll", "ll128", "unfenced"};
 constexpr std::string_view kOpWords[] = {"compute", "load", "store", "wait", "set", "loop", "end"};
 constexpr std::string_view kTopWords[] = {"kernel", "attr", "resources", "params", "program", "wgs", "wg"};
 
@@ -437,13 +437,18 @@ class Parser {
       take_wf();
     } else if (word == "store") {
       op.kind = TraceOpKind::kStore;
-      expect(2, {"rows", "stride", "peer", "wf"}, {"cached", "uncached", "update"},
-             "store ADDR BYTES [rows=R] [stride=S] [cached|uncached] [update] [peer=P] [wf=W]");
+      expect(2, {"rows", "stride", "peer", "wf"}, {"cached", "uncached", "update", "ll", "ll128"},
+             "store ADDR BYTES [rows=R] [stride=S] [cached|uncached] [update] [ll|ll128] [peer=P] [wf=W]");
       if (has_flag("cached") && has_flag("uncached")) fail("a store is either cached or uncached");
+      if (has_flag("ll") && has_flag("ll128")) fail("a store is in either LL or LL128 lines");
       if (has_flag("uncached")) op.flags |= kTraceUncached;
       if (has_flag("update")) op.flags |= kTraceUpdate;
+      if (has_flag("ll")) op.flags |= kTraceLl;
+      if (has_flag("ll128")) op.flags |= kTraceLl128;
       take_range();
       take_peer();
+      if ((op.flags & (kTraceLl | kTraceLl128)) != 0 && (op.flags & kTraceRemote) == 0)
+        fail("ll and ll128 describe a remote store's lines: they need peer=P");
       take_wf();
     } else if (word == "wait") {
       op.kind = TraceOpKind::kWait;
@@ -453,9 +458,10 @@ class Parser {
       take_wf();
     } else if (word == "set") {
       op.kind = TraceOpKind::kSet;
-      expect(2, {"peer", "wf"}, {}, "set FLAG VALUE [peer=P] [wf=W]");
+      expect(2, {"peer", "wf"}, {"unfenced"}, "set FLAG VALUE [peer=P] [unfenced] [wf=W]");
       op.arg[0] = parse_expr(pos[0], "flag");
       op.arg[1] = parse_expr(pos[1], "value");
+      if (has_flag("unfenced")) op.flags |= kTraceUnfenced;
       take_peer();
       take_wf();
     } else if (word == "loop") {
@@ -637,12 +643,15 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
           if (op.flags & kTraceUncached) w(" uncached");
           else if (op.kind == TraceOpKind::kStore) w(" cached");
           if (op.flags & kTraceUpdate) w(" update");
+          if (op.flags & kTraceLl) w(" ll");
+          if (op.flags & kTraceLl128) w(" ll128");
           if (op.flags & kTraceRemote) opt("peer", op.arg[4]);
           break;
         case TraceOpKind::kWait:
         case TraceOpKind::kSet:
           arg(op.arg[0]);
           arg(op.arg[1]);
+          if (op.flags & kTraceUnfenced) w(" unfenced");
           if (op.flags & kTraceRemote) opt("peer", op.arg[4]);
           break;
         case TraceOpKind::kLoop:

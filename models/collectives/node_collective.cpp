@@ -27,6 +27,16 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
   // one per CU given; else one per CU given.
   const std::uint32_t library = node.config().gpu.collective_channels;
   channels_ = p.channels != 0 ? p.channels : library != 0 ? std::min(library, cus) : cus;
+  // Ring kernels run the workload's protocol, or NCCL's tuner's choice (auto); the
+  // direct ones have only Simple's bulk slices.
+  if (p.kind.algorithm == CollectiveAlgorithm::kRing) {
+    protocol_ = p.pipeline.protocol
+                    ? *p.pipeline.protocol
+                    : choose_protocol(ProtocolTunerInput{p.kind, p.array_bytes, n, channels_,
+                                                         static_cast<double>(node.config().net.link.bandwidth.bytes_per_second()),
+                                                         node.config().gpu.collective_ll128});
+  }
+  const ChannelPipeline pipeline = p.pipeline.resolve(protocol_);
 
   for (std::uint32_t g = 0; g < sim_gpus; ++g) {
     CollectiveTraceParams t;
@@ -37,7 +47,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     t.element_bytes = p.element_bytes;
     t.granule = granule_;
     t.channels = channels_;
-    t.set_pipeline(p.pipeline);
+    t.set_pipeline(pipeline);
     t.data_base = p.data_base;
     t.data_uncached = p.data_uncached;
     t.flag_base = p.flag_base;
@@ -284,6 +294,7 @@ nlohmann::json NodeCollective::results(std::uint64_t words_checked) const {
           {"topology", cfg.net.topology},
           {"array_bytes", p_.array_bytes},
           {"channels", channels_},
+          {"protocol", to_string(protocol_)},
           {"time_ps", end.ps()},
           {"analytical_ps", link_bound().ps()},
           {"algbw_GBps", algbw},

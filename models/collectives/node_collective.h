@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "models/collectives/i_collective.h"
+#include "models/collectives/protocol_tuner.h"
 #include "models/node/node.h"
 #include "trace/collective.h"
 
@@ -32,7 +33,7 @@ struct NodeCollectiveParams {
   std::uint32_t element_bytes = 2;
   std::uint32_t cus = 0;             // CUs the kernel may use (the last `cus` of the GPU); 0: all
   std::uint32_t channels = 0;        // WGs; 0: one per CU given (RCCL: one block per channel)
-  ChannelPipeline pipeline;           // ring kernels' FIFO and slice sizes (NCCL Simple defaults)
+  ChannelPipelineSpec pipeline;       // ring kernels' protocol (nullopt: auto), FIFO and slice sizes
   std::uint64_t data_base = 0;       // the array (e.g. a GEMM's output)
   bool data_uncached = false;        // the array is an uncached allocation (T3's GEMM output)
   std::uint64_t flag_base = 1ULL << 32;
@@ -71,6 +72,8 @@ class NodeCollective final : public Collective {
   // the DMA commands' bytes.
   std::uint64_t bytes_sent_per_gpu() const { return bytes_sent_per_gpu_; }
   std::uint32_t channels() const { return channels_; }
+  // The ring kernels' protocol (the workload's, or the tuner's choice for auto).
+  CollectiveProtocol protocol() const { return protocol_; }
 
   // The link-bound lower bound of this collective on its node: a ring moves (N-1)/N
   // of the array over each link per pass (two passes for all-reduce) plus a link
@@ -92,6 +95,7 @@ class NodeCollective final : public Collective {
   NodeCollectiveParams p_;
   std::uint32_t granule_;
   std::uint32_t channels_ = 0;
+  CollectiveProtocol protocol_ = CollectiveProtocol::kSimple;
   std::vector<std::uint32_t> cu_mask_;
   std::vector<CollectiveTraceParams> trace_params_;    // per simulated GPU
   std::vector<std::vector<KernelTrace>> traces_;       // per simulated GPU: 1 (2 for AR)

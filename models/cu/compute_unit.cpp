@@ -198,7 +198,8 @@ void ComputeUnit::advance(std::uint32_t s) {
         // Its group closes; the next one needs a free buffer too (as its loads would).
         if (w.computes_done + w.stages - 1 < w.group) return;
         // ...and no queued store may still carry the sum that buffer held.
-        if (!w.pending_stores.empty() && ring(w, w.pending_stores.front().value_group) == ring(w, w.group + 1))
+        if (const PendingStore* oldest = oldest_pending_store(w);
+            oldest != nullptr && ring(w, oldest->value_group) == ring(w, w.group + 1))
           return;
         w.group_cycles[ring(w, w.group)] = op.cycles();
         ++w.group;  // later loads feed the next compute
@@ -224,15 +225,21 @@ void ComputeUnit::advance(std::uint32_t s) {
         break;
       }
       case TraceOpKind::kSet:
+        if (op.unfenced()) {
+          // LL / LL128: the flag is part of the data's lines. It leaves right behind
+          // the WG's earlier stores (once issued it follows them on the same path, so
+          // it cannot arrive first), and the front end goes on meanwhile: no fence.
+          if (w.computes_done < w.group || !w.pending_stores.empty()) {
+            w.pending_stores.push_back(PendingStore{op, w.group, 0});
+          } else {
+            issue_set(op);
+          }
+          break;
+        }
         // Release: the flag says "done" only after the WG's earlier computes finished
         // and its earlier stores were acknowledged.
         if (w.computes_done < w.group || w.outstanding > 0 || !w.pending_stores.empty()) return;
-        if (op.remote()) {
-          T3SIM_CHECK(remote_ != nullptr, "a remote flag set needs the multi-GPU system");
-          remote_->set_peer_flag(static_cast<std::uint32_t>(op.peer), op.flag(), op.value());
-        } else {
-          flags_.set(op.flag(), op.value());
-        }
+        issue_set(op);
         break;
       case TraceOpKind::kWait:
         if (flags_.get(op.flag()) < op.value()) {
@@ -315,10 +322,31 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
   return true;
 }
 
+void ComputeUnit::issue_set(const WgOp& op) {
+  if (op.remote()) {
+    T3SIM_CHECK(remote_ != nullptr, "a remote flag set needs the multi-GPU system");
+    remote_->set_peer_flag(static_cast<std::uint32_t>(op.peer), op.flag(), op.value());
+  } else {
+    flags_.set(op.flag(), op.value());
+  }
+}
+
+const ComputeUnit::PendingStore* ComputeUnit::oldest_pending_store(const Slot& w) {
+  for (const PendingStore& p : w.pending_stores)
+    if (p.op.kind == TraceOpKind::kStore) return &p;
+  return nullptr;
+}
+
 bool ComputeUnit::drain_stores(std::uint32_t s) {
   Slot& w = slots_[s];
   while (!w.pending_stores.empty()) {
     const PendingStore& p = w.pending_stores.front();
+    if (p.op.kind == TraceOpKind::kSet) {
+      if (w.computes_done < p.computes) return false;
+      issue_set(p.op);
+      w.pending_stores.pop_front();
+      continue;
+    }
     if (w.computes_done < p.computes || w.outstanding >= w.budget) return false;
     if (!issue_memory(s, p.op, p.op.update() ? MemOp::kUpdate : MemOp::kWrite,
                       LoadPiece{0, 0, p.op.rows(), p.op.row_bytes()}, p.value_group))
@@ -357,6 +385,12 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
   r.row_stride = op.stride();
   r.client = this;
   r.created = now();
+  if (op.flags & kTraceLl) {
+    r.wire_num = 2;  // NCCL LL: a 16 B line holds 8 B of data and two 4 B flags
+  } else if (op.flags & kTraceLl128) {
+    r.wire_num = 16;  // NCCL LL128: a 128 B line holds 120 B of data and an 8 B flag
+    r.wire_den = 15;
+  }
   if (mem_op != MemOp::kRead && routing != nullptr) {
     r.track_wg = w.launch.wg;  // T3 tracker metadata (§4.2.1) of a mapped producer's stores
     r.track_wf = static_cast<std::uint8_t>(op.wf >= 0 ? op.wf : 0);

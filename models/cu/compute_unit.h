@@ -168,6 +168,8 @@ class ComputeUnit final : public Component, public MemClient {
   };
   // A store waiting for its compute: it needs `computes` computes done and carries
   // the sum of group `value_group` (the group that compute closed).
+  // A store waiting for its compute or for earlier stores, or an unfenced set
+  // (op.kind == kSet) waiting for the stores before it to be issued.
   struct PendingStore {
     WgOp op;
     std::uint64_t computes = 0;
@@ -230,6 +232,10 @@ class ComputeUnit final : public Component, public MemClient {
                     std::uint64_t value_group = 0);
   // Issues the slot's pending stores whose computes are done, in order; true when
   // none is left.
+  // Sets a flag here or at a peer (a set op whose conditions hold).
+  void issue_set(const WgOp& op);
+  // The queue's first store (sets skipped): the oldest value group it still carries.
+  static const PendingStore* oldest_pending_store(const Slot& w);
   bool drain_stores(std::uint32_t s);
   void wake_load_waiters();
   // Advances every slot in `waiting` (which it empties; slots refused again re-register

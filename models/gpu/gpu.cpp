@@ -19,6 +19,7 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
   ConfigNode collective = gpu.child("collective");
   cfg.collective_channels = static_cast<std::uint32_t>(collective.get_uint("channels", 0, 0, 4096));
+  cfg.collective_ll128 = collective.get_bool("ll128", false);
   collective.finish();
   gpu.finish();
   cfg.memory = read_gpu_memory_config(memory);

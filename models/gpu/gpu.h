@@ -40,6 +40,9 @@ struct GpuConfig {
   // (`gpu.collective.channels`): a CU collective's default when its workload gives
   // none; 0: one channel per CU given.
   std::uint32_t collective_channels = 0;
+  // Whether the library enables LL128 here (`gpu.collective.ll128`): a candidate of
+  // the `auto` protocol choice (models/collectives/protocol_tuner.h).
+  bool collective_ll128 = false;
 };
 
 // Reads the kernel-shape keys of a GEMM (tile_m, tile_n, k_step, stages, wfs_per_wg,

@@ -77,6 +77,12 @@ struct MemRequest {
   std::uint32_t track_wg = kNoWg;
   std::uint8_t track_wf = 0;
 
+  // A remote write's bytes on the wire per payload byte, as wire_num / wire_den: a
+  // collective protocol that carries its flags inside the data (NCCL LL: 8 B of data
+  // per 16 B line, 2/1; LL128: 120 B per 128 B line, 16/15). Only the network reads it.
+  std::uint8_t wire_num = 1;
+  std::uint8_t wire_den = 1;
+
   // Bytes moved: all rows (the gaps between rows excluded).
   std::uint64_t total_bytes() const { return std::uint64_t{bytes} * rows; }
 };

@@ -570,7 +570,7 @@ NetPacket Network::Impl::cut(PeerPort& port) {
   pkt.kind = r.op == MemOp::kUpdate ? NetPacket::Kind::kUpdate : NetPacket::Kind::kWrite;
   pkt.address = r.address + std::uint64_t{e.row} * r.row_stride + e.offset;
   pkt.bytes = len;
-  pkt.wire_bytes = len;
+  pkt.wire_bytes = static_cast<std::uint32_t>((std::uint64_t{len} * r.wire_num + r.wire_den - 1) / r.wire_den);
   pkt.request = e.slot;
   pkt.track_wg = r.track_wg;
   pkt.track_wf = r.track_wf;
@@ -771,7 +771,11 @@ void Network::Impl::inject(PeerPort& port, MemRequest&& req) {
                 fmt::format("{} data words for {} x {} B", words, req.rows, req.bytes));
     granule = static_cast<std::uint32_t>(req.total_bytes() / words);
   }
-  const auto packet = static_cast<std::uint32_t>(cfg_.packet_bytes);
+  T3SIM_CHECK(req.wire_num >= req.wire_den && req.wire_den > 0,
+              fmt::format("wire expansion {}/{} below one", req.wire_num, req.wire_den));
+  // A packet's wire bytes (payload x wire_num / wire_den) stay within packet_size.
+  const auto packet = static_cast<std::uint32_t>(std::max<std::uint64_t>(
+      1, cfg_.packet_bytes * req.wire_den / req.wire_num));
   const std::uint32_t cut_bytes = granule == 0 ? packet : std::max(granule, packet / granule * granule);
   const std::uint64_t per_row = (std::uint64_t{req.bytes} + cut_bytes - 1) / cut_bytes;
 

@@ -21,33 +21,51 @@ SublayerOptions read_sublayer_options(ConfigNode c, std::uint32_t value_granule)
   return o;
 }
 
-ChannelPipeline read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule) {
-  ChannelPipeline p;
-  p.step_bytes = c.get_bytes("step_size", p.step_bytes, 1, 1ULL << 30);
-  if (value_granule > 0 && p.step_bytes % value_granule != 0)
-    c.fail("step_size", fmt::format("{} B is not a multiple of the {}-byte value granule "
-                                    "(system.memory.hbm.value_granule)",
-                                    p.step_bytes, value_granule));
-  p.fifo_depth = static_cast<std::uint32_t>(c.get_uint("fifo_depth", p.fifo_depth, 1, 512));
-  p.slice_steps = static_cast<std::uint32_t>(c.get_uint("slice_steps", p.slice_steps, 1, 64));
-  p.chunk_steps = static_cast<std::uint32_t>(c.get_uint("chunk_steps", p.chunk_steps, 1, 512));
-  if (p.slice_bytes() > (1ULL << 31))
-    c.fail("step_size", fmt::format("a slice of {} steps of {} B exceeds 2 GiB (expected a smaller step_size)",
-                                    p.slice_steps, p.step_bytes));
-  if (p.fifo_depth % p.slice_steps != 0 || p.fifo_depth / p.slice_steps > 64)
-    c.fail("fifo_depth", fmt::format("{} steps do not hold whole slices of {} steps (expected a multiple of "
-                                     "slice_steps, at most 64 slices)",
-                                     p.fifo_depth, p.slice_steps));
-  if (p.fifo_depth < p.chunk_steps + p.slice_steps)
-    c.fail("fifo_depth", fmt::format("{} steps do not exceed a chunk of {} steps by a slice of {} (expected at least "
-                                     "{}: every GPU sends a whole chunk before it receives, so a smaller FIFO "
-                                     "deadlocks the ring)",
-                                     p.fifo_depth, p.chunk_steps, p.slice_steps, p.chunk_steps + p.slice_steps));
-  if (p.chunk_steps % p.slice_steps != 0 || p.chunk_steps / p.slice_steps > 64)
-    c.fail("chunk_steps", fmt::format("{} steps are not whole slices of {} steps (expected a multiple of "
-                                      "slice_steps, at most 64 slices)",
-                                      p.chunk_steps, p.slice_steps));
-  return p;
+ChannelPipelineSpec read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule) {
+  ChannelPipelineSpec spec;
+  const std::string protocol = c.get_enum("protocol", "auto", {"auto", "simple", "ll", "ll128"});
+  spec.protocol = protocol == "auto"     ? std::nullopt
+                  : protocol == "simple" ? std::optional(CollectiveProtocol::kSimple)
+                  : protocol == "ll"     ? std::optional(CollectiveProtocol::kLl)
+                                         : std::optional(CollectiveProtocol::kLl128);
+  if (c.has("step_size")) spec.step_bytes = c.get_bytes("step_size", 0, 1, 1ULL << 30);
+  if (c.has("fifo_depth")) spec.fifo_depth = static_cast<std::uint32_t>(c.get_uint("fifo_depth", 0, 1, 512));
+  if (c.has("slice_steps")) spec.slice_steps = static_cast<std::uint32_t>(c.get_uint("slice_steps", 0, 1, 64));
+  if (c.has("chunk_steps")) spec.chunk_steps = static_cast<std::uint32_t>(c.get_uint("chunk_steps", 0, 1, 512));
+  std::vector<CollectiveProtocol> candidates;
+  if (spec.protocol) {
+    candidates.push_back(*spec.protocol);
+  } else {
+    candidates = {CollectiveProtocol::kSimple, CollectiveProtocol::kLl, CollectiveProtocol::kLl128};
+  }
+  for (const CollectiveProtocol candidate : candidates) {
+    const ChannelPipeline p = spec.resolve(candidate);
+    // Name the key the user gave, or the protocol whose default clashes with it.
+    const std::string with =
+        spec.protocol ? std::string() : fmt::format(" under protocol {} (auto may choose it)", to_string(candidate));
+    if (value_granule > 0 && p.step_bytes % value_granule != 0)
+      c.fail("step_size", fmt::format("{} B is not a multiple of the {}-byte value granule "
+                                      "(system.memory.hbm.value_granule){}",
+                                      p.step_bytes, value_granule, with));
+    if (p.slice_bytes() > (1ULL << 31))
+      c.fail("step_size", fmt::format("a slice of {} steps of {} B exceeds 2 GiB (expected a smaller step_size){}",
+                                      p.slice_steps, p.step_bytes, with));
+    if (p.fifo_depth % p.slice_steps != 0 || p.fifo_depth / p.slice_steps > 64)
+      c.fail("fifo_depth", fmt::format("{} steps do not hold whole slices of {} steps (expected a multiple of "
+                                       "slice_steps, at most 64 slices){}",
+                                       p.fifo_depth, p.slice_steps, with));
+    if (p.fifo_depth < p.chunk_steps + p.slice_steps)
+      c.fail("fifo_depth", fmt::format("{} steps do not exceed a chunk of {} steps by a slice of {} (expected at "
+                                       "least {}: every GPU sends a whole chunk before it receives, so a smaller "
+                                       "FIFO deadlocks the ring){}",
+                                       p.fifo_depth, p.chunk_steps, p.slice_steps, p.chunk_steps + p.slice_steps,
+                                       with));
+    if (p.chunk_steps % p.slice_steps != 0 || p.chunk_steps / p.slice_steps > 64)
+      c.fail("chunk_steps", fmt::format("{} steps are not whole slices of {} steps (expected a multiple of "
+                                        "slice_steps, at most 64 slices){}",
+                                        p.chunk_steps, p.slice_steps, with));
+  }
+  return spec;
 }
 
 PhaseTraffic dram_totals(GpuMemory& mem, Stream s) {

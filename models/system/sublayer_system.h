@@ -27,6 +27,7 @@
 #include "models/collectives/node_collective.h"
 #include "models/system/gemm_system.h"
 #include "models/node/node.h"
+#include "models/collectives/protocol_tuner.h"
 #include "models/system/sublayer_configuration.h"
 
 namespace t3sim {
@@ -35,7 +36,7 @@ class ConfigNode;
 
 struct SublayerOptions {
   std::uint32_t channels = 0;            // collective WGs; 0: one per CU
-  ChannelPipeline pipeline;           // ring kernels' FIFO and slice sizes (NCCL Simple defaults)
+  ChannelPipelineSpec pipeline;       // ring kernels' protocol (auto unless given), FIFO and slice sizes
   std::string functional = "auto";       // auto | values | off
   std::uint64_t values_limit = 16ULL << 20;  // auto: values when the output is at most this
   // t3 / t3-mca: the all-gather after the fused RS. cu: the CU ring AG (the paper's
@@ -45,10 +46,12 @@ struct SublayerOptions {
   std::string t3_all_gather = "cu";
 };
 
-// A CU collective's channel pipeline keys (step_size, fifo_depth, slice_steps,
-// chunk_steps) from a workload or its `collective:` section; steps are whole
-// `value_granule`s (the system's memory.hbm.value_granule).
-ChannelPipeline read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule);
+// A CU collective's channel pipeline keys (protocol: simple | ll | ll128 | auto, the
+// default; step_size, fifo_depth, slice_steps, chunk_steps over the protocol's
+// defaults) from a workload or its `collective:` section; steps are whole
+// `value_granule`s (the system's memory.hbm.value_granule). The sizes given are
+// checked with every protocol they may run with (auto: all three).
+ChannelPipelineSpec read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule);
 
 // The `collective:` section of a GEMM workload (optional).
 SublayerOptions read_sublayer_options(ConfigNode collective, std::uint32_t value_granule);

@@ -1,0 +1,175 @@
+// Collective protocols (issue 16, item 2): NCCL's tuner as `auto` chooses, the
+// workload keys and their errors, and the LL / LL128 traces (lines on the wire,
+// unfenced flags). Their timing and values on a node: tests/test_node.cpp
+// (NodeProtocol.*, NodeFunctional.*).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "models/collectives/protocol_tuner.h"
+#include "models/system/sublayer_system.h"
+#include "sim/config.h"
+#include "sim/error.h"
+#include "trace/collective.h"
+#include "trace/trace.h"
+
+namespace t3sim {
+namespace {
+
+ProtocolTunerInput h200_rs(std::uint64_t bytes, bool ll128 = true) {
+  ProtocolTunerInput in;
+  in.kind = CollectiveKind::kRingReduceScatter;
+  in.array_bytes = bytes;
+  in.num_gpus = 4;
+  in.channels = 24;
+  in.link_bytes_per_second = 396e9;
+  in.ll128 = ll128;
+  return in;
+}
+
+// The tuner's formula, checked by hand for LL on the H200 node: 3 steps,
+// latency 3.6 + 3 x 0.47 us, bus bandwidth a third of 396 GB/s, algorithm
+// bandwidth x 4/3; 1 MiB.
+TEST(ProtocolTuner, EstimatesFollowNcclsModel) {
+  const auto estimates = estimate_protocols(h200_rs(1 << 20));
+  ASSERT_EQ(estimates.size(), 3u);
+  const ProtocolEstimate& ll = estimates[1];
+  EXPECT_EQ(ll.protocol, CollectiveProtocol::kLl);
+  EXPECT_DOUBLE_EQ(ll.latency_us, 3.6 + 3 * 0.47);
+  EXPECT_DOUBLE_EQ(ll.bus_gbps, 132.0);
+  EXPECT_NEAR(ll.time_us, 3.6 + 3 * 0.47 + 1048576.0 / (1000.0 * 132.0 * 4 / 3), 1e-9);
+  // LL128: 0.92 of the link, under 15.2 GB/s x 24 channels = 364.8.
+  EXPECT_DOUBLE_EQ(estimates[2].bus_gbps, 364.32);
+  ProtocolTunerInput few = h200_rs(1 << 20);
+  few.channels = 2;
+  EXPECT_DOUBLE_EQ(estimate_protocols(few)[2].bus_gbps, 30.4) << "the per-channel cap binds";
+}
+
+// By size on 4 x H200: LL for small, LL128 for medium, Simple for large
+// (crossovers about 3 MB and 18 MB here); without LL128 it is never chosen.
+TEST(ProtocolTuner, AutoPicksByLatencyThenBandwidth) {
+  EXPECT_EQ(choose_protocol(h200_rs(256 << 10)), CollectiveProtocol::kLl);
+  EXPECT_EQ(choose_protocol(h200_rs(2 << 20)), CollectiveProtocol::kLl);
+  EXPECT_EQ(choose_protocol(h200_rs(8 << 20)), CollectiveProtocol::kLl128);
+  EXPECT_EQ(choose_protocol(h200_rs(96 << 20)), CollectiveProtocol::kSimple);
+  EXPECT_EQ(choose_protocol(h200_rs(8 << 20, false)), CollectiveProtocol::kSimple);
+  EXPECT_EQ(choose_protocol(h200_rs(256 << 10, false)), CollectiveProtocol::kLl);
+  ProtocolTunerInput direct = h200_rs(256 << 10);
+  direct.kind = CollectiveKind::kDirectReduceScatter;
+  EXPECT_EQ(choose_protocol(direct), CollectiveProtocol::kSimple) << "direct kernels have Simple only";
+  // All-reduce: twice the steps, LL at a quarter: LL's range ends earlier.
+  ProtocolTunerInput ar = h200_rs(2 << 20);
+  ar.kind = CollectiveKind::kRingAllReduce;
+  EXPECT_EQ(choose_protocol(ar), CollectiveProtocol::kLl128);
+}
+
+TEST(ChannelPipeline, ProtocolDefaultsAreNcclsBuffers) {
+  const ChannelPipeline simple = ChannelPipeline::for_protocol(CollectiveProtocol::kSimple);
+  EXPECT_EQ(simple.slice_bytes(), 1u << 20);
+  EXPECT_EQ(simple.fifo_slices(), 4u);
+  EXPECT_EQ(simple.chunk_slices(), 2u);
+  const ChannelPipeline ll = ChannelPipeline::for_protocol(CollectiveProtocol::kLl);
+  EXPECT_EQ(ll.slice_bytes(), 32u << 10);
+  EXPECT_EQ(ll.fifo_slices(), 8u);
+  EXPECT_EQ(ll.chunk_slices(), 1u);
+  const ChannelPipeline ll128 = ChannelPipeline::for_protocol(CollectiveProtocol::kLl128);
+  EXPECT_EQ(ll128.slice_bytes(), 576000u);
+  EXPECT_EQ(ll128.fifo_slices(), 8u);
+}
+
+ChannelPipelineSpec read(const std::string& yaml) {
+  const ConfigTree tree = ConfigTree::parse(yaml, "w.yaml");
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  ConfigNode w = root.child("workload");
+  return read_channel_pipeline(w, 32);
+}
+
+TEST(ChannelPipeline, WorkloadKeysOverTheProtocolsDefaults) {
+  EXPECT_FALSE(read("workload:\n  size: 1\n").protocol.has_value()) << "auto by default";
+  const ChannelPipelineSpec ll = read("workload:\n  protocol: ll\n  fifo_depth: 16\n");
+  ASSERT_TRUE(ll.protocol.has_value());
+  EXPECT_EQ(*ll.protocol, CollectiveProtocol::kLl);
+  const ChannelPipeline resolved = ll.resolve(*ll.protocol);
+  EXPECT_EQ(resolved.fifo_depth, 16u);
+  EXPECT_EQ(resolved.step_bytes, 32u << 10) << "LL's step where none is given";
+}
+
+TEST(ChannelPipeline, BadKeysAreErrorsAtTheKey) {
+  try {
+    read("workload:\n  protocol: ll129\n");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "workload.protocol");
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("did you mean 'll128'"));
+  }
+  // Under auto, a FIFO that Simple's chunk would deadlock names the protocol.
+  try {
+    read("workload:\n  fifo_depth: 4\n");
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "workload.fifo_depth");
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("under protocol simple"));
+  }
+  EXPECT_NO_THROW(read("workload:\n  protocol: ll\n  fifo_depth: 4\n")) << "LL's chunk is one step";
+}
+
+// LL / LL128 kernels: the remote stores carry their lines, the flag sets are
+// unfenced; Simple's are neither. The text format round-trips them.
+TEST(ProtocolTrace, RemoteStoresCarryLinesAndSetsAreUnfenced) {
+  for (const CollectiveProtocol protocol :
+       {CollectiveProtocol::kSimple, CollectiveProtocol::kLl, CollectiveProtocol::kLl128}) {
+    CollectiveTraceParams p;
+    p.kind = CollectiveKind::kRingReduceScatter;
+    p.num_gpus = 4;
+    p.array_bytes = 4 << 20;
+    p.channels = 2;
+    p.set_pipeline(ChannelPipeline::for_protocol(protocol));
+    const std::vector<KernelTrace> traces = make_collective_traces(p);
+    ASSERT_EQ(traces.size(), 1u);
+    const std::uint8_t lines = protocol == CollectiveProtocol::kLl      ? kTraceLl
+                               : protocol == CollectiveProtocol::kLl128 ? kTraceLl128
+                                                                        : 0;
+    std::size_t remote_stores = 0, sets = 0;
+    for (const TraceProgram& prog : traces[0].programs) {
+      for (const TraceOp& op : prog.ops) {
+        if (op.kind == TraceOpKind::kStore && (op.flags & kTraceRemote) != 0) {
+          ++remote_stores;
+          EXPECT_EQ(op.flags & (kTraceLl | kTraceLl128), lines);
+        }
+        if (op.kind == TraceOpKind::kSet) {
+          ++sets;
+          EXPECT_EQ((op.flags & kTraceUnfenced) != 0, protocol != CollectiveProtocol::kSimple);
+        }
+      }
+    }
+    EXPECT_GT(remote_stores, 0u);
+    EXPECT_GT(sets, 0u);
+    std::ostringstream text;
+    write_trace(traces[0], text);
+    EXPECT_TRUE(parse_trace(text.str(), "round.trace") == traces[0]) << to_string(protocol);
+  }
+}
+
+TEST(ProtocolTrace, LinesNeedARemoteStoreAndOneKind) {
+  const auto error = [](const std::string& op) {
+    try {
+      parse_trace("t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\n  " + op + "\nend\nwgs 1\nwg 0 p\n", "bad.trace");
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error("store 0 64 ll"), ::testing::HasSubstr("need peer=P"));
+  EXPECT_THAT(error("store 0 64 ll ll128 peer=1"), ::testing::HasSubstr("either LL or LL128"));
+  EXPECT_THAT(error("load 0 64 ll"), ::testing::HasSubstr("load"));
+  EXPECT_EQ(error("store 0 64 ll128 peer=1"), "no error");
+  EXPECT_EQ(error("set 3 1 unfenced peer=1"), "no error");
+  EXPECT_THAT(error("wait 3 1 unfenced"), ::testing::HasSubstr("wait"));
+}
+
+}  // namespace
+}  // namespace t3sim
