@@ -150,8 +150,14 @@ def main() -> int:
             pts = lines[label]
             ax.plot([p[0] * scale for p in pts], [p[column] for p in pts], marker="o", label=label)
         ax.set_xscale("log", base=2 if x_kind == "channels" else 10)
+        if x_kind == "channels":  # the swept counts as plain numbers, not powers of two
+            ticks = sorted({p[0] for pts in lines.values() for p in pts})
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
         if logy:
             ax.set_yscale("log")
+        else:
+            ax.set_ylim(bottom=0)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
