@@ -69,16 +69,17 @@ TEST(Mi300x, RingAllGatherValuesCheckOnEveryGpu) {
   EXPECT_EQ(metric(out, "num_gpus"), "8");
 }
 
-// A large ring all-gather at RCCL's 64 channels keeps the ring's link busy: its time
-// is within 10 % of the link bound (N-1)/N x S / B + (N-1) x latency (the ring loads
-// one link per GPU). Timing only, GPU 0 simulated with its peers mirrored (the ring is
-// symmetric).
+// A large ring all-gather at RCCL's 64 channels keeps its rings' links busy: its
+// time is within 10 % of the link bound (N-1)/N x S / (R x B) + (N-1) x latency, R = 4
+// rings (strides 1, 7, 3, 5: 4 of each GPU's 7 links; NodeCollective). The latency
+// term is the unpipelined one, so the bound holds to 0.1 %. Timing only, GPU 0
+// simulated with its peers mirrored (the rings are shift-invariant).
 TEST(Mi300x, LargeRingAllGatherReachesItsLinkBound) {
   const RunOutcome out =
       run_ring_all_gather({"workload.size=64MiB", "workload.functional=off", "run.mode=homogeneous"});
   const double time = std::stod(metric(out, "time_ps"));
   const double bound = std::stod(metric(out, "analytical_ps"));
-  EXPECT_GE(time, bound) << "faster than the link allows";
+  EXPECT_GE(time, 0.999 * bound) << "faster than the links allow";
   EXPECT_LE(time, 1.10 * bound) << "time " << time * 1e-6 << " us, bound " << bound * 1e-6 << " us";
 }
 

@@ -121,7 +121,11 @@ INSTANTIATE_TEST_SUITE_P(
                       FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "ring", 4,
                                      CollectiveProtocol::kLl128},
                       FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "switch", 4,
-                                     CollectiveProtocol::kLl128}));
+                                     CollectiveProtocol::kLl128},
+                      // Fully connected: the channels run the rings of strides 1, 4, 2, 3.
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "fully-connected", 5},
+                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "fully-connected", 5,
+                                     CollectiveProtocol::kLl}));
 
 TEST(NodeCollective, DmaCannotReduce) {
   Simulator sim(1);
@@ -239,6 +243,38 @@ TEST(NodeProtocol, FifoDepthHidesTheCreditRoundTrip) {
   EXPECT_LT(deep, 1.2 * bound) << deep << " " << bound;
   EXPECT_GT(shallow, deep + pieces * 10e-6 / 4) << "the shallow FIFO pays part of a round trip per piece";
   EXPECT_NEAR(deeper, deep, deep * 1e-4) << "nothing left to hide";
+}
+
+// A fully-connected node's ring channels take different links (RCCL's channels run
+// different ring orders): on 8 GPUs the rings of strides 1, 7, 3, 5 are
+// edge-disjoint, so 8 channels move 4 links' worth, and the time meets the
+// link bound over 4 links; one channel uses one link. Homogeneous mode mirrors the
+// stride rings: the same time, and the values check.
+TEST(NodeTiming, FullyConnectedRingsSpreadOverTheLinks) {
+  const std::vector<std::string> fc = {"net.topology=fully-connected", "memory.hbm.channels=256",
+                                       "gpu.cu.load_bytes_per_cycle=0"};
+  const NodeConfig full = table1(8, NetMode::kFull, fc);
+  const std::uint64_t bytes = 24'000'000;
+  NodeCollectiveParams p = ring(CollectiveKind::kRingAllGather, bytes, 8);
+  Simulator sim(1);
+  Node node(sim, full);
+  NodeCollective c(node, p);
+  EXPECT_EQ(c.ring_strides(), (std::vector<std::uint32_t>{1, 7, 3, 5}));
+  const double four = seconds(run_collective(full, p).time);
+  const double bound = seconds(c.link_bound());
+  EXPECT_GE(four, bound);
+  EXPECT_LT(four, 1.1 * bound) << four << " " << bound;
+  p.channels = 1;
+  const double one = seconds(run_collective(full, p).time);
+  EXPECT_GT(one, 3.0 * four) << one << " " << four;
+
+  NodeCollectiveParams v = ring(CollectiveKind::kRingAllGather, 8 * 32 * 1000, 8);
+  v.values = true;
+  const CollectiveRun hom = run_collective(table1(8, NetMode::kHomogeneous, fc), v);
+  EXPECT_EQ(hom.error, "");
+  EXPECT_GT(hom.words_checked, 0u);
+  const CollectiveRun ful = run_collective(full, v);
+  EXPECT_NEAR(seconds(hom.time), seconds(ful.time), seconds(ful.time) * 0.02);
 }
 
 // Issue 16's calibration data: an SM push kernel (one CTA loads its GPU's buffer and

@@ -66,6 +66,19 @@ TEST(ProtocolTuner, AutoPicksByLatencyThenBandwidth) {
   EXPECT_EQ(choose_protocol(ar), CollectiveProtocol::kLl128);
 }
 
+TEST(RingStrides, CoprimeStridesInPairsOfARingAndItsReverse) {
+  EXPECT_EQ(coprime_ring_strides(2), (std::vector<std::uint32_t>{1}));
+  EXPECT_EQ(coprime_ring_strides(4), (std::vector<std::uint32_t>{1, 3}));
+  EXPECT_EQ(coprime_ring_strides(5), (std::vector<std::uint32_t>{1, 4, 2, 3}));
+  EXPECT_EQ(coprime_ring_strides(8), (std::vector<std::uint32_t>{1, 7, 3, 5}));
+  CollectiveTraceParams p;
+  p.kind = CollectiveKind::kRingAllGather;
+  p.num_gpus = 8;
+  p.array_bytes = 1 << 20;
+  p.ring_strides = {2};
+  EXPECT_THROW(validate_collective(p), UserError) << "stride 2 does not visit every GPU of 8";
+}
+
 TEST(ChannelPipeline, ProtocolDefaultsAreNcclsBuffers) {
   const ChannelPipeline simple = ChannelPipeline::for_protocol(CollectiveProtocol::kSimple);
   EXPECT_EQ(simple.slice_bytes(), 1u << 20);

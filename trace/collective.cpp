@@ -232,6 +232,16 @@ std::uint64_t collective_out_base(const CollectiveTraceParams& p) {
   return align_up(collective_recv_base(p) + collective_recv_bytes(p), kBaseAlign);
 }
 
+std::vector<std::uint32_t> coprime_ring_strides(std::uint32_t num_gpus) {
+  std::vector<std::uint32_t> out;
+  for (std::uint32_t k = 1; 2 * k <= num_gpus; ++k) {
+    if (std::gcd(k, num_gpus) != 1) continue;
+    out.push_back(k);
+    if (num_gpus - k != k) out.push_back(num_gpus - k);
+  }
+  return out;
+}
+
 std::uint64_t collective_flags_used(const CollectiveTraceParams& p) { return std::uint64_t{p.channels} * p.num_gpus; }
 
 std::uint64_t collective_flag(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t index) {
@@ -246,7 +256,8 @@ std::string describe(const CollectiveTraceParams& p) {
       to_string(p.kind), p.num_gpus, p.gpu, p.array_bytes, p.element_bytes, p.granule, p.channels, p.slice_bytes,
       p.fifo_slices, p.chunk_slices, p.adds_per_cycle, p.data_base, collective_recv_base(p), collective_out_base(p), p.flag_base,
       collective_flags_used(p), p.data_uncached ? "uncached" : "cached") +
-         (p.protocol == CollectiveProtocol::kSimple ? std::string() : fmt::format(" protocol={}", to_string(p.protocol)));
+         (p.protocol == CollectiveProtocol::kSimple ? std::string() : fmt::format(" protocol={}", to_string(p.protocol))) +
+         (p.ring_strides.empty() ? std::string() : fmt::format(" ring_strides={}", fmt::join(p.ring_strides, ",")));
 }
 
 void validate_collective(const CollectiveTraceParams& p) {
@@ -293,6 +304,10 @@ void validate_collective(const CollectiveTraceParams& p) {
   }
   // Every GPU sends a whole piece's first step before it receives: a FIFO that holds
   // no more than that deadlocks the ring (NCCL: 8 steps against chunks of 4).
+  for (const std::uint32_t k : p.ring_strides) {
+    if (k == 0 || k >= p.num_gpus || std::gcd(k, p.num_gpus) != 1)
+      bad("ring_strides", fmt::format("{} is no ring of {} GPUs (expected 1..N-1, coprime with N)", k, p.num_gpus));
+  }
   if (is_ring(p.kind) && p.fifo_slices <= p.chunk_slices)
     bad("fifo_slices", fmt::format("{} slices in flight do not exceed the {} of a piece (expected more, or the "
                                    "ring deadlocks)",
@@ -530,16 +545,18 @@ struct Builder {
     }
     return r;
   }
-  // The chunk GPU `gpu` works on at step s (the receiver at s+1 works on the same one).
-  std::uint32_t ring_chunk(std::uint32_t gpu, std::uint32_t s) const {
+  // The chunk GPU `gpu` works on at step s of a ring of stride k (the receiver,
+  // gpu + k, works on the same one at s+1): the chunk of the GPU s + shift hops back.
+  std::uint32_t ring_chunk(std::uint32_t gpu, std::uint32_t s, std::uint32_t k) const {
     const std::int64_t shift = p.kind == CollectiveKind::kRingAllGather ? 0 : 1;
-    return wrap(static_cast<std::int64_t>(gpu) - static_cast<std::int64_t>(s) - shift, N);
+    return wrap(static_cast<std::int64_t>(gpu) - (static_cast<std::int64_t>(s) + shift) * k, N);
   }
   std::vector<ByteRange> partial_piece(std::uint64_t bytes) const { return ring_partial_piece(p, bytes); }
 
   void ring(ChannelProgram& b, std::uint32_t channel) const {
     const std::uint32_t steps = ring_steps();
-    const std::uint32_t prev = gpu_at(-1), next = gpu_at(1);
+    const std::uint32_t stride = p.ring_stride(channel);
+    const std::uint32_t prev = gpu_at(-static_cast<std::int64_t>(stride)), next = gpu_at(stride);
     const std::uint64_t piece = std::uint64_t{p.chunk_slices} * p.slice_bytes;
     const std::uint64_t fifo = p.fifo_slices;
     const std::uint64_t full_pieces = ring_full_pieces(p, channel);
@@ -600,7 +617,7 @@ struct Builder {
       std::int64_t sent = idx * static_cast<std::int64_t>(sent_per_piece), received = sent;
       for (std::uint32_t s = 0; s < steps; ++s) {
         const RingRole r = ring_role(s);
-        const std::uint32_t c = ring_chunk(g, s);
+        const std::uint32_t c = ring_chunk(g, s, stride);
         const ByteRange share = collective_share(p, c, channel);
         for (std::uint32_t j = 0; j < p.chunk_slices; ++j) {
           const std::int64_t off = static_cast<std::int64_t>(share.first + index * piece) + j * slice;
@@ -629,7 +646,7 @@ struct Builder {
     std::int64_t sent = static_cast<std::int64_t>(full_pieces * sent_per_piece), received = sent;
     for (std::uint32_t s = 0; s < steps; ++s) {
       const RingRole r = ring_role(s);
-      const std::uint32_t c = ring_chunk(g, s);
+      const std::uint32_t c = ring_chunk(g, s, stride);
       const ByteRange share = collective_share(p, c, channel);
       const std::uint64_t start = full_pieces * piece;
       const std::vector<ByteRange> slices = partial_piece(share.bytes - start);

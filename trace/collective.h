@@ -215,6 +215,15 @@ struct CollectiveTraceParams {
   std::uint32_t fifo_slices = 4;         // slices in flight per channel connection (8 steps / 2)
   std::uint32_t chunk_slices = 2;        // slices per piece walked through the ring (4 steps / 2)
   CollectiveProtocol protocol = CollectiveProtocol::kSimple;  // ring kernels (direct ones: simple)
+  // Ring kernels: channel c runs the ring of stride ring_strides[c mod size] (GPU g
+  // sends to g + k and receives from g - k; k coprime with N, so the ring visits
+  // every GPU). Empty: {1}, the ring 0 -> 1 -> ... -> N-1 -> 0. Different strides use
+  // different links of a fully-connected node (as RCCL's channels use different ring
+  // orders); the rings stay shift-invariant, so homogeneous mode mirrors them.
+  std::vector<std::uint32_t> ring_strides;
+  std::uint32_t ring_stride(std::uint32_t channel) const {
+    return ring_strides.empty() ? 1 : ring_strides[channel % ring_strides.size()];
+  }
   void set_pipeline(const ChannelPipeline& c) {
     protocol = c.protocol;
     slice_bytes = c.slice_bytes();
@@ -266,6 +275,10 @@ std::uint64_t collective_fifo_slot_bytes(const CollectiveTraceParams& p);
 // 16 B per thread, unrolled 4 times; COLL_UNROLL), granule-aligned.
 std::uint64_t collective_copy_bytes(const CollectiveTraceParams& p);
 std::uint64_t collective_fifo_slot(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t slot);
+// The strides whose rings are edge-disjoint Hamiltonian cycles of N fully-connected
+// GPUs: every k in 1..N-1 coprime with N, in the order 1, N-1, 3, N-3, ... (a ring
+// and its reverse first), so the first channels spread over the most links.
+std::vector<std::uint32_t> coprime_ring_strides(std::uint32_t num_gpus);
 // Flag ids a kernel of these params uses (count), starting at flag_base.
 std::uint64_t collective_flags_used(const CollectiveTraceParams& p);
 // flag_base + channel x N + index (index: 0 tail, 1 head for ring kernels; the direct distance).

@@ -27,14 +27,22 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
   // one per CU given; else one per CU given.
   const std::uint32_t library = node.config().gpu.collective_channels;
   channels_ = p.channels != 0 ? p.channels : library != 0 ? std::min(library, cus) : cus;
+  // On a fully-connected node the channels' rings take different links (RCCL's
+  // channels run different ring orders): the edge-disjoint rings of coprime strides,
+  // channel c on the (c mod count)-th. A ring or switch has one ring's worth of
+  // links per direction here (T3's ring baseline uses one direction).
+  if (node.config().net.topology == "fully-connected" && p.kind.algorithm == CollectiveAlgorithm::kRing)
+    ring_strides_ = coprime_ring_strides(n);
   // Ring kernels run the workload's protocol, or NCCL's tuner's choice (auto); the
   // direct ones have only Simple's bulk slices.
   if (p.kind.algorithm == CollectiveAlgorithm::kRing) {
     protocol_ = p.pipeline.protocol
                     ? *p.pipeline.protocol
-                    : choose_protocol(ProtocolTunerInput{p.kind, p.array_bytes, n, channels_,
-                                                         static_cast<double>(node.config().net.link.bandwidth.bytes_per_second()),
-                                                         node.config().gpu.collective_ll128});
+                    : choose_protocol(ProtocolTunerInput{
+                          p.kind, p.array_bytes, n, channels_,
+                          static_cast<double>(node.config().net.link.bandwidth.bytes_per_second()) *
+                              static_cast<double>(std::min<std::size_t>(std::max<std::size_t>(ring_strides_.size(), 1), channels_)),
+                          node.config().gpu.collective_ll128});
   }
   const ChannelPipeline pipeline = p.pipeline.resolve(protocol_);
 
@@ -48,6 +56,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     t.granule = granule_;
     t.channels = channels_;
     t.set_pipeline(pipeline);
+    t.ring_strides = ring_strides_;
     t.data_base = p.data_base;
     t.data_uncached = p.data_uncached;
     t.flag_base = p.flag_base;
@@ -259,7 +268,10 @@ Tick NodeCollective::link_bound() const {
   const double s = static_cast<double>(p_.array_bytes);
   const double bw = static_cast<double>(cfg.net.link.bandwidth.bytes_per_second());
   const double latency = static_cast<double>(cfg.net.link.latency.ps()) * 1e-12;
-  const double seconds = is_ring(p_.kind) ? passes(p_.kind) * ((n - 1.0) / n * s / bw + (n - 1.0) * latency)
+  // Ring: each GPU sends (N-1)/N of the array per pass, over as many links as the
+  // channels' distinct rings use.
+  const double rings = ring_strides_.empty() ? 1.0 : std::min<double>(ring_strides_.size(), channels_);
+  const double seconds = is_ring(p_.kind) ? passes(p_.kind) * ((n - 1.0) / n * s / (rings * bw) + (n - 1.0) * latency)
                                           : s / n / bw + latency;
   return Tick(static_cast<std::uint64_t>(seconds * 1e12));
 }
@@ -295,6 +307,7 @@ nlohmann::json NodeCollective::results(std::uint64_t words_checked) const {
           {"array_bytes", p_.array_bytes},
           {"channels", channels_},
           {"protocol", to_string(protocol_)},
+          {"ring_strides", ring_strides_.empty() && is_ring(p_.kind) ? std::vector<std::uint32_t>{1} : ring_strides_},
           {"time_ps", end.ps()},
           {"analytical_ps", link_bound().ps()},
           {"algbw_GBps", algbw},

@@ -74,6 +74,8 @@ class NodeCollective final : public Collective {
   std::uint32_t channels() const { return channels_; }
   // The ring kernels' protocol (the workload's, or the tuner's choice for auto).
   CollectiveProtocol protocol() const { return protocol_; }
+  // The ring strides the channels run (empty: one ring, stride 1).
+  const std::vector<std::uint32_t>& ring_strides() const { return ring_strides_; }
 
   // The link-bound lower bound of this collective on its node: a ring moves (N-1)/N
   // of the array over each link per pass (two passes for all-reduce) plus a link
@@ -96,6 +98,7 @@ class NodeCollective final : public Collective {
   std::uint32_t granule_;
   std::uint32_t channels_ = 0;
   CollectiveProtocol protocol_ = CollectiveProtocol::kSimple;
+  std::vector<std::uint32_t> ring_strides_;  // ring kernels: the channels' ring strides (empty: 1)
   std::vector<std::uint32_t> cu_mask_;
   std::vector<CollectiveTraceParams> trace_params_;    // per simulated GPU
   std::vector<std::vector<KernelTrace>> traces_;       // per simulated GPU: 1 (2 for AR)
