@@ -72,6 +72,12 @@ const std::vector<GoldenCase>& cases() {
        "ideal-rs-nmc", {"system.num_gpus=4", "run.mode=homogeneous"}},
       {"sublayer_t3_dma_ag_full", "configs/systems/table1.yaml", "configs/workloads/gemm/small.yaml", "t3",
        {"system.num_gpus=4", "run.mode=full", "workload.collective.t3_all_gather=dma"}},
+      // Protocols (issue 16): auto picks LL for a small RS on Table 1, LL128 for a
+      // medium all-reduce on H200 (LL128 enabled there).
+      {"ring_ll_table1", "configs/systems/table1.yaml", "configs/workloads/collectives/ring_rs.yaml", "",
+       {"system.num_gpus=4", "workload.size=256KiB", "workload.cus=8"}},
+      {"ring_ll128_h200", "configs/systems/h200.yaml", "configs/workloads/collectives/ring_rs.yaml", "",
+       {"system.num_gpus=4", "workload.collective=ring-ar", "workload.size=4MiB", "run.mode=homogeneous"}},
       {"sublayer_t3_direct_full", "configs/systems/table1.yaml", "configs/workloads/gemm/small.yaml", "t3",
        {"system.num_gpus=4", "run.mode=full", "system.net.topology=fully-connected"}},
       {"dma_all_gather", "configs/systems/mi300x.yaml", "configs/workloads/collectives/dma_all_gather.yaml", "",

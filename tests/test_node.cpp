@@ -245,6 +245,31 @@ TEST(NodeProtocol, FifoDepthHidesTheCreditRoundTrip) {
   EXPECT_NEAR(deeper, deep, deep * 1e-4) << "nothing left to hide";
 }
 
+// The channel-count curve saturates at the link (issue 16, item 8): with memory out
+// of the way a ring RS gets faster with every channel added until the link is full,
+// then stays at the link bound.
+TEST(NodeTiming, ChannelCurveSaturatesAtTheLinkBound) {
+  const NodeConfig cfg = table1(4, NetMode::kFull, fast_memory());
+  const std::uint64_t bytes = 12'000'000;
+  double previous = 0;
+  std::vector<double> times;
+  for (const std::uint32_t channels : {1u, 2u, 4u, 8u, 16u, 32u}) {
+    NodeCollectiveParams p = ring(CollectiveKind::kRingReduceScatter, bytes);
+    p.channels = channels;
+    const double t = seconds(run_collective(cfg, p).time);
+    if (previous > 0) {
+      EXPECT_LE(t, previous * 1.001) << channels << " channels";
+    }
+    previous = t;
+    times.push_back(t);
+  }
+  const double bound = ring_bound_s(4, bytes);
+  EXPECT_GT(times.front(), 1.5 * bound) << "one channel cannot fill the link";
+  // Within 5 %: the pipeline fill and the partial pieces of small shares.
+  EXPECT_NEAR(times.back(), bound, 0.05 * bound);
+  EXPECT_NEAR(times[4], times.back(), 0.03 * times.back()) << "saturated by 16 channels";
+}
+
 // A fully-connected node's ring channels take different links (RCCL's channels run
 // different ring orders): on 8 GPUs the rings of strides 1, 7, 3, 5 are
 // edge-disjoint, so 8 channels move 4 links' worth, and the time meets the
