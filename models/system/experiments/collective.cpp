@@ -99,6 +99,7 @@ class NodeCollectiveExperiment final : public Experiment {
     const double busbw = out.json["busbw_GBps"].get<double>();
     out.summary = fmt::format(
         "{} ({}-based) of {} B per GPU on {} GPUs ({}, {:.1f} GB/s per direction, {} latency; {} mode)\n"
+        "  channels           {}{}\n"
         "  time               {}\n"
         "  link bound         {}  (simulated {:+.2f}%)\n"
         "  algorithm bw       {:.2f} GB/s\n"
@@ -107,7 +108,10 @@ class NodeCollectiveExperiment final : public Experiment {
         "  functional check   {}\n",
         to_string(p.kind), to_string(p.engine), p.array_bytes, cfg_.num_gpus, cfg_.net.topology,
         static_cast<double>(cfg_.net.link.bandwidth.bytes_per_second()) / 1e9, to_string(cfg_.net.link.latency),
-        to_string(cfg_.mode), to_string(end), to_string(bound),
+        to_string(cfg_.mode), coll_->channels(),
+        p.engine == CollectiveEngine::kCu && p.kind.algorithm == CollectiveAlgorithm::kRing ? fmt::format(", protocol {}", to_string(coll_->protocol()))
+                                                             : std::string(),
+        to_string(end), to_string(bound),
         (static_cast<double>(end.ps()) / static_cast<double>(bound.ps()) - 1.0) * 100.0, algbw, busbw,
         out.json["dram_read_bytes_per_gpu"].get<double>() / 1e6,
         (out.json["dram_write_bytes_per_gpu"].get<double>() + out.json["dram_update_bytes_per_gpu"].get<double>()) /
@@ -116,6 +120,7 @@ class NodeCollectiveExperiment final : public Experiment {
     out.metrics = {
         {"collective", std::string(to_string(p.kind))},
         {"implementation", to_string(p.engine)},
+        {"protocol", std::string(to_string(coll_->protocol()))},
         {"num_gpus", std::to_string(cfg_.num_gpus)},
         {"array_bytes", std::to_string(p.array_bytes)},
         {"time_ps", std::to_string(end.ps())},
