@@ -43,8 +43,6 @@ class GpuMemory::Router final : public MemTarget {
   mutable std::vector<std::uint32_t> refused_list_;
 };
 
-const char* to_string(MemoryModel model) { return model == MemoryModel::kIdeal ? "ideal" : "hbm"; }
-
 GpuMemoryConfig read_gpu_memory_config(ConfigNode memory) {
   GpuMemoryConfig cfg;
   static constexpr const char* kHierarchyKeys[] = {"hbm", "address_map", "mc", "l2", "tracker"};

@@ -34,7 +34,6 @@ enum class MemoryModel : std::uint8_t {
   kHbm,    // L2 + memory controllers + HBM channels (+ T3's tracker)
   kIdeal,  // an IdealMemory: latency + bandwidth, nothing else
 };
-const char* to_string(MemoryModel model);  // "hbm" | "ideal"
 
 struct GpuMemoryConfig {
   MemoryModel model = MemoryModel::kHbm;
