@@ -80,7 +80,7 @@ TEST_F(Cli, ListPrintsTheRegistries) {
 TEST_F(Cli, RunPrintsSummaryOnStdoutAndWritesOutputs) {
   const auto r = t3sim(fmt::format("run {} {} -o '{}'", kSystem, kSmall, (dir_ / "out").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("reduce_scatter"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ring-rs (cu-based)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bus bw"), std::string::npos);
   EXPECT_NE(r.out.find("functional check   passed"), std::string::npos);
   EXPECT_EQ(r.err, "");  // logs only on request
@@ -88,7 +88,7 @@ TEST_F(Cli, RunPrintsSummaryOnStdoutAndWritesOutputs) {
     EXPECT_TRUE(fs::exists(dir_ / "out" / f)) << f;
   const auto results = nlohmann::json::parse(slurp(dir_ / "out" / "results.json"));
   EXPECT_EQ(results["results"]["num_gpus"], 8);
-  EXPECT_TRUE(results["results"]["functional_check"]["passed"].get<bool>());
+  EXPECT_EQ(results["results"]["functional_check"], "passed");
   EXPECT_EQ(results["metadata"]["seed"], 1);
   EXPECT_EQ(results["metadata"]["resolved_config"]["system"]["num_gpus"], 8);
   const auto timeline = nlohmann::json::parse(slurp(dir_ / "out" / "timeline.json"));
@@ -128,9 +128,10 @@ TEST_F(Cli, BadValuesAndOverridesAreUserErrors) {
       {"--config t3", "run.config: a collective alone has no configuration 't3'"},
       {"--config bogus", "run.config: expected one of"},
       {"--set system.net.topology=torus", "system.net.topology: expected one of fully-connected, ring, switch"},
-      {"--set workload.size=1001 --set workload.element_size=2", "not a whole number of 2-byte elements"},
       // Combinations only a model can judge are still user errors.
-      {"--set system.net.packet_size=3", "the packet size must be a multiple of the element size"},
+      {"--set workload.size=1001 --set workload.element_size=2", "1001 is not a whole number of 32-byte granules"},
+      {"--set system.collective_engine.max_outstanding_reads=16", "system.collective_engine: no longer a system key"},
+      {"--set system.memory.l2.size=1MiB", "system.memory.l2: applies to model: hbm only"},
   };
   for (const auto& c : cases) {
     const auto r = t3sim(fmt::format("run {} {} {} -o '{}'", kSystem, kSmall, c.args, (dir_ / "o").string()));
@@ -152,19 +153,20 @@ TEST_F(Cli, UsageErrorsExitTwo) {
 }
 
 TEST_F(Cli, UnfinishedRunIsASimulationErrorWithExitOneAndAReport) {
-  // Stopped after 2us: every engine is still in its first ring step.
+  // Stopped after 2us: every GPU is still running the collective kernel.
   const auto r = t3sim(fmt::format("run {} {} --set run.max_time=2us -o '{}'", kSystem, kSmall,
                                    (dir_ / "o").string()));
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(r.err.find("time limit of 2.000us reached"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("gpu0.ccl: step 0/7"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run.max_time (2.000us) reached before the collective finished; in flight:"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpu0: kernel 0 (ring-rs.gpu0)"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json"));
 }
 
 TEST_F(Cli, LogsGoToStderrAndNeverToStdout) {
   const auto r = t3sim(fmt::format("--log-level debug run {} {} -o '{}'", kSystem, kSmall, (dir_ / "o").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("[debug] gpu0.ccl: RS step 0 done"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[debug] gpu0: kernel ring-rs.gpu0 done"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("[debug]"), std::string::npos);
   const auto bad = t3sim(fmt::format("--log-level loud run {} {}", kSystem, kSmall));
   EXPECT_EQ(bad.exit_code, 2);
@@ -180,7 +182,7 @@ TEST_F(Cli, VersionHelpAndValidate) {
   EXPECT_NE(r.out.find("Examples:"), std::string::npos);
   r = t3sim(fmt::format("validate {} {}", kSystem, kSmall));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("ok: 8 GPUs"), std::string::npos);
+  EXPECT_NE(r.out.find("ok: ring-rs (cu) of 1048576 B per GPU on 8 GPUs"), std::string::npos) << r.out;
 }
 
 }  // namespace
@@ -477,9 +479,9 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
        "--set workload.size=1TiB",
        "--set workload.size=1TiB: workload.size: the run would need about 6.00 TiB of host memory, 6.00 TiB of it for "
        "the values checked on 8 GPUs"},
-      {"configs/systems/ring16.yaml configs/workloads/ring_rs.yaml --set workload.size=65535MiB --set "
-       "run.host_memory=16GiB",
-       "workload.size: the run would need about 32.0 GiB of host memory, 32.0 GiB of it for block checksums of 16 "
+      {"configs/systems/ring16.yaml configs/workloads/ring_rs.yaml --set workload.size=2GiB --set "
+       "workload.functional=values --set run.host_memory=16GiB",
+       "workload.size: the run would need about 24.0 GiB of host memory, 24.0 GiB of it for the values checked on 16 "
        "GPUs; 16.0 GiB is available (run.host_memory)"},
       {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set system.memory.l2.size=128GiB --set "
        "run.host_memory=16GiB",

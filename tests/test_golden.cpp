@@ -41,7 +41,7 @@ struct GoldenCase {
 // Failures name the case, not its bytes.
 void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
 
-// Every path: the idealized ring, the memory system alone under MCA, a GEMM alone,
+// Every path: a ring on the idealized memory, the memory system alone under MCA, a GEMM alone,
 // the sub-layer under each configuration in both modes, DMA- and CU-based node
 // collectives on other topologies, and a partitioned run on two host threads.
 const std::vector<GoldenCase>& cases() {

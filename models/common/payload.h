@@ -2,24 +2,19 @@
 // Functional data that travels with simulated traffic, so a run can prove its
 // reductions right (SPEC "Functional check").
 //
-// Element values are 64-bit integers added modulo 2^64: exact, associative and
-// commutative, so a sum does not depend on the order updates arrive in (floating
-// point would), while a lost, doubled or misplaced update still changes the result.
-//
-// A payload is either the element values themselves (small arrays: every element is
-// checked) or, for large arrays, one linear checksum per block: the sum of the
-// block's elements. Linear means checksum(a + b) = checksum(a) + checksum(b), so
-// reducing checksums is reducing the data, and a 192 MB collective on 16 GPUs needs
-// no gigabytes of payload.
+// Values are 64-bit integers added modulo 2^64: exact, associative and commutative,
+// so a sum does not depend on the order updates arrive in (floating point would),
+// while a lost, doubled or misplaced update still changes the result. The memory
+// system keeps one word per value granule (HbmConfig::value_granule): the word
+// stands for the elements the granule holds.
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace t3sim {
 
 struct Payload {
-  // values mode: one entry per element; checksum mode: one entry (the block sum).
+  // One word per value granule of the bytes carried, in address order.
   std::vector<std::uint64_t> words;
 
   bool empty() const { return words.empty(); }
@@ -30,19 +25,13 @@ struct Payload {
   bool operator==(const Payload&) const = default;
 };
 
-enum class FunctionalMode { kValues, kChecksum };
-
-// The input each GPU starts with: element i of GPU g is a_g * i + b_g (mod 2^64),
-// with a_g, b_g drawn from the seed. Linear in i, so the sum over any element range
-// has a closed form and the expected result of a 192 MB reduction costs O(1) per block.
+// The input each GPU starts with: word i of GPU g is a_g * i + b_g (mod 2^64), with
+// a_g, b_g drawn from the seed, so every GPU's data differ and an expected result
+// costs O(1) per word.
 class InputPattern {
  public:
   InputPattern(std::uint64_t seed, std::uint32_t gpu);
-  std::uint64_t value(std::uint64_t element) const { return a_ * element + b_; }
-  // Sum of value(i) for i in [first, first + count), mod 2^64.
-  std::uint64_t range_sum(std::uint64_t first, std::uint64_t count) const;
-  // The payload of elements [first, first + count) in the given mode.
-  Payload payload(FunctionalMode mode, std::uint64_t first, std::uint64_t count) const;
+  std::uint64_t value(std::uint64_t word) const { return a_ * word + b_; }
 
  private:
   std::uint64_t a_, b_;

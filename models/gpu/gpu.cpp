@@ -167,6 +167,7 @@ void Gpu::on_wg_done(std::uint32_t cu, const WgLaunch& wg) {
   }
   if (k.done == k.stats.wgs) {
     k.stats.done = now();
+    log().debug("kernel {} done: {} WGs in {}", k.launch.trace->name, k.stats.wgs, to_string(now() - k.stats.launched));
     if (k.launch.on_done) k.launch.on_done();
   }
 }

@@ -1,5 +1,8 @@
 #include "models/mem/ideal_memory.h"
 
+#include <algorithm>
+#include <bit>
+
 #include <fmt/format.h>
 
 #include "sim/error.h"
@@ -9,71 +12,130 @@ namespace t3sim {
 IdealMemory::IdealMemory(Component& parent, std::string_view name, const IdealMemoryConfig& cfg)
     : Component(parent, name),
       cfg_(cfg),
+      granule_shift_(static_cast<std::uint32_t>(std::countr_zero(cfg.value_granule))),
       complete_event_(this->name() + ".complete", [this] { complete(); }, EventPriority::kDelivery),
       read_bytes_(counter("read_bytes", "B", "bytes read")),
       write_bytes_(counter("write_bytes", "B", "bytes written")),
       update_bytes_(counter("update_bytes", "B", "bytes updated in place (op-and-store)")),
-      busy_time_(counter("busy_time", "ps", "time the data path was busy")) {}
-
-void IdealMemory::access(MemAccess a) {
-  const Tick start = server_free_ > now() ? server_free_ : now();
-  const Tick transfer = cfg_.bandwidth.transfer_time(a.bytes);
-  server_free_ = start + transfer;
-  busy_time_ += transfer.ps();
-  switch (a.op) {
-    case MemOp::kRead: read_bytes_ += a.bytes; break;
-    case MemOp::kWrite: write_bytes_ += a.bytes; break;
-    case MemOp::kUpdate: update_bytes_ += a.bytes; break;
-  }
-  // Completions are in order (one server, one latency), so one event serves them all.
-  pending_.push_back(Pending{server_free_ + cfg_.latency, std::move(a)});
-  if (!complete_event_.scheduled()) sim().schedule(complete_event_, pending_.front().done);
+      busy_time_(counter("busy_time", "ps", "time the data path was busy")) {
+  if (!std::has_single_bit(cfg.value_granule))
+    throw std::invalid_argument("the ideal memory's value granule must be a power of two");
 }
 
-void IdealMemory::apply(MemAccess& a) {
-  // The data is read or written when the access completes: that is when the
-  // requester learns of it, and accesses complete in issue order.
-  switch (a.op) {
-    case MemOp::kRead: {
-      const Payload* p = peek(a.address);
-      T3SIM_CHECK(p != nullptr, fmt::format("read of unwritten block 0x{:x}", a.address));
-      a.data = *p;
-      break;
-    }
-    case MemOp::kWrite:
-      store_[a.address] = a.data;
-      break;
-    case MemOp::kUpdate: {
-      auto it = store_.find(a.address);
-      T3SIM_CHECK(it != store_.end(), fmt::format("update of unwritten block 0x{:x}", a.address));
-      T3SIM_CHECK(it->second.words.size() == a.data.words.size(),
-                  fmt::format("update of block 0x{:x} with a payload of another size", a.address));
-      it->second.add(a.data);
-      break;
-    }
+void IdealMemory::accept(MemRequest&& req) {
+  const std::uint64_t bytes = req.total_bytes();
+  const Tick start = std::max(server_free_, now());
+  const Tick transfer = cfg_.bandwidth.transfer_time(bytes);
+  server_free_ = start + transfer;
+  busy_time_ += transfer.ps();
+  switch (req.op) {
+    case MemOp::kRead: read_bytes_ += bytes; break;
+    case MemOp::kWrite: write_bytes_ += bytes; break;
+    case MemOp::kUpdate: update_bytes_ += bytes; break;
   }
+  ++requests_[index(req.stream)][index(req.op)];
+  bytes_[index(req.stream)][index(req.op)] += bytes;
+  // One server and one latency: completions come in issue order, so one event serves
+  // them all.
+  pending_.push_back(Pending{server_free_ + cfg_.latency, std::move(req)});
+  if (!complete_event_.scheduled()) sim().schedule(complete_event_, pending_.front().done);
 }
 
 void IdealMemory::complete() {
   while (!pending_.empty() && pending_.front().done <= now()) {
-    MemAccess a = std::move(pending_.front().access);
+    MemRequest req = std::move(pending_.front().req);
     pending_.pop_front();
-    apply(a);
+    apply(req);
+    last_response_ = now();
     sim().note_progress();
-    if (on_complete_) on_complete_(std::move(a));
+    MemClient* client = req.client;
+    client->on_mem_response(std::move(req));
   }
-  if (!pending_.empty() && !complete_event_.scheduled())
-    sim().schedule(complete_event_, pending_.front().done);
+  if (!pending_.empty() && !complete_event_.scheduled()) sim().schedule(complete_event_, pending_.front().done);
 }
 
-const Payload* IdealMemory::peek(std::uint64_t address) const {
-  auto it = store_.find(address);
-  return it == store_.end() ? nullptr : &it->second;
+template <class Fn>
+void IdealMemory::for_each_page(std::uint64_t first_word, std::size_t count, Fn&& fn) {
+  for (std::size_t at = 0; at < count;) {
+    const std::uint64_t word = first_word + at;
+    const std::size_t offset = static_cast<std::size_t>(word % kPageWords);
+    const std::size_t n = std::min<std::size_t>(count - at, kPageWords - offset);
+    fn(word / kPageWords, offset, n, at);
+    at += n;
+  }
+}
+
+std::uint64_t* IdealMemory::page(std::uint64_t index) {
+  auto [it, inserted] = pages_.try_emplace(index);
+  if (inserted) it->second.assign(kPageWords, 0);
+  return it->second.data();
+}
+
+const std::uint64_t* IdealMemory::find_page(std::uint64_t index) const {
+  const auto it = pages_.find(index);
+  return it == pages_.end() ? nullptr : it->second.data();
+}
+
+void IdealMemory::apply(MemRequest& req) {
+  // Timing-only traffic may be any size; only traffic carrying values must be whole words.
+  if (req.data.empty()) return;
+  const std::uint64_t mask = cfg_.value_granule - 1;
+  T3SIM_CHECK((req.address & mask) == 0 && (req.bytes & mask) == 0 && (req.rows == 1 || (req.row_stride & mask) == 0),
+              fmt::format("{} of {} x {} B at {:#x} is not aligned to the {} B value granule", to_string(req.op),
+                          req.rows, req.bytes, req.address, cfg_.value_granule));
+  const std::size_t row_words = req.bytes >> granule_shift_;
+  T3SIM_CHECK(req.data.words.size() == row_words * req.rows,
+              fmt::format("{} of {} x {} B carries {} words, expected {}", to_string(req.op), req.rows, req.bytes,
+                          req.data.words.size(), row_words * req.rows));
+  for (std::uint32_t r = 0; r < req.rows; ++r) {
+    const std::uint64_t first = (req.address + std::uint64_t{r} * req.row_stride) >> granule_shift_;
+    std::uint64_t* words = req.data.words.data() + std::size_t{r} * row_words;
+    for_each_page(first, row_words, [&](std::uint64_t index, std::size_t offset, std::size_t n, std::size_t at) {
+      switch (req.op) {
+        case MemOp::kRead:
+          if (const std::uint64_t* p = find_page(index)) {
+            std::copy_n(p + offset, n, words + at);
+          } else {
+            std::fill_n(words + at, n, std::uint64_t{0});
+          }
+          break;
+        case MemOp::kWrite: std::copy_n(words + at, n, page(index) + offset); break;
+        case MemOp::kUpdate: {
+          std::uint64_t* p = page(index) + offset;
+          for (std::size_t i = 0; i < n; ++i) p[i] += words[at + i];
+          break;
+        }
+      }
+    });
+  }
+}
+
+void IdealMemory::preload(std::uint64_t address, const Payload& data) {
+  T3SIM_CHECK((address & (cfg_.value_granule - 1)) == 0,
+              fmt::format("preload at {:#x} is not aligned to the {} B value granule", address, cfg_.value_granule));
+  for_each_page(address >> granule_shift_, data.words.size(),
+                [&](std::uint64_t index, std::size_t offset, std::size_t n, std::size_t at) {
+                  std::copy_n(data.words.data() + at, n, page(index) + offset);
+                });
+}
+
+Payload IdealMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
+  const std::uint64_t mask = cfg_.value_granule - 1;
+  T3SIM_CHECK((address & mask) == 0 && (bytes & mask) == 0,
+              fmt::format("peek of {} B at {:#x} is not aligned to the {} B value granule", bytes, address,
+                          cfg_.value_granule));
+  Payload out;
+  out.words.assign(bytes >> granule_shift_, 0);
+  for_each_page(address >> granule_shift_, out.words.size(),
+                [&](std::uint64_t index, std::size_t offset, std::size_t n, std::size_t at) {
+                  if (const std::uint64_t* p = find_page(index)) std::copy_n(p + offset, n, out.words.data() + at);
+                });
+  return out;
 }
 
 void IdealMemory::report_in_flight(std::vector<std::string>& out) const {
   if (!pending_.empty())
-    out.push_back(fmt::format("{} accesses in flight, next completes at {} ps", pending_.size(),
+    out.push_back(fmt::format("{} requests in flight, next completes at {} ps", pending_.size(),
                               pending_.front().done.ps()));
 }
 

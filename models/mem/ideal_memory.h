@@ -1,17 +1,22 @@
 #pragma once
-// An idealized per-GPU memory: one FIFO server that moves data at `bandwidth`, each
-// access completing `latency` after its transfer. No banks, rows or queues: this is
-// the stand-in of the first vertical slice, to be replaced by L2 + memory
-// controller + HBM (models/cache, models/mc, models/hbm).
+// An idealized memory (`memory.model: ideal`): one FIFO data path that moves every
+// request's bytes at `bandwidth`, each request completing `latency` after its
+// transfer ends. No cache, banks, rows or queues, and no back-pressure: the
+// requesters (CUs, DMA engines, the network) bound their own requests in flight.
+// It stands where the L2 + memory controllers + HBM stand (models/memsys), behind
+// the same MemTarget port, for studies where memory must not be the bottleneck
+// (the analytical-agreement runs of configs/systems/ring8.yaml).
 //
-// It is functional: it stores the Payload of every block written, returns it on
-// reads, and applies updates (op-and-store) by adding. Blocks are addressed by
-// their start address and must be accessed whole (the engine keeps them aligned).
+// It is functional like the HBM: one 64-bit word per value granule; reads return the
+// stored words (zeros where nothing was written), writes store, updates add
+// (op-and-store). Values are applied when a request completes, so they change in
+// completion order, which is issue order.
 
+#include <array>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <unordered_map>
+#include <vector>
 
 #include "models/common/payload.h"
 #include "models/mem/mem_request.h"
@@ -22,43 +27,53 @@ namespace t3sim {
 struct IdealMemoryConfig {
   Tick latency = Tick::ns(100);
   Bandwidth bandwidth = Bandwidth(1'000'000'000'000ULL);  // 1 TB/s
+  std::uint32_t value_granule = 32;  // bytes per functional word (a power of two)
 };
 
-struct MemAccess {
-  MemOp op = MemOp::kRead;
-  std::uint64_t address = 0;
-  std::uint64_t bytes = 0;
-  std::uint64_t tag = 0;  // the requester's, returned untouched
-  Payload data;           // write/update: the operand; read completion: the data read
-};
-
-class IdealMemory final : public Component {
+class IdealMemory final : public Component, public MemTarget {
  public:
   IdealMemory(Component& parent, std::string_view name, const IdealMemoryConfig& cfg);
 
-  // Contract: every access completes, in order, through the on_complete callback.
-  void access(MemAccess a);
-  void set_on_complete(std::function<void(MemAccess&&)> fn) { on_complete_ = std::move(fn); }
+  // MemTarget: every request is taken at once.
+  bool can_accept(const MemRequest&) const override { return true; }
+  void accept(MemRequest&& req) override;
+  void wait_for_space(MemClient*) override {}  // never refuses, so never calls back
 
-  // Functional state, outside simulated time (initial data, final checks).
-  void preload(std::uint64_t address, Payload data) { store_[address] = std::move(data); }
-  const Payload* peek(std::uint64_t address) const;
+  // Requests and bytes completed, per stream and operation.
+  std::uint64_t requests(Stream s, MemOp op) const { return requests_[index(s)][index(op)]; }
+  std::uint64_t bytes(Stream s, MemOp op) const { return bytes_[index(s)][index(op)]; }
+  // When the latest request completed.
+  Tick last_response() const { return last_response_; }
+
+  // Functional state outside simulated time (initial data, final checks). Contract:
+  // address and bytes are multiples of the value granule.
+  void preload(std::uint64_t address, const Payload& data);
+  Payload peek(std::uint64_t address, std::uint32_t bytes) const;
 
   void report_in_flight(std::vector<std::string>& out) const override;
 
  private:
   struct Pending {
     Tick done;
-    MemAccess access;
+    MemRequest req;
   };
   void complete();
-  void apply(MemAccess& a);
+  void apply(MemRequest& req);
+  // The words [first_word, first_word + count) live in pages of kPageWords: fn(page
+  // index, offset in the page, words, offset in the caller's words) per page touched.
+  template <class Fn>
+  static void for_each_page(std::uint64_t first_word, std::size_t count, Fn&& fn);
+  std::uint64_t* page(std::uint64_t index);  // allocates a zero page
+  const std::uint64_t* find_page(std::uint64_t index) const;  // nullptr if never written
+  static constexpr std::uint64_t kPageWords = 4096;
 
   IdealMemoryConfig cfg_;
+  std::uint32_t granule_shift_;
   Tick server_free_;
+  Tick last_response_;
   std::deque<Pending> pending_;
-  std::unordered_map<std::uint64_t, Payload> store_;
-  std::function<void(MemAccess&&)> on_complete_;
+  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> pages_;  // page index -> words
+  std::array<std::array<std::uint64_t, kNumMemOps>, kNumStreams> requests_{}, bytes_{};
   CallbackEvent complete_event_;
   Counter& read_bytes_;
   Counter& write_bytes_;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/config.h"
+#include "sim/error.h"
 
 namespace t3sim {
 
@@ -44,7 +45,22 @@ class GpuMemory::Router final : public MemTarget {
 
 GpuMemoryConfig read_gpu_memory_config(ConfigNode memory) {
   GpuMemoryConfig cfg;
-  memory.get_enum("model", "hbm", {"hbm"});
+  static constexpr const char* kHierarchyKeys[] = {"hbm", "address_map", "mc", "l2", "tracker"};
+  static constexpr const char* kIdealKeys[] = {"latency", "bandwidth"};
+  if (memory.get_enum("model", "hbm", {"hbm", "ideal"}) == "ideal") {
+    cfg.model = MemoryModel::kIdeal;
+    for (const char* key : kHierarchyKeys)
+      if (memory.has(key))
+        memory.fail(key, "applies to model: hbm only (the ideal memory has no L2, controllers or DRAM)");
+    cfg.ideal.latency = memory.get_time("latency", cfg.ideal.latency, Tick::zero(), Tick::ms(1));
+    cfg.ideal.bandwidth = memory.get_bandwidth("bandwidth", cfg.ideal.bandwidth);
+    cfg.ideal.value_granule = cfg.hbm.value_granule;
+    memory.finish();
+    return cfg;
+  }
+  for (const char* key : kIdealKeys)
+    if (memory.has(key))
+      memory.fail(key, "applies to model: ideal only (model hbm takes its timing from hbm, mc and l2)");
   cfg.hbm = read_hbm_config(memory.child("hbm"));
   cfg.address_map = read_address_map_config(memory.child("address_map"), cfg.hbm);
   cfg.mc = read_mc_config(memory.child("mc"));
@@ -67,6 +83,10 @@ GpuMemoryConfig read_gpu_memory_config(ConfigNode memory) {
 
 GpuMemory::GpuMemory(Component& parent, std::string_view name, const GpuMemoryConfig& cfg)
     : Component(parent, name), cfg_(cfg), map_(cfg.address_map, cfg.hbm) {
+  if (cfg.model == MemoryModel::kIdeal) {
+    ideal_ = std::make_unique<IdealMemory>(*this, "ideal", cfg.ideal);
+    return;
+  }
   tracker_ = std::make_unique<Tracker>(*this, "tracker", cfg.tracker);
   for (std::uint32_t c = 0; c < cfg.hbm.channels; ++c) {
     hbm_.push_back(std::make_unique<HbmChannel>(*this, fmt::format("hbm{}", c), cfg.hbm));
@@ -81,7 +101,18 @@ GpuMemory::GpuMemory(Component& parent, std::string_view name, const GpuMemoryCo
 
 GpuMemory::~GpuMemory() = default;
 
+L2Cache& GpuMemory::l2() {
+  T3SIM_CHECK(l2_ != nullptr, "the ideal memory has no L2");
+  return *l2_;
+}
+
+Tracker& GpuMemory::tracker() {
+  T3SIM_CHECK(tracker_ != nullptr, "the ideal memory has no tracker");
+  return *tracker_;
+}
+
 Tick GpuMemory::last_response() const {
+  if (ideal_) return ideal_->last_response();
   Tick last = Tick::zero();
   for (const auto& mc : mcs_) last = std::max(last, mc->last_response());
   return last;
@@ -89,6 +120,13 @@ Tick GpuMemory::last_response() const {
 
 McStreamStats GpuMemory::stream_totals(Stream s) const {
   McStreamStats total;
+  if (ideal_) {
+    for (MemOp op : {MemOp::kRead, MemOp::kWrite, MemOp::kUpdate}) {
+      total.requests[index(op)] = ideal_->requests(s, op);
+      total.bytes[index(op)] = ideal_->bytes(s, op);
+    }
+    return total;
+  }
   for (const auto& mc : mcs_) {
     const McStreamStats m = mc->stream_stats(s);
     for (int o = 0; o < kNumMemOps; ++o) {
@@ -102,6 +140,7 @@ McStreamStats GpuMemory::stream_totals(Stream s) const {
   return total;
 }
 
+// The ideal memory has no arbiter to tell: the loops below find no controller.
 void GpuMemory::kernel_begin() {
   for (auto& mc : mcs_) mc->kernel_begin();
 }
@@ -114,8 +153,11 @@ void GpuMemory::kernel_end() {
 // (table1.yaml, 8 GPUs; rounded up): an L2 line's tag state 25 B, a channel with its
 // controller, queues' fixed part and bank state 26 KiB, a controller queue entry 32 B,
 // a tracker entry 39 B.
+// The ideal memory's state is the values it holds, which the workloads that carry
+// values count.
 void estimate_host_memory(const GpuMemoryConfig& cfg, std::uint32_t gpus, const std::string& prefix,
                           HostMemoryEstimate& out) {
+  if (cfg.model == MemoryModel::kIdeal) return;
   const std::string of = fmt::format(" of {} GPU{}", gpus, gpus == 1 ? "" : "s");
   out.add(prefix + ".l2.size", "L2 tags" + of, std::uint64_t{gpus} * (cfg.l2.size_bytes / cfg.l2.line_bytes), 32);
   out.add(prefix + ".hbm.channels", "memory channels" + of, std::uint64_t{gpus} * cfg.hbm.channels, 32 * 1024);
@@ -128,6 +170,7 @@ void estimate_host_memory(const GpuMemoryConfig& cfg, std::uint32_t gpus, const 
 }
 
 Payload GpuMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
+  if (ideal_) return ideal_->peek(address, bytes);
   const std::uint32_t granule = cfg_.hbm.value_granule;
   if (address % granule != 0 || bytes % granule != 0)
     throw std::invalid_argument(fmt::format("peek [{:#x}, +{}) is not aligned to the value granule ({} B)",
@@ -146,6 +189,10 @@ Payload GpuMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
 }
 
 void GpuMemory::preload(std::uint64_t address, const Payload& data) {
+  if (ideal_) {
+    ideal_->preload(address, data);
+    return;
+  }
   const std::uint32_t granule = cfg_.hbm.value_granule;
   const std::uint64_t unit = map_.interleave_bytes();
   const std::uint64_t bytes = data.words.size() * granule;

@@ -9,10 +9,9 @@
 
 namespace t3sim {
 
-// The interconnect's parameters, shared by RingNetwork (the idealized collective
-// system, ring only) and Network (network.h: ring, fully-connected or switch).
+// The interconnect's parameters of a Network (network.h: ring, fully-connected or switch).
 struct NetConfig {
-  // A name from topology_types() (i_topology.h). RingNetwork builds a ring whatever this says.
+  // A name from topology_types() (i_topology.h).
   std::string topology = "ring";
   LinkConfig link{Bandwidth(75'000'000'000ULL), Tick::ns(500), 8, 64};  // T3 Table 1
   std::uint64_t packet_bytes = 4096;   // payload per packet

@@ -25,6 +25,12 @@ NodeConfig read_node_config(ConfigNode system, NetMode mode) {
     system.fail("num_gpus", fmt::format("{} GPUs: a node of full GPU models has at most {} (a collective kernel's "
                                         "program has a loop per step, and at most {} loop variables)",
                                         cfg.num_gpus, kCollectiveMaxGpus, kCollectiveMaxGpus));
+  // The first slice's ring engine read its reads in flight here; collectives are CU
+  // kernels now, whose loads in flight are the CUs' own.
+  if (system.has("collective_engine"))
+    system.fail("collective_engine", "no longer a system key: collectives run as CU kernels (in-flight loads: "
+                                     "gpu.cu.max_inflight_load_bytes; channels, protocol and pipeline: the "
+                                     "workload's keys)");
   cfg.gpu = read_gpu_config(system.child("gpu"), system.child("memory"));
   cfg.net = read_net_config(system.child("net"));
   ConfigNode dma = system.child("dma");

@@ -19,6 +19,8 @@ class GemmExperiment final : public Experiment {
       if (key != "memory" && key != "gpu") (void)system.raw(key);  // the node around it is not simulated
     }
     system.finish();
+    if (gpu_.memory.model == MemoryModel::kIdeal)
+      system.child("memory").fail("model", "a GEMM's results are its L2's and DRAM's: it needs model: hbm, not ideal");
     (void)read_sublayer_options(workload.child("collective"),
                                 gpu_.memory.hbm.value_granule);  // checked; used with --config
     GemmWorkload wl = read_gemm_workload(workload, gpu_);

@@ -23,6 +23,9 @@ class MemoryExperiment final : public Experiment {
       if (key != "memory") (void)system.raw(key);
     }
     system.finish();
+    if (memory_.model == MemoryModel::kIdeal)
+      system.child("memory").fail("model", "a memory-only workload characterizes the memory system (L2, "
+                                           "controllers, DRAM): it needs model: hbm, not ideal");
     workload_ = read_memory_workload(workload, memory_.hbm.value_granule);
     HostMemoryEstimate need;
     estimate_host_memory(memory_, 1, "system.memory", need);

@@ -19,6 +19,9 @@ class SublayerExperiment final : public Experiment {
   SublayerExperiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
       : configuration_(run.configuration), seed_(run.seed) {
     node_ = read_node_config(system, run.mode);
+    if (node_.gpu.memory.model == MemoryModel::kIdeal)
+      system.child("memory").fail("model", "a GEMM + collective sub-layer runs on the memory system (L2, the "
+                                           "controllers' arbiters, T3's tracker): it needs model: hbm, not ideal");
     const SublayerOptions opt = read_sublayer_options(workload.child("collective"), node_.gpu.memory.hbm.value_granule);
     const bool from_trace = workload.has("trace");
     GemmWorkload wl = read_gemm_workload(workload, node_.gpu);
