@@ -27,7 +27,7 @@ enum_values() {
     grep -rhoE '\{"[a-z0-9_-]+"(, "[a-z0-9_-]+")+\}' models cli sim | grep -oE '"[a-z0-9_-]+"' | tr -d '"'
     if [ -x "$t3sim" ]; then "$t3sim" list | grep -E '^  [a-z0-9]' | awk '{print $1}'; fi
     printf '%s\n' ideal hbm ring-rs ring-ag ring-ar direct-rs direct-ag all-to-all reduce_scatter all_gather \
-      all_reduce cu dma values checksum auto ro-co-ba-bg-ch ro-ba-co-bg-ch xor mca round-robin
+      all_reduce cu dma values auto ro-co-ba-bg-ch ro-ba-co-bg-ch xor mca round-robin
   } | sort -u
 }
 
