@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/common/payload.h"
+#include "models/net/i_topology.h"
 #include "sim/error.h"
 
 namespace t3sim {
@@ -27,11 +28,12 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
   // one per CU given; else one per CU given.
   const std::uint32_t library = node.config().gpu.collective_channels;
   channels_ = p.channels != 0 ? p.channels : library != 0 ? std::min(library, cus) : cus;
-  // On a fully-connected node the channels' rings take different links (RCCL's
-  // channels run different ring orders): the edge-disjoint rings of coprime strides,
-  // channel c on the (c mod count)-th. A ring or switch has one ring's worth of
-  // links per direction here (T3's ring baseline uses one direction).
-  if (node.config().net.topology == "fully-connected" && p.kind.algorithm == CollectiveAlgorithm::kRing)
+  // On a node whose GPUs each have a link to every other (fully connected), the
+  // channels' rings take different links, as RCCL's channels run different ring
+  // orders: the edge-disjoint rings of coprime strides, channel c on the
+  // (c mod count)-th. A ring or switch keeps one ring (T3's ring baseline uses one
+  // direction).
+  if (has_direct_links(node.config().net, n) && p.kind.algorithm == CollectiveAlgorithm::kRing)
     ring_strides_ = coprime_ring_strides(n);
   // Ring kernels run the workload's protocol, or NCCL's tuner's choice (auto); the
   // direct ones have only Simple's bulk slices.
