@@ -48,6 +48,10 @@ TEST_P(H200RingReduceScatter, TimeIsWithin15PercentOfNccl) {
   req.timeline = false;
   const t3sim::RunOutcome out = t3sim::run_simulation(req);
   const double us = std::stod(metric(out, "time_ps")) * 1e-6;
+  // NCCL's tuner picks Simple at 96 MiB; the summary and the sweep row say so.
+  EXPECT_EQ(metric(out, "protocol"), "simple");
+  EXPECT_NE(out.summary.find(fmt::format("channels           {}, protocol simple", p.channels)), std::string::npos)
+      << out.summary;
   EXPECT_NEAR(us, p.measured_us, 0.15 * p.measured_us) << "simulated " << us << " us";
 }
 

@@ -287,6 +287,11 @@ TEST(Gpu, KernelLaunchLatencyDelaysTheFirstDispatch) {
 TEST(GpuCollective, TheLibrarysChannelCountIsReadAndChecked) {
   EXPECT_EQ(system_gpu("h200.yaml").collective_channels, 24u);
   EXPECT_EQ(table1_gpu().collective_channels, 0u);
+  // gpu.collective.ll128: NCCL enables LL128 on Hopper over NVLink; Table 1 leaves it off.
+  EXPECT_TRUE(system_gpu("h200.yaml").collective_ll128);
+  EXPECT_FALSE(table1_gpu().collective_ll128);
+  EXPECT_THAT(gpu_error("gpu:\n  collective:\n    ll128: maybe\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.collective.ll128:"));
   EXPECT_THAT(gpu_error("gpu:\n  collective:\n    chanels: 4\n"), ::testing::HasSubstr("did you mean 'channels'"));
   EXPECT_THAT(gpu_error("gpu:\n  collective:\n    channels: 5000\n"),
               ::testing::HasSubstr("sys.yaml:3: gpu.collective.channels:"));
