@@ -8,18 +8,7 @@ set -euo pipefail
 src=${1:?usage: plot_collectives_test.sh SOURCE_DIR}
 script="$src/tools/plot_collectives.py"
 
-# The first python3 with matplotlib (a pyenv or venv python3 may shadow Debian's).
-python=""
-for candidate in python3 /usr/bin/python3; do
-  if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import matplotlib' 2>/dev/null; then
-    python=$candidate
-    break
-  fi
-done
-if [ -z "$python" ]; then
-  echo "skipped: no matplotlib"
-  exit 0
-fi
+source "$(dirname "$0")/python_with_matplotlib.sh"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -111,22 +111,25 @@ TEST(ChannelPipeline, WorkloadKeysOverTheProtocolsDefaults) {
   EXPECT_EQ(resolved.step_bytes, 32u << 10) << "LL's step where none is given";
 }
 
+// The ConfigError reading `yaml`'s workload throws (a test failure if none).
+ConfigError pipeline_error(const std::string& yaml) {
+  try {
+    read(yaml);
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error for:\n" << yaml;
+  return ConfigError({}, "", "");
+}
+
 TEST(ChannelPipeline, BadKeysAreErrorsAtTheKey) {
-  try {
-    read("workload:\n  protocol: ll129\n");
-    ADD_FAILURE() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "workload.protocol");
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("did you mean 'll128'"));
-  }
+  const ConfigError unknown = pipeline_error("workload:\n  protocol: ll129\n");
+  EXPECT_EQ(unknown.key(), "workload.protocol");
+  EXPECT_THAT(unknown.what(), ::testing::HasSubstr("did you mean 'll128'"));
   // Under auto, a FIFO that Simple's chunk would deadlock names the protocol.
-  try {
-    read("workload:\n  fifo_depth: 4\n");
-    ADD_FAILURE() << "no error";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.key(), "workload.fifo_depth");
-    EXPECT_THAT(e.what(), ::testing::HasSubstr("under protocol simple"));
-  }
+  const ConfigError shallow = pipeline_error("workload:\n  fifo_depth: 4\n");
+  EXPECT_EQ(shallow.key(), "workload.fifo_depth");
+  EXPECT_THAT(shallow.what(), ::testing::HasSubstr("under protocol simple"));
   EXPECT_NO_THROW(read("workload:\n  protocol: ll\n  fifo_depth: 4\n")) << "LL's chunk is one step";
 }
 

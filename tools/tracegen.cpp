@@ -187,9 +187,7 @@ int main(int argc, char** argv) {
       {
         // The protocol's defaults, then the sizes given explicitly.
         const t3sim::ChannelPipeline given = pipeline;
-        pipeline = t3sim::ChannelPipeline::for_protocol(protocol == "ll"      ? t3sim::CollectiveProtocol::kLl
-                                                        : protocol == "ll128" ? t3sim::CollectiveProtocol::kLl128
-                                                                              : t3sim::CollectiveProtocol::kSimple);
+        pipeline = t3sim::ChannelPipeline::for_protocol(*t3sim::parse_collective_protocol(protocol));
         if (app.count("--step-bytes") > 0) pipeline.step_bytes = parse_size("--step-bytes", step_bytes);
         if (app.count("--fifo-depth") > 0) pipeline.fifo_depth = given.fifo_depth;
         if (app.count("--slice-steps") > 0) pipeline.slice_steps = given.slice_steps;

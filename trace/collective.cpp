@@ -190,6 +190,12 @@ std::string_view to_string(CollectiveProtocol p) {
   return "?";
 }
 
+std::optional<CollectiveProtocol> parse_collective_protocol(std::string_view text) {
+  for (const CollectiveProtocol p : {CollectiveProtocol::kSimple, CollectiveProtocol::kLl, CollectiveProtocol::kLl128})
+    if (text == to_string(p)) return p;
+  return std::nullopt;
+}
+
 ChannelPipeline ChannelPipeline::for_protocol(CollectiveProtocol protocol) {
   ChannelPipeline c;
   c.protocol = protocol;

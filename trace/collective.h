@@ -105,6 +105,7 @@
 // (direct sends), r (direct reduce), own (all-to-all local copy).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -175,6 +176,9 @@ inline constexpr std::uint32_t kCollectiveMaxGpus = 32;  // one loop per step: t
 // only: the receiver's reads of its lines' flag bytes are not modelled.
 enum class CollectiveProtocol : std::uint8_t { kSimple, kLl, kLl128 };
 std::string_view to_string(CollectiveProtocol p);  // "simple" | "ll" | "ll128"
+// The protocol named by to_string(); nullopt for any other text (callers check the
+// name against their own list first: a config enum, a CLI option).
+std::optional<CollectiveProtocol> parse_collective_protocol(std::string_view text);
 
 // A channel pipeline's sizes as the workload gives them (NCCL's terms), and as the
 // trace takes them: slices of slice_steps steps, fifo_depth / slice_steps of them in

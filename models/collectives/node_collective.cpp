@@ -42,8 +42,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
                     ? *p.pipeline.protocol
                     : choose_protocol(ProtocolTunerInput{
                           p.kind, p.array_bytes, n, channels_,
-                          static_cast<double>(node.config().net.link.bandwidth.bytes_per_second()) *
-                              static_cast<double>(std::min<std::size_t>(std::max<std::size_t>(ring_strides_.size(), 1), channels_)),
+                          static_cast<double>(node.config().net.link.bandwidth.bytes_per_second()) * rings_in_use(),
                           node.config().gpu.collective_ll128});
   }
   const ChannelPipeline pipeline = p.pipeline.resolve(protocol_);
@@ -272,8 +271,8 @@ Tick NodeCollective::link_bound() const {
   const double latency = static_cast<double>(cfg.net.link.latency.ps()) * 1e-12;
   // Ring: each GPU sends (N-1)/N of the array per pass, over as many links as the
   // channels' distinct rings use.
-  const double rings = ring_strides_.empty() ? 1.0 : std::min<double>(ring_strides_.size(), channels_);
-  const double seconds = is_ring(p_.kind) ? passes(p_.kind) * ((n - 1.0) / n * s / (rings * bw) + (n - 1.0) * latency)
+  const double seconds = is_ring(p_.kind)
+                             ? passes(p_.kind) * ((n - 1.0) / n * s / (rings_in_use() * bw) + (n - 1.0) * latency)
                                           : s / n / bw + latency;
   return Tick(static_cast<std::uint64_t>(seconds * 1e12));
 }

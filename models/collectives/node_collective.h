@@ -76,6 +76,10 @@ class NodeCollective final : public Collective {
   CollectiveProtocol protocol() const { return protocol_; }
   // The ring strides the channels run (empty: one ring, stride 1).
   const std::vector<std::uint32_t>& ring_strides() const { return ring_strides_; }
+  // Distinct rings the channels run (each on its own links): at most one per channel.
+  double rings_in_use() const {
+    return static_cast<double>(std::min<std::size_t>(std::max<std::size_t>(ring_strides_.size(), 1), channels_));
+  }
 
   // The link-bound lower bound of this collective on its node: a ring moves (N-1)/N
   // of the array over each link per pass (two passes for all-reduce) plus a link

@@ -24,10 +24,7 @@ SublayerOptions read_sublayer_options(ConfigNode c, std::uint32_t value_granule)
 ChannelPipelineSpec read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule) {
   ChannelPipelineSpec spec;
   const std::string protocol = c.get_enum("protocol", "auto", {"auto", "simple", "ll", "ll128"});
-  spec.protocol = protocol == "auto"     ? std::nullopt
-                  : protocol == "simple" ? std::optional(CollectiveProtocol::kSimple)
-                  : protocol == "ll"     ? std::optional(CollectiveProtocol::kLl)
-                                         : std::optional(CollectiveProtocol::kLl128);
+  spec.protocol = parse_collective_protocol(protocol);  // auto: nullopt
   if (c.has("step_size")) spec.step_bytes = c.get_bytes("step_size", 0, 1, 1ULL << 30);
   if (c.has("fifo_depth")) spec.fifo_depth = static_cast<std::uint32_t>(c.get_uint("fifo_depth", 0, 1, 512));
   if (c.has("slice_steps")) spec.slice_steps = static_cast<std::uint32_t>(c.get_uint("slice_steps", 0, 1, 64));
