@@ -4,6 +4,9 @@
 //
 // Issue 16: ring reduce-scatter of 96 MiB on 4 x H200 (NCCL 2.28.9, ring), per-op
 // time by channel count. Within 15 % at every point is the issue's bar.
+// Issue 17: one large FP16 GEMM per system against its vendor-library throughput
+// (H200: the issue's cuBLAS 8192^3 reference; MI300X: AMD's published hipBLASLt
+// max-achievable-FLOPs shape). Within 10 %.
 
 #include <gtest/gtest.h>
 
@@ -59,5 +62,39 @@ INSTANTIATE_TEST_SUITE_P(Issue16, H200RingReduceScatter,
                          ::testing::Values(ChannelPoint{1, 2933}, ChannelPoint{2, 1484}, ChannelPoint{4, 749},
                                            ChannelPoint{8, 410}, ChannelPoint{16, 289}, ChannelPoint{32, 260}),
                          [](const auto& point) { return fmt::format("channels_{}", point.param.channels); });
+
+struct GemmPoint {
+  std::string system;
+  std::uint64_t m, n, k;
+  double measured_tflops;
+  std::string source;
+};
+
+void PrintTo(const GemmPoint& p, std::ostream* os) { *os << p.system << " " << p.m << "x" << p.n << "x" << p.k; }
+
+class VendorGemm : public ::testing::TestWithParam<GemmPoint> {};
+
+// A whole GEMM on one GPU with the system's own kernel (gpu.gemm) and clock; nothing
+// in either system file is set from these numbers (their sources are in the YAML).
+TEST_P(VendorGemm, ThroughputIsWithin10PercentOfTheVendorLibrary) {
+  const GemmPoint& p = GetParam();
+  t3sim::RunRequest req;
+  req.system = kSource + "/configs/systems/" + p.system + ".yaml";
+  req.workload = kSource + "/configs/workloads/gemm/small.yaml";
+  req.overrides = {fmt::format("workload.m={}", p.m), fmt::format("workload.n={}", p.n),
+                   fmt::format("workload.k={}", p.k)};
+  req.timeline = false;
+  const t3sim::RunOutcome out = t3sim::run_simulation(req);
+  const double tflops = std::stod(metric(out, "tflops"));
+  EXPECT_NEAR(tflops, p.measured_tflops, 0.10 * p.measured_tflops)
+      << "simulated " << tflops << " TFLOP/s against " << p.source;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue17, VendorGemm,
+    ::testing::Values(GemmPoint{"h200", 8192, 8192, 8192, 678.0, "cuBLAS on H200 (issue 17)"},
+                      GemmPoint{"mi300x", 4096, 4864, 32896, 654.0,
+                                "hipBLASLt on MI300X (AMD ROCm blog, Measuring Max-Achievable FLOPs Part 2)"}),
+    [](const auto& point) { return point.param.system; });
 
 }  // namespace
