@@ -248,6 +248,85 @@ TEST(CuLoadPath, SharedByTheWgsOfACu) {
   EXPECT_NEAR(static_cast<double>(last.ps()) / 1000.0, 8 * 1000 + 1, 1e-9);
 }
 
+// The K step's LDS operand reads (issue 17, item 1): a compute whose `lds` bytes take
+// longer through the CU's LDS port than its matrix cycles holds the matrix cores for
+// the LDS time; one that fits is unchanged; with the port unbounded (0) `lds` is free.
+TEST(CuKStep, LdsBandwidthBoundsAComputeWhoseOperandsTakeLongerThanItsMatrixWork) {
+  CuConfig cfg = pipeline(1024);
+  cfg.lds_bytes_per_cycle = 128;
+  // 25600 B at 128 B/cycle = 200 cycles against 100 matrix cycles.
+  TimedRig bound(cfg, "program p\n  load 0 1024\n  compute 100 lds=25600\nend\n", Tick::ns(100));
+  EXPECT_NEAR(bound.done_ns(), 100 + 200, 1e-9);
+  EXPECT_EQ(static_cast<const Counter*>(bound.sim.stats().find("gpu0.cu0.lds_bound_cycles"))->value(), 100u);
+  EXPECT_EQ(static_cast<const Counter*>(bound.sim.stats().find("gpu0.cu0.matrix_busy_cycles"))->value(), 200u);
+  // 6400 B = 50 cycles: hidden under the 100 matrix cycles.
+  TimedRig fits(cfg, "program p\n  load 0 1024\n  compute 100 lds=6400\nend\n", Tick::ns(100));
+  EXPECT_NEAR(fits.done_ns(), 100 + 100, 1e-9);
+  EXPECT_EQ(static_cast<const Counter*>(fits.sim.stats().find("gpu0.cu0.lds_bound_cycles"))->value(), 0u);
+  TimedRig open(pipeline(1024), "program p\n  load 0 1024\n  compute 100 lds=25600\nend\n", Tick::ns(100));
+  EXPECT_NEAR(open.done_ns(), 100 + 100, 1e-9);
+}
+
+// Two WGs on one CU each doing 4 K steps of `compute 100 lds=...`: the LDS port is the
+// CU's, so their operand reads queue behind each other like their matrix work.
+TEST(CuKStep, TheLdsPortIsSharedByTheCusWgs) {
+  CuConfig cfg = pipeline(1024);
+  cfg.lds_bytes_per_cycle = 64;
+  Simulator sim{1};
+  Component root{sim, "gpu0"};
+  FlagTable flags;
+  FakeMemory memory(sim);
+  ComputeUnit cu(root, "cu0", cfg, memory, flags);
+  // 12800 B at 64 B/cycle = 200 cycles a step: 8 steps in all on one port.
+  KernelTrace trace = parse_trace(
+      "t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\n  loop k 4\n    compute 100 lds=12800\n  end\nend\n"
+      "wgs 2\nwg 0 p\nwg 1 p\n",
+      "test");
+  Tick last;
+  cu.set_on_wg_done([&](const WgLaunch&) { last = sim.now(); });
+  for (std::uint32_t w = 0; w < 2; ++w) {
+    WgLaunch wg;
+    wg.trace = &trace;
+    wg.wg = w;
+    cu.launch(wg);
+  }
+  sim.events().run();
+  EXPECT_NEAR(static_cast<double>(last.ps()) / 1000.0, 8 * 200, 1e-9);
+}
+
+// A K step's issue cycles (barrier, waits, first LDS reads: no matrix work) follow its
+// matrix work. Alone, a WG pays them every step; a second WG on the CU fills them
+// with its own matrix work, because they do not hold the matrix cores.
+TEST(CuKStep, IssueCyclesFollowTheMatrixWorkAndAnotherWgFillsThem) {
+  const std::string program = "program p\n  loop k 4\n    compute 100 issue=100\n  end\nend\n";
+  TimedRig alone(pipeline(1024), program, Tick::ns(100));
+  EXPECT_NEAR(alone.done_ns(), 4 * (100 + 100), 1e-9);
+  EXPECT_EQ(static_cast<const Counter*>(alone.sim.stats().find("gpu0.cu0.issue_cycles"))->value(), 400u);
+  EXPECT_EQ(static_cast<const Counter*>(alone.sim.stats().find("gpu0.cu0.matrix_busy_cycles"))->value(), 400u);
+
+  Simulator sim{1};
+  Component root{sim, "gpu0"};
+  FlagTable flags;
+  FakeMemory memory(sim);
+  ComputeUnit cu(root, "cu0", pipeline(1024), memory, flags);
+  KernelTrace trace = parse_trace(
+      "t3trace 1\nkernel k\nresources wfs=1 threads=64\n" + program + "wgs 2\nwg 0 p\nwg 1 p\n", "test");
+  std::vector<double> done;
+  cu.set_on_wg_done([&](const WgLaunch&) { done.push_back(static_cast<double>(sim.now().ps()) / 1000.0); });
+  for (std::uint32_t w = 0; w < 2; ++w) {
+    WgLaunch wg;
+    wg.trace = &trace;
+    wg.wg = w;
+    cu.launch(wg);
+  }
+  sim.events().run();
+  // WG 0's matrix work at 0, 200, 400, 600 (done 800); WG 1's in between, at 100,
+  // 300, 500, 700 (done 900): 8 steps in 900 cycles instead of 1600.
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_NEAR(done[0], 800, 1e-9);
+  EXPECT_NEAR(done[1], 900, 1e-9);
+}
+
 std::string cu_error(const std::string& yaml) {
   try {
     ConfigTree tree = ConfigTree::parse(yaml, "sys.yaml");
@@ -265,8 +344,9 @@ TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
   EXPECT_THAT(cu_error("cu:\n  max_inflight_load_byte: 4KiB\n"),
               ::testing::HasSubstr("did you mean 'max_inflight_load_bytes'?"));
   EXPECT_THAT(cu_error("cu:\n  load_latency: -3\n"), ::testing::HasSubstr("sys.yaml:2: cu.load_latency:"));
+  EXPECT_THAT(cu_error("cu:\n  lds_bytes_per_cycle: fast\n"), ::testing::HasSubstr("sys.yaml:2: cu.lds_bytes_per_cycle:"));
   EXPECT_EQ(cu_error("cu:\n  load_request_bytes: 1KiB\n  max_inflight_load_bytes: 16KiB\n  load_bytes_per_cycle: 64\n"
-                     "  load_latency: 20\n"),
+                     "  load_latency: 20\n  lds_bytes_per_cycle: 128\n"),
             "no error");
 }
 

@@ -197,6 +197,48 @@ TEST(TraceFormat, TmaRoundTrips) {
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 tma=2\n"), HasSubstr("bad.trace:3: resources: bad number '2' for tma (expected an integer in [0, 1])"));
 }
 
+// A compute's `lds` and `issue` (issue 17): written when not 0, read back, bounded.
+TEST(TraceFormat, ComputeLdsAndIssueRoundTripAndAreBounded) {
+  GemmParams p = small_gemm(512, 512, 512);
+  p.issue_cycles = 40;
+  const KernelTrace t = make_gemm_trace(p);
+  const std::string text = trace_to_string(t);
+  EXPECT_THAT(text, HasSubstr("compute 2048 flops=2097152 lds=49152 issue=40\n"));
+  EXPECT_TRUE(parse_trace(text, "k.trace") == t);
+  const std::string head = "t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\n";
+  EXPECT_THAT(trace_error(head + "  compute 10 lds=-1\nend\nwgs 1\nwg 0 p\n"), HasSubstr("bad.trace:5:"));
+  EXPECT_THAT(trace_error(head + "  compute 10 isue=3\nend\nwgs 1\nwg 0 p\n"), HasSubstr("'compute' takes no option 'isue' (expected 'compute CYCLES [flops=F] [lds=B] [issue=C] [wf=W]')"));
+  EXPECT_THAT(trace_error(head + "  compute 10 issue=2000000000000\nend\nwgs 1\nwg 0 p\n"),
+              HasSubstr("issue evaluates to 2000000000000 (expected at most 1099511627776 cycles)"));
+  EXPECT_THAT(trace_error(head + "  compute 10 lds=2000000000000\nend\nwgs 1\nwg 0 p\n"),
+              HasSubstr("lds evaluates to 2000000000000 (expected at most 1099511627776 bytes)"));
+}
+
+// The LDS operand bytes of each shipped system's GEMM kernel (its gpu.gemm), per K
+// step: what the CU's LDS port must deliver against the step's matrix cycles.
+TEST(Gemm, LdsReadBytesFollowTheKernelsMmaSplit) {
+  GemmParams table1 = small_gemm(4096, 4096, 4096);  // 256x128x32, 4 WFs: 2 x 2
+  EXPECT_EQ(mma_grid(table1, 256, 128).m, 2u);
+  EXPECT_EQ(lds_read_bytes(table1, 256, 128, 32), 32u * 2 * (256 * 2 + 128 * 2));  // 48 KiB
+  GemmParams h200 = table1;  // 128x256x64, 8 warps = 2 warpgroups (WGMMA): 1 x 2
+  h200.tile_m = 128;
+  h200.tile_n = 256;
+  h200.k_step = 64;
+  h200.wfs_per_wg = 8;
+  h200.wave_size = 32;
+  h200.tma = true;
+  EXPECT_EQ(mma_grid(h200, 128, 256).n, 2u);
+  EXPECT_EQ(lds_read_bytes(h200, 128, 256, 64), 64u * 2 * (128 * 2 + 256 * 1));  // 64 KiB
+  GemmParams mi300x = table1;  // 256x256x32, 4 waves: 2 x 2
+  mi300x.tile_n = 256;
+  EXPECT_EQ(lds_read_bytes(mi300x, 256, 256, 32), 32u * 2 * (256 * 2 + 256 * 2));  // 64 KiB
+  // A single WF reads each operand once; a tile narrower than the WFs splits one way.
+  GemmParams one = table1;
+  one.wfs_per_wg = 1;
+  EXPECT_EQ(lds_read_bytes(one, 256, 128, 32), 32u * 2 * (256 + 128));
+  EXPECT_EQ(mma_grid(table1, 1, 128).m, 1u);
+}
+
 TEST(TraceFormat, MalformedTracesNameFileAndLine) {
   const std::string head = "t3trace 1\nkernel k\nresources wfs=1 threads=64\nparams a\n";
   EXPECT_THAT(trace_error(""), HasSubstr("missing header"));
@@ -287,9 +329,14 @@ TEST(Gemm, TinyGemmExpandsToHandCheckedOps) {
   c1.kind = TraceOpKind::kCompute;
   c1.v[0] = 2 * 2 * 2 * 4 / 8;
   c1.v[1] = 2 * 2 * 2 * 4;
+  // LDS operand bytes: the 2 WFs split the 2x2 tile 1 x 2 (a column each: ties go to
+  // fewer rows), so each reads all 2 rows of A and its column of B every K step:
+  // kc x 2 B x (2 rows x 2 WFs + 2 columns x 1) = 48 for kc 4.
+  c1.v[2] = 4 * 2 * (2 * 2 + 2 * 1);
   WgOp c2 = c1;
   c2.v[0] = 2;  // 16 flops / 8
   c2.v[1] = 16;
+  c2.v[2] = 2 * 2 * (2 * 2 + 2 * 1);
   const std::vector<WgOp> want = {
       // A rows 2..3 (row stride K*2 = 12 bytes), K 0..3: 8 bytes per row
       range(TraceOpKind::kLoad, 2 * 12, 8, 2, 12),

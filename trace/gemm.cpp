@@ -47,10 +47,6 @@ constexpr std::uint64_t kBaseAlign = 2ull << 20;
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t align_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 
-struct WfGrid {
-  std::uint32_t m, n;
-};
-
 WfGrid wf_grid(const GemmParams& p) {
   if (p.wf_grid_m != 0 || p.wf_grid_n != 0) return {p.wf_grid_m, p.wf_grid_n};
   if (p.c_layout == MatrixLayout::kRowMajor) return {p.wfs_per_wg, 1};
@@ -60,6 +56,25 @@ WfGrid wf_grid(const GemmParams& p) {
 [[noreturn]] void bad(const std::string& message) { throw UserError("gemm: " + message); }
 
 }  // namespace
+
+WfGrid mma_grid(const GemmParams& p, std::uint64_t tm, std::uint64_t tn) {
+  const std::uint32_t units = p.tma ? std::max<std::uint32_t>(1, p.wfs_per_wg / 4) : p.wfs_per_wg;
+  WfGrid best{units, 1};
+  std::uint64_t best_cost = UINT64_MAX;
+  for (std::uint32_t gm = 1; gm <= units; ++gm) {
+    if (units % gm != 0) continue;
+    const std::uint32_t gn = units / gm;
+    if (gm > tm || gn > tn) continue;
+    const std::uint64_t cost = tm * gn + tn * gm;
+    if (cost < best_cost) best = {gm, gn}, best_cost = cost;
+  }
+  return best;
+}
+
+std::uint64_t lds_read_bytes(const GemmParams& p, std::uint64_t tm, std::uint64_t tn, std::uint64_t kc) {
+  const WfGrid g = mma_grid(p, tm, tn);
+  return kc * p.dtype_bytes * (tm * g.n + tn * g.m);
+}
 
 void validate_gemm(const GemmParams& p) {
   if (p.m == 0 || p.n == 0 || p.k == 0) bad(fmt::format("m, n, k must be at least 1 (got {}x{}x{})", p.m, p.n, p.k));
@@ -154,7 +169,8 @@ std::string describe(const GemmParams& p) {
       p.m, p.n, p.k, p.dtype_bytes, p.tile_m, p.tile_n, p.k_step, p.wfs_per_wg, g.m, g.n, order, p.stagger_wgs,
       to_string(p.a_layout), to_string(p.b_layout), to_string(p.c_layout), base.a, base.b, base.c, store,
       p.flops_per_cycle) + (p.stages != GemmParams{}.stages ? fmt::format(" stages={}", p.stages) : std::string()) +
-         (p.tma ? std::string(" tma") : std::string());
+         (p.tma ? std::string(" tma") : std::string()) +
+         (p.issue_cycles != 0 ? fmt::format(" issue_cycles={}", p.issue_cycles) : std::string());
 }
 
 namespace {
@@ -201,6 +217,8 @@ TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t t
     const std::uint64_t flops = 2 * tm * tn * static_cast<std::uint64_t>(kc);
     c.arg[0] = prog.expr(i64(ceil_div(flops, p.flops_per_cycle)));
     c.arg[1] = prog.expr(i64(flops));
+    c.arg[2] = prog.expr(i64(lds_read_bytes(p, tm, tn, static_cast<std::uint64_t>(kc))));
+    c.arg[3] = prog.expr(i64(p.issue_cycles));
     push(c);
   };
   auto loop = [&](const char* var, std::int64_t count) {

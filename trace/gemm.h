@@ -45,6 +45,9 @@ struct GemmParams {
   std::uint32_t k_step = 32;   // K per loop iteration (the last one may be partial)
   std::uint32_t stages = 2;    // K-step tile buffers (TraceResources::stages): 2 = double buffering
   bool tma = false;            // tiles loaded by Hopper's TMA (TraceResources::tma)
+  // The WG's cycles per K step without matrix work (barrier, waits, the first LDS
+  // reads before its first MMA): each compute op's `issue` (see traces/FORMAT.md).
+  std::uint32_t issue_cycles = 0;
 
   std::uint32_t wfs_per_wg = 4;
   // How the WFs split the output tile for their stores (wf_grid_m x wf_grid_n =
@@ -95,6 +98,17 @@ std::uint64_t gemm_tiles_n(const GemmParams& p);
 // The tile (row_index * tiles_n + column_index) each WG computes, in WG id order:
 // the tile order, then rotated by stagger_wgs.
 std::vector<std::uint64_t> gemm_tile_order(const GemmParams& p);
+// A split of a tile among a WG's WFs: m x n parts.
+struct WfGrid {
+  std::uint32_t m, n;
+};
+
+// How the WG's matrix work splits its tm x tn tile among its MMA units (WFs; for TMA
+// kernels, Hopper's warpgroups of 4 warps, which issue WGMMA from shared memory): the
+// split of least LDS traffic. Each unit reads its rows of A and its columns of B from
+// the LDS every K step: kc x dtype x (tm x grid.n + tn x grid.m) bytes in all.
+WfGrid mma_grid(const GemmParams& p, std::uint64_t tm, std::uint64_t tn);
+std::uint64_t lds_read_bytes(const GemmParams& p, std::uint64_t tm, std::uint64_t tn, std::uint64_t kc);
 // One line "m=512 n=512 k=512 dtype=2 tile=256x128 ..." (recorded as an attr).
 std::string describe(const GemmParams& p);
 

@@ -359,7 +359,7 @@ class CheckedWalk {
         if (eval(op.arg[4], "peer") > INT32_MAX) fail("peer out of range");
       }
       static constexpr const char* kNames[7][4] = {
-          {"cycles", "flops", nullptr, nullptr},
+          {"cycles", "flops", "lds", "issue"},
           {"address", "bytes", "rows", "stride"},
           {"address", "bytes", "rows", "stride"},
           {"flag", "value", nullptr, nullptr},
@@ -370,6 +370,13 @@ class CheckedWalk {
       std::int64_t values[4] = {0, 0, 0, 0};
       for (int k = 0; k < 4; ++k) {
         if (names[k] != nullptr) values[k] = eval(op.arg[k], names[k]);
+      }
+      if (op.kind == TraceOpKind::kCompute) {
+        // A K step's LDS reads and issue cycles stay far below what a run can time.
+        if (values[2] > kTraceMaxComputeExtra)
+          fail(fmt::format("lds evaluates to {} (expected at most {} bytes)", values[2], kTraceMaxComputeExtra));
+        if (values[3] > kTraceMaxComputeExtra)
+          fail(fmt::format("issue evaluates to {} (expected at most {} cycles)", values[3], kTraceMaxComputeExtra));
       }
       if (op.kind == TraceOpKind::kLoad || op.kind == TraceOpKind::kStore) {
         // What the memory system can carry (issue 21, C03, C04, C14): a request is at

@@ -72,7 +72,9 @@ enum : std::uint8_t {
 };
 
 // One op. Operands by kind:
-//   kCompute  arg0 cycles (matrix-core cycles of the CU), arg1 flops (0: not given)
+//   kCompute  arg0 cycles (matrix-core cycles of the CU), arg1 flops (0: not given),
+//             arg2 LDS bytes its matrix work reads (0: none), arg3 issue cycles (the
+//             WG's non-matrix cycles of the step: 0 none)
 //   kLoad     arg0 address, arg1 bytes per row, arg2 rows, arg3 row stride
 //   kStore    as kLoad, plus arg4 peer GPU when flags has kTraceRemote
 //   kWait     arg0 flag id, arg1 value (wait until flag >= value)
@@ -118,6 +120,8 @@ inline constexpr std::int64_t kTraceMaxAccessBytes = std::int64_t{1} << 30;
 inline constexpr std::int64_t kTraceMaxAccessRows = std::int64_t{1} << 20;
 inline constexpr std::int64_t kTraceMaxAccessTotal = std::int64_t{1} << 32;
 inline constexpr std::uint32_t kTraceMaxStages = 16;
+// The most LDS bytes or issue cycles one compute op may carry (2^40).
+inline constexpr std::int64_t kTraceMaxComputeExtra = std::int64_t{1} << 40;
 
 struct TraceResources {
   std::uint32_t wfs_per_wg = 1;
@@ -191,6 +195,8 @@ struct WgOp {
 
   std::uint64_t cycles() const { return v[0]; }     // kCompute
   std::uint64_t flops() const { return v[1]; }      // kCompute (0: not given)
+  std::uint64_t lds_bytes() const { return v[2]; }  // kCompute: LDS-to-register bytes
+  std::uint64_t issue_cycles() const { return v[3]; }  // kCompute: non-matrix cycles
   std::uint64_t addr() const { return v[0]; }       // kLoad / kStore
   std::uint64_t row_bytes() const { return v[1]; }
   std::uint64_t rows() const { return v[2]; }

@@ -423,9 +423,11 @@ class Parser {
 
     if (word == "compute") {
       op.kind = TraceOpKind::kCompute;
-      expect(1, {"flops", "wf"}, {}, "compute CYCLES [flops=F] [wf=W]");
+      expect(1, {"flops", "lds", "issue", "wf"}, {}, "compute CYCLES [flops=F] [lds=B] [issue=C] [wf=W]");
       op.arg[0] = parse_expr(pos[0], "cycles");
       if (const auto f = option("flops")) op.arg[1] = parse_expr(*f, "flops");
+      if (const auto l = option("lds")) op.arg[2] = parse_expr(*l, "lds");
+      if (const auto i = option("issue")) op.arg[3] = parse_expr(*i, "issue");
       take_wf();
     } else if (word == "load") {
       op.kind = TraceOpKind::kLoad;
@@ -633,6 +635,8 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
         case TraceOpKind::kCompute:
           arg(op.arg[0]);
           if (!(op.arg[1].is_constant() && op.arg[1].constant == 0)) opt("flops", op.arg[1]);
+          if (!(op.arg[2].is_constant() && op.arg[2].constant == 0)) opt("lds", op.arg[2]);
+          if (!(op.arg[3].is_constant() && op.arg[3].constant == 0)) opt("issue", op.arg[3]);
           break;
         case TraceOpKind::kLoad:
         case TraceOpKind::kStore:

@@ -27,6 +27,8 @@ CuConfig read_cu_config(ConfigNode node) {
   cfg.load_bytes_per_cycle =
       static_cast<std::uint32_t>(node.get_uint("load_bytes_per_cycle", cfg.load_bytes_per_cycle, 0, 1u << 20));
   cfg.load_latency = static_cast<std::uint32_t>(node.get_uint("load_latency", cfg.load_latency, 0, 1u << 20));
+  cfg.lds_bytes_per_cycle =
+      static_cast<std::uint32_t>(node.get_uint("lds_bytes_per_cycle", cfg.lds_bytes_per_cycle, 0, 1u << 20));
   cfg.posted_stores = node.get_bool("posted_stores", cfg.posted_stores);
   node.finish();
   return cfg;
@@ -102,6 +104,9 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
       load_bytes_(counter("load_bytes", "bytes", "bytes requested by loads")),
       store_bytes_(counter("store_bytes", "bytes", "bytes requested by stores (writes and updates)")),
       matrix_busy_(counter("matrix_busy_cycles", "cycles", "CU cycles the matrix core was reserved")),
+      lds_bound_cycles_(counter("lds_bound_cycles", "cycles",
+                                "CU cycles computes took beyond their matrix cycles, waiting for LDS operands")),
+      issue_cycles_(counter("issue_cycles", "cycles", "non-matrix (issue) cycles of the WGs' K steps")),
       memory_refusals_(counter("memory_refusals", "requests", "memory requests refused (back-pressure)")),
       load_requests_(counter("load_requests", "requests", "load requests issued (a load op splits into load_request_bytes pieces)")),
       load_room_stalls_(counter("load_room_stalls", "requests",
@@ -159,7 +164,7 @@ void ComputeUnit::launch(const WgLaunch& wg) {
   w.pending_stores.clear();
   w.stages = std::max<std::uint32_t>(r.stages, 1);
   w.group_loads.assign(w.stages + 1, 0);  // reallocates only when the kernel's stages grow
-  w.group_cycles.resize(w.stages + 1);
+  w.group_compute.resize(w.stages + 1);
   w.group_sum.resize(w.stages + 1);
   for (Payload& sum : w.group_sum) sum.words.clear();
   if (free_records_.empty()) {
@@ -201,7 +206,7 @@ void ComputeUnit::advance(std::uint32_t s) {
         if (const PendingStore* oldest = oldest_pending_store(w);
             oldest != nullptr && ring(w, oldest->value_group) == ring(w, w.group + 1))
           return;
-        w.group_cycles[ring(w, w.group)] = op.cycles();
+        w.group_compute[ring(w, w.group)] = QueuedCompute{op.cycles(), op.lds_bytes(), op.issue_cycles()};
         ++w.group;  // later loads feed the next compute
         // Its ring entry last held group - P - 1, whose compute is done and whose
         // store (earlier in program order) was issued.
@@ -459,11 +464,24 @@ bool ComputeUnit::try_compute_start(std::uint32_t s) {
   if (w.compute_running || w.computes_done == w.group) return false;  // busy, or nothing queued
   const std::size_t head = ring(w, w.computes_done);
   if (w.group_loads[head] > 0) return false;  // the K-step barrier: its loads have not all landed
-  const std::uint64_t cycles = w.group_cycles[head];
+  const QueuedCompute& step = w.group_compute[head];
+  // The matrix cores take the step's operands from the LDS as they go: the step holds
+  // them for its matrix cycles or the LDS port's time for its operands, whichever is
+  // longer. Then the WG spends its issue cycles (barrier, waits, the next step's first
+  // LDS reads) with no matrix work, and the matrix cores are free for another WG.
+  std::uint64_t held = step.cycles;
+  if (cfg_.lds_bytes_per_cycle > 0) {
+    const std::uint64_t lds_cycles = (step.lds_bytes + cfg_.lds_bytes_per_cycle - 1) / cfg_.lds_bytes_per_cycle;
+    if (lds_cycles > held) {
+      lds_bound_cycles_ += lds_cycles - held;
+      held = lds_cycles;
+    }
+  }
   const Tick start = std::max(now(), matrix_free_);
-  const Tick end = start + clock_.duration(Cycles(cycles));
-  matrix_free_ = end;
-  matrix_busy_ += cycles;
+  matrix_free_ = start + clock_.duration(Cycles(held));
+  const Tick end = matrix_free_ + clock_.duration(Cycles(step.issue_cycles));
+  matrix_busy_ += held;
+  issue_cycles_ += step.issue_cycles;
   w.compute_running = true;
   sim().events().schedule_callback(end, [this, s] { on_compute_done(s); });
   return true;

@@ -75,6 +75,9 @@ struct CuConfig {
   std::uint64_t max_inflight_load_bytes = 0;  // load bytes in flight per CU (L1 MSHRs)
   std::uint32_t load_bytes_per_cycle = 0;     // return port, bytes per CU cycle
   std::uint32_t load_latency = 0;             // CU cycles from the L2's response to landed data
+  // The LDS port that feeds the matrix cores their operands (a compute op's `lds`
+  // bytes), bytes per CU cycle; 0: unbounded.
+  std::uint32_t lds_bytes_per_cycle = 0;
   // Matrix-core throughput (FP16 FLOPs per CU cycle): what trace generators turn
   // FLOPs into compute cycles with. T3 Table 1 CU: ~1024 (115 TFLOP/s at 80 CUs).
   std::uint32_t flops_per_cycle = 1024;
@@ -175,6 +178,11 @@ class ComputeUnit final : public Component, public MemClient {
     std::uint64_t computes = 0;
     std::uint64_t value_group = 0;
   };
+  // A K step's compute op waiting for its loads: matrix-core cycles, the LDS bytes
+  // its matrix work reads, the WG's non-matrix (issue) cycles.
+  struct QueuedCompute {
+    std::uint64_t cycles = 0, lds_bytes = 0, issue_cycles = 0;
+  };
   struct Slot {
     bool busy = false;
     std::uint32_t record = 0;  // in records_
@@ -191,9 +199,9 @@ class ComputeUnit final : public Component, public MemClient {
     bool compute_running = false;   // compute `computes_done` holds the matrix core
     std::uint32_t stages = 2;       // the kernel's tile buffers (TraceResources::stages)
     // Rings of stages + 1 entries indexed by group: loads in flight, the
-    // queued compute's cycles and (values) the element-wise sum of the group's loads.
+    // queued compute and (values) the element-wise sum of the group's loads.
     std::vector<std::uint32_t> group_loads;
-    std::vector<std::uint64_t> group_cycles;
+    std::vector<QueuedCompute> group_compute;
     std::vector<Payload> group_sum;
     // Stores whose compute has not finished, in program order: the front end goes on
     // to the next ops (the WG's other warps keep loading) and these go out, in order,
@@ -272,6 +280,8 @@ class ComputeUnit final : public Component, public MemClient {
   Counter& load_bytes_;
   Counter& store_bytes_;
   Counter& matrix_busy_;
+  Counter& lds_bound_cycles_;
+  Counter& issue_cycles_;
   Counter& memory_refusals_;
   Counter& load_requests_;
   Counter& load_room_stalls_;
