@@ -176,6 +176,13 @@ TEST(NodeTiming, RealHbmIsSlowerAndTheMemoryShowsWhy) {
 // (one WG) loads and stores; with a channel pipeline (a FIFO of slices, no round
 // trip per slice, a streaming copy loop) a handful of channels fill the ring link:
 // 1 is about twice as slow, 8 within 10 % of all 80.
+// The figure itself has the all-reduce 41 % slower on 8 of 80 CUs and 7 % on 16.
+// That needs a channel to move at most 75 GB/s / 1.41 / 8 = 6.6 GB/s, where one CTA
+// of NCCL's ring moves 46 GB/s on H200 (issue 16's push kernel, which calibrates the
+// CU load path) and one channel here about 37 GB/s: a channel of the calibrated
+// kernel fills an eighth of this ring's link several times over, so the figure's
+// steep curve does not emerge (T-NLG FC-2 TP8's 69.7 MB all-reduce on 8 GPUs: 1.636,
+// 1.640, 1.647 ms on 80, 16, 8 channels).
 TEST(NodeTiming, ReduceScatterTimeAgainstCusGiven) {
   const NodeConfig cfg = table1(4);
   const std::uint64_t bytes = 12'000'000;
