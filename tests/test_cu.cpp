@@ -223,29 +223,39 @@ TEST(CuLoadPath, SplitLoadsCarryTheirValuesIntoTheGroupSum) {
   }
 }
 
-TEST(CuLoadPath, SharedByTheWgsOfACu) {
-  // Two WGs on one CU, 32 KiB each, 8 KiB of MSHRs against a 1 us memory: the CU
-  // moves 8 KiB per microsecond in all, so 64 KiB take 8 round trips.
+// Every WG of `trace_text` launched at once on one CU against a FakeMemory (1 us),
+// run to the end.
+struct ManyWgRig {
+  ManyWgRig(const CuConfig& cfg, const std::string& trace_text) : memory(sim), cu(root, "cu0", cfg, memory, flags) {
+    trace = parse_trace(trace_text, "test");
+    cu.set_on_wg_done([this](const WgLaunch&) { done_ns.push_back(static_cast<double>(sim.now().ps()) / 1000.0); });
+    for (std::uint32_t w = 0; w < trace.num_wgs(); ++w) {
+      WgLaunch wg;
+      wg.trace = &trace;
+      wg.wg = w;
+      cu.launch(wg);
+    }
+    sim.events().run();
+  }
+
   Simulator sim{1};
   Component root{sim, "gpu0"};
   FlagTable flags;
-  FakeMemory memory(sim);
-  ComputeUnit cu(root, "cu0", pipeline(1024, 8192), memory, flags);
-  KernelTrace trace = parse_trace(
-      "t3trace 1\nkernel k\nresources wfs=1 threads=64\nparams a\nprogram p\n  load a 32768\n  compute 1\nend\n"
-      "wgs 2\nwg 0 p 0\nwg 1 p 1048576\n",
-      "test");
-  Tick last;
-  cu.set_on_wg_done([&](const WgLaunch&) { last = sim.now(); });
-  for (std::uint32_t w = 0; w < 2; ++w) {
-    WgLaunch wg;
-    wg.trace = &trace;
-    wg.wg = w;
-    cu.launch(wg);
-  }
-  sim.events().run();
-  EXPECT_EQ(memory.max_in_flight, 8192u);
-  EXPECT_NEAR(static_cast<double>(last.ps()) / 1000.0, 8 * 1000 + 1, 1e-9);
+  FakeMemory memory;
+  KernelTrace trace;
+  ComputeUnit cu;
+  std::vector<double> done_ns;  // in the order the WGs ended
+};
+
+TEST(CuLoadPath, SharedByTheWgsOfACu) {
+  // Two WGs on one CU, 32 KiB each, 8 KiB of MSHRs against a 1 us memory: the CU
+  // moves 8 KiB per microsecond in all, so 64 KiB take 8 round trips.
+  ManyWgRig rig(pipeline(1024, 8192),
+                "t3trace 1\nkernel k\nresources wfs=1 threads=64\nparams a\nprogram p\n  load a 32768\n  compute 1\nend\n"
+                "wgs 2\nwg 0 p 0\nwg 1 p 1048576\n");
+  EXPECT_EQ(rig.memory.max_in_flight, 8192u);
+  ASSERT_EQ(rig.done_ns.size(), 2u);
+  EXPECT_NEAR(rig.done_ns.back(), 8 * 1000 + 1, 1e-9);
 }
 
 // The K step's LDS operand reads (issue 17, item 1): a compute whose `lds` bytes take
@@ -272,26 +282,12 @@ TEST(CuKStep, LdsBandwidthBoundsAComputeWhoseOperandsTakeLongerThanItsMatrixWork
 TEST(CuKStep, TheLdsPortIsSharedByTheCusWgs) {
   CuConfig cfg = pipeline(1024);
   cfg.lds_bytes_per_cycle = 64;
-  Simulator sim{1};
-  Component root{sim, "gpu0"};
-  FlagTable flags;
-  FakeMemory memory(sim);
-  ComputeUnit cu(root, "cu0", cfg, memory, flags);
   // 12800 B at 64 B/cycle = 200 cycles a step: 8 steps in all on one port.
-  KernelTrace trace = parse_trace(
-      "t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\n  loop k 4\n    compute 100 lds=12800\n  end\nend\n"
-      "wgs 2\nwg 0 p\nwg 1 p\n",
-      "test");
-  Tick last;
-  cu.set_on_wg_done([&](const WgLaunch&) { last = sim.now(); });
-  for (std::uint32_t w = 0; w < 2; ++w) {
-    WgLaunch wg;
-    wg.trace = &trace;
-    wg.wg = w;
-    cu.launch(wg);
-  }
-  sim.events().run();
-  EXPECT_NEAR(static_cast<double>(last.ps()) / 1000.0, 8 * 200, 1e-9);
+  ManyWgRig rig(cfg,
+                "t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\n  loop k 4\n    compute 100 lds=12800\n"
+                "  end\nend\nwgs 2\nwg 0 p\nwg 1 p\n");
+  ASSERT_EQ(rig.done_ns.size(), 2u);
+  EXPECT_NEAR(rig.done_ns.back(), 8 * 200, 1e-9);
 }
 
 // A K step's issue cycles (barrier, waits, first LDS reads: no matrix work) follow its
@@ -304,27 +300,12 @@ TEST(CuKStep, IssueCyclesFollowTheMatrixWorkAndAnotherWgFillsThem) {
   EXPECT_EQ(static_cast<const Counter*>(alone.sim.stats().find("gpu0.cu0.issue_cycles"))->value(), 400u);
   EXPECT_EQ(static_cast<const Counter*>(alone.sim.stats().find("gpu0.cu0.matrix_busy_cycles"))->value(), 400u);
 
-  Simulator sim{1};
-  Component root{sim, "gpu0"};
-  FlagTable flags;
-  FakeMemory memory(sim);
-  ComputeUnit cu(root, "cu0", pipeline(1024), memory, flags);
-  KernelTrace trace = parse_trace(
-      "t3trace 1\nkernel k\nresources wfs=1 threads=64\n" + program + "wgs 2\nwg 0 p\nwg 1 p\n", "test");
-  std::vector<double> done;
-  cu.set_on_wg_done([&](const WgLaunch&) { done.push_back(static_cast<double>(sim.now().ps()) / 1000.0); });
-  for (std::uint32_t w = 0; w < 2; ++w) {
-    WgLaunch wg;
-    wg.trace = &trace;
-    wg.wg = w;
-    cu.launch(wg);
-  }
-  sim.events().run();
+  ManyWgRig pair(pipeline(1024), "t3trace 1\nkernel k\nresources wfs=1 threads=64\n" + program + "wgs 2\nwg 0 p\nwg 1 p\n");
   // WG 0's matrix work at 0, 200, 400, 600 (done 800); WG 1's in between, at 100,
   // 300, 500, 700 (done 900): 8 steps in 900 cycles instead of 1600.
-  ASSERT_EQ(done.size(), 2u);
-  EXPECT_NEAR(done[0], 800, 1e-9);
-  EXPECT_NEAR(done[1], 900, 1e-9);
+  ASSERT_EQ(pair.done_ns.size(), 2u);
+  EXPECT_NEAR(pair.done_ns[0], 800, 1e-9);
+  EXPECT_NEAR(pair.done_ns[1], 900, 1e-9);
 }
 
 std::string cu_error(const std::string& yaml) {
