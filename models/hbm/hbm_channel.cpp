@@ -59,9 +59,8 @@ HbmChannel::HbmChannel(Component& parent, std::string_view name, const HbmConfig
   split_columns_ = cfg_.timing.tCCDS <= cfg_.timing.tCCDL && cfg_.timing.tCCDS <= cfg_.timing.tCCDWL &&
                    cfg_.timing.tWTRS <= cfg_.timing.tWTRL;
   const std::uint64_t page_bytes = std::max<std::uint64_t>(kPageBytes, cfg_.value_granule);
-  page_shift_ = static_cast<std::uint32_t>(std::countr_zero(page_bytes));
   granule_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.value_granule));
-  words_per_page_ = static_cast<std::uint32_t>(page_bytes >> granule_shift_);
+  values_ = WordStore(page_bytes >> granule_shift_);
   for (int c = 0; c < kNumDramCommands; ++c) {
     commands_[static_cast<std::size_t>(c)] =
         &counter(kCommandStats[static_cast<std::size_t>(c)].name, "commands",
@@ -261,41 +260,6 @@ Cycles HbmChannel::issue(DramCommand cmd, const BankAddress& at, Cycles now) {
 // ---------------------------------------------------------------------------
 // Functional store
 
-std::uint64_t* HbmChannel::find_page(std::uint64_t page) const {
-  if (page == cached_page_) return cached_words_;
-  const auto it = pages_.find(page);
-  if (it == pages_.end()) return nullptr;
-  cached_page_ = page;
-  cached_words_ = it->second.data();
-  return cached_words_;
-}
-
-std::uint64_t* HbmChannel::get_page(std::uint64_t page) {
-  if (page == cached_page_) return cached_words_;
-  auto [it, inserted] = pages_.try_emplace(page);
-  if (inserted) it->second.assign(words_per_page_, 0);
-  cached_page_ = page;
-  cached_words_ = it->second.data();
-  return cached_words_;
-}
-
-// Calls fn(page, first word in page, words, first word in the payload) for each page
-// the word range [address, address + words * granule) touches.
-template <class Fn>
-void HbmChannel::for_each_segment(std::uint64_t address, std::size_t words, Fn&& fn) const {
-  std::uint64_t word = address >> granule_shift_;
-  const std::uint32_t page_word_shift = page_shift_ - granule_shift_;
-  std::size_t done = 0;
-  while (done < words) {
-    const std::uint64_t page = word >> page_word_shift;
-    const std::uint32_t offset = static_cast<std::uint32_t>(word & (words_per_page_ - 1));
-    const std::size_t n = std::min<std::size_t>(words - done, words_per_page_ - offset);
-    fn(page, offset, n, done);
-    done += n;
-    word += n;
-  }
-}
-
 void HbmChannel::apply(MemOp op, std::uint64_t address, std::uint32_t bytes, Payload& data) {
   // Timing-only traffic may be any size: a dirty partial sector written back, a DMA
   // chunk of a few bytes. Only traffic carrying values must be whole words.
@@ -308,32 +272,11 @@ void HbmChannel::apply(MemOp op, std::uint64_t address, std::uint32_t bytes, Pay
   T3SIM_CHECK(data.words.size() == words,
               fmt::format("{} of {} B carries {} words, expected {}", to_string(op), bytes,
                           data.words.size(), words));
-  std::uint64_t* out = data.words.data();
+  const std::uint64_t first = address >> granule_shift_;
   switch (op) {
-    case MemOp::kRead:
-      for_each_segment(address, words, [&](std::uint64_t page, std::uint32_t off, std::size_t n,
-                                           std::size_t at) {
-        const std::uint64_t* p = find_page(page);
-        if (p != nullptr) {
-          std::copy_n(p + off, n, out + at);
-        } else {
-          std::fill_n(out + at, n, std::uint64_t{0});
-        }
-      });
-      break;
-    case MemOp::kWrite:
-      for_each_segment(address, words, [&](std::uint64_t page, std::uint32_t off, std::size_t n,
-                                           std::size_t at) {
-        std::copy_n(out + at, n, get_page(page) + off);
-      });
-      break;
-    case MemOp::kUpdate:
-      for_each_segment(address, words, [&](std::uint64_t page, std::uint32_t off, std::size_t n,
-                                           std::size_t at) {
-        std::uint64_t* p = get_page(page) + off;
-        for (std::size_t k = 0; k < n; ++k) p[k] += out[at + k];  // wraps mod 2^64
-      });
-      break;
+    case MemOp::kRead: values_.read(first, data.words.data(), words); break;
+    case MemOp::kWrite: values_.write(first, data.words.data(), words); break;
+    case MemOp::kUpdate: values_.add(first, data.words.data(), words); break;
   }
 }
 
@@ -341,11 +284,7 @@ void HbmChannel::preload(std::uint64_t address, const Payload& data) {
   T3SIM_CHECK((address & (cfg_.value_granule - 1)) == 0,
               fmt::format("preload at {:#x} is not aligned to the {} B value granule", address,
                           cfg_.value_granule));
-  const std::uint64_t* in = data.words.data();
-  for_each_segment(address, data.words.size(), [&](std::uint64_t page, std::uint32_t off,
-                                                   std::size_t n, std::size_t at) {
-    std::copy_n(in + at, n, get_page(page) + off);
-  });
+  values_.write(address >> granule_shift_, data.words.data(), data.words.size());
 }
 
 Payload HbmChannel::peek(std::uint64_t address, std::uint32_t bytes) const {
@@ -355,11 +294,7 @@ Payload HbmChannel::peek(std::uint64_t address, std::uint32_t bytes) const {
                           address, cfg_.value_granule));
   Payload out;
   out.words.assign(bytes >> granule_shift_, 0);
-  std::uint64_t* dst = out.words.data();
-  for_each_segment(address, out.words.size(), [&](std::uint64_t page, std::uint32_t off,
-                                                  std::size_t n, std::size_t at) {
-    if (const std::uint64_t* p = find_page(page)) std::copy_n(p + off, n, dst + at);
-  });
+  values_.read(address >> granule_shift_, out.words.data(), out.words.size());
   return out;
 }
 

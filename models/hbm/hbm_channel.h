@@ -17,6 +17,7 @@
 #include "models/common/payload.h"
 #include "models/hbm/hbm_config.h"
 #include "models/mem/mem_request.h"
+#include "models/mem/word_store.h"
 #include "sim/component.h"
 
 namespace t3sim {
@@ -160,13 +161,6 @@ class HbmChannel final : public Component {
   [[noreturn]] void bad_bank(const BankAddress& at) const;
   void raise_groups(Cycle Group::*field, std::uint32_t group, Cycle same, Cycle other);
 
-  // Functional store: sparse fixed-size pages of words, found through a one-entry
-  // cache of the last page touched.
-  std::uint64_t* find_page(std::uint64_t page) const;  // nullptr if never written
-  std::uint64_t* get_page(std::uint64_t page);         // allocates a zero page
-  template <class Fn>
-  void for_each_segment(std::uint64_t address, std::size_t words, Fn&& fn) const;
-
   const HbmConfig cfg_;
   // The state the controller's per-cycle scans read, together.
   Cycles refresh_due_;
@@ -203,12 +197,8 @@ class HbmChannel final : public Component {
   std::uint32_t faw_head_ = 0;
   std::uint32_t acts_ = 0;  // ACTs issued so far, saturating at 4 (tFAW needs four)
 
-  std::uint32_t words_per_page_ = 0;
-  std::uint32_t page_shift_ = 0;  // log2(page bytes)
   std::uint32_t granule_shift_ = 0;
-  mutable std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> pages_;
-  mutable std::uint64_t cached_page_ = kNever;
-  mutable std::uint64_t* cached_words_ = nullptr;
+  WordStore values_{1};  // the functional contents, one word per value granule
 
   // The counts behind the counters (Counter::bind), here with the channel's state.
   std::array<std::uint64_t, kNumDramCommands> command_counts_{};

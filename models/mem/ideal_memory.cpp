@@ -54,28 +54,6 @@ void IdealMemory::complete() {
   if (!pending_.empty() && !complete_event_.scheduled()) sim().schedule(complete_event_, pending_.front().done);
 }
 
-template <class Fn>
-void IdealMemory::for_each_page(std::uint64_t first_word, std::size_t count, Fn&& fn) {
-  for (std::size_t at = 0; at < count;) {
-    const std::uint64_t word = first_word + at;
-    const std::size_t offset = static_cast<std::size_t>(word % kPageWords);
-    const std::size_t n = std::min<std::size_t>(count - at, kPageWords - offset);
-    fn(word / kPageWords, offset, n, at);
-    at += n;
-  }
-}
-
-std::uint64_t* IdealMemory::page(std::uint64_t index) {
-  auto [it, inserted] = pages_.try_emplace(index);
-  if (inserted) it->second.assign(kPageWords, 0);
-  return it->second.data();
-}
-
-const std::uint64_t* IdealMemory::find_page(std::uint64_t index) const {
-  const auto it = pages_.find(index);
-  return it == pages_.end() ? nullptr : it->second.data();
-}
-
 void IdealMemory::apply(MemRequest& req) {
   // Timing-only traffic may be any size; only traffic carrying values must be whole words.
   if (req.data.empty()) return;
@@ -90,33 +68,18 @@ void IdealMemory::apply(MemRequest& req) {
   for (std::uint32_t r = 0; r < req.rows; ++r) {
     const std::uint64_t first = (req.address + std::uint64_t{r} * req.row_stride) >> granule_shift_;
     std::uint64_t* words = req.data.words.data() + std::size_t{r} * row_words;
-    for_each_page(first, row_words, [&](std::uint64_t index, std::size_t offset, std::size_t n, std::size_t at) {
-      switch (req.op) {
-        case MemOp::kRead:
-          if (const std::uint64_t* p = find_page(index)) {
-            std::copy_n(p + offset, n, words + at);
-          } else {
-            std::fill_n(words + at, n, std::uint64_t{0});
-          }
-          break;
-        case MemOp::kWrite: std::copy_n(words + at, n, page(index) + offset); break;
-        case MemOp::kUpdate: {
-          std::uint64_t* p = page(index) + offset;
-          for (std::size_t i = 0; i < n; ++i) p[i] += words[at + i];
-          break;
-        }
-      }
-    });
+    switch (req.op) {
+      case MemOp::kRead: values_.read(first, words, row_words); break;
+      case MemOp::kWrite: values_.write(first, words, row_words); break;
+      case MemOp::kUpdate: values_.add(first, words, row_words); break;
+    }
   }
 }
 
 void IdealMemory::preload(std::uint64_t address, const Payload& data) {
   T3SIM_CHECK((address & (cfg_.value_granule - 1)) == 0,
               fmt::format("preload at {:#x} is not aligned to the {} B value granule", address, cfg_.value_granule));
-  for_each_page(address >> granule_shift_, data.words.size(),
-                [&](std::uint64_t index, std::size_t offset, std::size_t n, std::size_t at) {
-                  std::copy_n(data.words.data() + at, n, page(index) + offset);
-                });
+  values_.write(address >> granule_shift_, data.words.data(), data.words.size());
 }
 
 Payload IdealMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
@@ -126,10 +89,7 @@ Payload IdealMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
                           cfg_.value_granule));
   Payload out;
   out.words.assign(bytes >> granule_shift_, 0);
-  for_each_page(address >> granule_shift_, out.words.size(),
-                [&](std::uint64_t index, std::size_t offset, std::size_t n, std::size_t at) {
-                  if (const std::uint64_t* p = find_page(index)) std::copy_n(p + offset, n, out.words.data() + at);
-                });
+  values_.read(address >> granule_shift_, out.words.data(), out.words.size());
   return out;
 }
 

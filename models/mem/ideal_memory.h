@@ -20,6 +20,7 @@
 
 #include "models/common/payload.h"
 #include "models/mem/mem_request.h"
+#include "models/mem/word_store.h"
 #include "sim/component.h"
 
 namespace t3sim {
@@ -59,12 +60,6 @@ class IdealMemory final : public Component, public MemTarget {
   };
   void complete();
   void apply(MemRequest& req);
-  // The words [first_word, first_word + count) live in pages of kPageWords: fn(page
-  // index, offset in the page, words, offset in the caller's words) per page touched.
-  template <class Fn>
-  static void for_each_page(std::uint64_t first_word, std::size_t count, Fn&& fn);
-  std::uint64_t* page(std::uint64_t index);  // allocates a zero page
-  const std::uint64_t* find_page(std::uint64_t index) const;  // nullptr if never written
   static constexpr std::uint64_t kPageWords = 4096;
 
   IdealMemoryConfig cfg_;
@@ -72,7 +67,7 @@ class IdealMemory final : public Component, public MemTarget {
   Tick server_free_;
   Tick last_response_;
   std::deque<Pending> pending_;
-  std::unordered_map<std::uint64_t, std::vector<std::uint64_t>> pages_;  // page index -> words
+  WordStore values_{kPageWords};  // one word per value granule
   std::array<std::array<std::uint64_t, kNumMemOps>, kNumStreams> requests_{}, bytes_{};
   CallbackEvent complete_event_;
   Counter& read_bytes_;
