@@ -295,6 +295,25 @@ TEST(Gpu, KernelLaunchLatencyDelaysTheFirstDispatch) {
               ::testing::HasSubstr("sys.yaml:2: gpu.kernel_launch_latency:"));
 }
 
+// gpu.wg_dispatch_latency: a WG holds its slot from its placement and runs its first
+// op that much later, so each wave of WGs pays it. 32 WGs of 256 x 128 on 80 CUs are
+// one wave: +2 us exactly; on 8 CUs, 4 waves of 8: about 4 x 2 us.
+TEST(Gpu, WgDispatchLatencyIsPaidOncePerWaveOfWgs) {
+  GpuConfig gpu = table1_gpu();
+  gpu.kernel_launch_latency = Tick();
+  const GemmResult none = run(gpu, gemm(1024, 1024, 256, gpu));
+  gpu.wg_dispatch_latency = Tick::us(2);
+  const GemmResult late = run(gpu, gemm(1024, 1024, 256, gpu));
+  EXPECT_EQ(late.time, none.time + Tick::us(2));
+  gpu.wg_dispatch_latency = Tick();
+  const double few = seconds(run(gpu, gemm(1024, 1024, 256, gpu, 8)));
+  gpu.wg_dispatch_latency = Tick::us(2);
+  const double few_late = seconds(run(gpu, gemm(1024, 1024, 256, gpu, 8)));
+  EXPECT_NEAR(few_late - few, 4 * 2e-6, 0.5e-6) << few << " " << few_late;
+  EXPECT_THAT(gpu_error("gpu:\n  wg_dispatch_latency: 5 apples\n"),
+              ::testing::HasSubstr("sys.yaml:2: gpu.wg_dispatch_latency:"));
+}
+
 // gpu.collective.channels: the library's channel count (H200: NCCL's 24), read and
 // checked like every key.
 TEST(GpuCollective, TheLibrarysChannelCountIsReadAndChecked) {

@@ -146,7 +146,7 @@ bool ComputeUnit::can_host(const TraceResources& r) const {
          registers_used_ + regs <= cfg_.registers && lds_used_ + r.lds_bytes <= cfg_.lds_bytes;
 }
 
-void ComputeUnit::launch(const WgLaunch& wg) {
+void ComputeUnit::launch(const WgLaunch& wg, Tick start) {
   const TraceResources& r = wg.trace->resources;
   T3SIM_CHECK(can_host(r), "launch() without room (call can_host first)");
   std::uint32_t s = 0;
@@ -156,6 +156,7 @@ void ComputeUnit::launch(const WgLaunch& wg) {
   w.launch = wg;
   w.has_op = false;
   w.waiting_flag = false;
+  w.starting = false;
   w.outstanding = 0;
   w.next_piece = 0;
   w.group = 0;
@@ -180,6 +181,14 @@ void ComputeUnit::launch(const WgLaunch& wg) {
   threads_used_ += r.threads_per_wg;
   registers_used_ += static_cast<std::uint32_t>(std::uint64_t{r.threads_per_wg} * r.regs_per_thread);
   lds_used_ += r.lds_bytes;
+  if (start > now()) {
+    w.starting = true;
+    sim().events().schedule_callback(start, [this, s] {
+      slots_[s].starting = false;
+      advance(s);
+    });
+    return;
+  }
   advance(s);
 }
 
@@ -187,7 +196,7 @@ void ComputeUnit::launch(const WgLaunch& wg) {
 void ComputeUnit::advance(std::uint32_t s) {
   Slot& w = slots_[s];
   drain_stores(s);
-  while (w.busy && !w.waiting_flag) {
+  while (w.busy && !w.waiting_flag && !w.starting) {
     if (!w.has_op) {
       if (!w.ops.next(w.op)) break;
       w.has_op = true;

@@ -143,8 +143,10 @@ class ComputeUnit final : public Component, public MemClient {
   std::uint32_t capacity_for(const TraceResources& r) const { return wgs_per_cu(cfg_, r); }
   // Contract: true iff launch(r...) is possible now.
   bool can_host(const TraceResources& r) const;
-  // Contract: precondition can_host. on_wg_done(launch) is called when the WG ends.
-  void launch(const WgLaunch& wg);
+  // Contract: precondition can_host. The WG takes its slot and resources now and runs
+  // its first op at `start` (now if earlier: the dispatch latency is the caller's).
+  // on_wg_done(launch) is called when the WG ends.
+  void launch(const WgLaunch& wg, Tick start = Tick());
   void set_on_wg_done(std::function<void(const WgLaunch&)> fn) { on_wg_done_ = std::move(fn); }
   // Contract: called whenever a WG gives its slot back (after on_wg_done when it ends
   // then; earlier with posted stores in flight): the CU may host another WG.
@@ -191,6 +193,7 @@ class ComputeUnit final : public Component, public MemClient {
     WgOp op;                        // the op being processed
     bool has_op = false;
     bool waiting_flag = false;
+    bool starting = false;  // placed; its first op waits for its start time
     std::uint32_t outstanding = 0;  // memory requests in flight
     std::uint32_t budget = 0;       // wfs x max_outstanding_per_wf
     std::uint64_t next_piece = 0;   // of the load op being split into requests

@@ -14,6 +14,7 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   GpuConfig cfg;
   cfg.num_cus = static_cast<std::uint32_t>(gpu.get_uint("num_cus", cfg.num_cus, 1, 4096));
   cfg.kernel_launch_latency = gpu.get_time("kernel_launch_latency", cfg.kernel_launch_latency, Tick::zero(), Tick::ms(10));
+  cfg.wg_dispatch_latency = gpu.get_time("wg_dispatch_latency", cfg.wg_dispatch_latency, Tick::zero(), Tick::ms(1));
   cfg.cu = read_cu_config(gpu.child("cu"));
   cfg.gemm = read_gemm_kernel(gpu.child("gemm"), cfg.gemm);
   cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
@@ -150,7 +151,8 @@ void Gpu::dispatch() {
       if (k.next_wg == 0) k.stats.first_dispatch = now();
       const std::uint32_t wg = (k.next_wg++ + k.launch.first_wg) % k.stats.wgs;
       k.wg_start[wg] = now();
-      cus_[*target]->launch(WgLaunch{k.launch.trace, wg, k.launch.stream, id, k.launch.value_granule, k.launch.routing});
+      cus_[*target]->launch(WgLaunch{k.launch.trace, wg, k.launch.stream, id, k.launch.value_granule, k.launch.routing},
+                            now() + cfg_.wg_dispatch_latency);
     }
   }
   dispatching_ = false;

@@ -29,6 +29,10 @@ struct GpuConfig {
   // launch, setting up the grid): every kernel pays it, so back-to-back dependent
   // kernels (sequential's GEMM, RS, AG) pay it each. 0: none.
   Tick kernel_launch_latency;
+  // From the dispatcher placing a WG on a CU (its slot and resources taken) to its
+  // first op (GPGPU-Sim's -gpgpu_TB_launch_latency): every WG pays it, so a kernel of
+  // several waves of WGs pays it once per wave. 0: none.
+  Tick wg_dispatch_latency;
   CuConfig cu;
   GpuMemoryConfig memory;
   // The GEMM kernel the vendor library runs on this GPU (`gpu.gemm`: tile, K step,
