@@ -334,7 +334,8 @@ TEST(GpuCollective, TheLibrarysChannelCountIsReadAndChecked) {
 TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {
   ConfigTree sys = ConfigTree::parse(
       "gpu:\n  gemm:\n    tile_m: 128\n    tile_n: 256\n    k_step: 64\n    stages: 4\n    wfs_per_wg: 8\n"
-      "    wave_size: 32\n    order: grouped\n    group_size: 4\n  cu:\n    lds_size: 228KiB\n",
+      "    wave_size: 32\n    order: grouped\n    group_size: 4\n    issue_cycles: 12\n    cluster_m: 2\n"
+      "  cu:\n    lds_size: 228KiB\n",
       "sys.yaml");
   ResolvedConfig resolved;
   ConfigNode root(&sys.root(), "", &resolved);
@@ -342,6 +343,8 @@ TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {
   EXPECT_EQ(gpu.gemm.tile_m, 128u);
   EXPECT_EQ(gpu.gemm.stages, 4u);
   EXPECT_EQ(gpu.gemm.order, TileOrder::kGrouped);
+  EXPECT_EQ(gpu.gemm.issue_cycles, 12u);
+  EXPECT_EQ(gpu.gemm.cluster_m, 2u);
   auto workload = [&](const std::string& yaml) {
     ConfigTree wl = ConfigTree::parse(yaml, "wl.yaml");
     ConfigNode w(&wl.root(), "", &resolved);
@@ -359,6 +362,7 @@ TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {
   EXPECT_EQ(mine.params->tile_n, 128u);
   EXPECT_EQ(mine.trace.resources.stages, 2u);
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    stages: 0\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.stages:"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    cluster_m: 0\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.cluster_m:"));
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    tile: 128\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.tile: unknown key"));
 }
 

@@ -239,6 +239,39 @@ TEST(Gemm, LdsReadBytesFollowTheKernelsMmaSplit) {
   EXPECT_EQ(mma_grid(table1, 1, 128).m, 1u);
 }
 
+// Clusters along M with TMA multicast (issue 17, item 5): the tiles of a cluster each
+// fetch their share of every K step's B tile, so B is read once per cluster; A, the
+// computes and the stores are unchanged.
+TEST(Gemm, ClusterMulticastFetchesEachBTileOncePerCluster) {
+  GemmParams p = small_gemm(1024, 512, 96);  // 4 x 4 tiles of 256 x 128, K steps of 32 (3)
+  const TraceTotals alone = trace_totals(make_gemm_trace(p));
+  p.cluster_m = 2;
+  const KernelTrace clustered = make_gemm_trace(p);
+  const TraceTotals two = trace_totals(clustered);
+  const std::uint64_t a_bytes = 1024ull * 96 * 2 * 4;  // A read by each of the 4 tile columns
+  const std::uint64_t b_bytes = 96ull * 512 * 2 * 4;   // B read by each of the 4 tile rows
+  EXPECT_EQ(alone.load_bytes, a_bytes + b_bytes);
+  EXPECT_EQ(two.load_bytes, a_bytes + b_bytes / 2);
+  EXPECT_EQ(two.compute_cycles, alone.compute_cycles);
+  EXPECT_EQ(two.store_bytes, alone.store_bytes);
+  // Rank 0 fetches B's K rows 0-15 of each step, rank 1 rows 16-31.
+  const std::string text = trace_to_string(clustered);
+  EXPECT_THAT(text, HasSubstr("program tile_256x128_b0of2\n"));
+  EXPECT_THAT(text, HasSubstr("program tile_256x128_b1of2\n"));
+  EXPECT_THAT(text, Not(HasSubstr("program tile_256x128\n")));
+  EXPECT_THAT(text, HasSubstr("load b+32768*k 256 rows=16 stride=1024\n"));
+  EXPECT_THAT(text, HasSubstr("load b+32768*k+16384 256 rows=16 stride=1024\n"));
+  EXPECT_TRUE(parse_trace(text, "c.trace") == clustered);
+  // Three tile rows: the last cluster has one tile, which fetches all of its B; a K tail
+  // of 33 splits 17 / 16.
+  GemmParams odd = small_gemm(768, 512, 33);
+  odd.cluster_m = 2;
+  const TraceTotals t = trace_totals(make_gemm_trace(odd));
+  EXPECT_EQ(t.load_bytes, 768ull * 33 * 2 * 4 + 33ull * 512 * 2 * 2);
+  odd.cluster_m = 0;
+  EXPECT_THROW(make_gemm_trace(odd), UserError);
+}
+
 TEST(TraceFormat, MalformedTracesNameFileAndLine) {
   const std::string head = "t3trace 1\nkernel k\nresources wfs=1 threads=64\nparams a\n";
   EXPECT_THAT(trace_error(""), HasSubstr("missing header"));

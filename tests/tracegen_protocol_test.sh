@@ -2,7 +2,8 @@
 # t3sim-tracegen --protocol (issue 16): an LL ring kernel's remote stores carry `ll`,
 # its flag sets are `unfenced` and its slices are LL's 32 KiB steps; a Simple one has
 # neither and keeps 1 MiB slices; an explicit --step-bytes wins over the protocol's;
-# an unknown protocol exits 2.
+# an unknown protocol exits 2. GEMM kernel options: --cluster-m gives each rank of a
+# cluster its share of B, --issue-cycles every compute its issue cycles.
 # Usage: tracegen_protocol_test.sh TRACEGEN
 set -euo pipefail
 gen=${1:?usage: tracegen_protocol_test.sh TRACEGEN}
@@ -24,4 +25,8 @@ grep -q '^attr slice_bytes 8192$' <<<"$explicit" || fail "--step-bytes did not o
 rc=0
 "$gen" "${common[@]}" --protocol lll >/dev/null 2>&1 || rc=$?
 [ "$rc" -eq 2 ] || fail "an unknown protocol exited $rc, expected 2"
+gemm=$("$gen" --m 1024 --n 512 --k 96 --cluster-m 2 --issue-cycles 7 -o -)
+grep -q '^program tile_256x128_b1of2$' <<<"$gemm" || fail "--cluster-m 2 made no rank-1 program"
+grep -q 'rows=16 stride=1024$' <<<"$gemm" || fail "a cluster rank does not load half of B's K rows"
+grep -q ' issue=7$' <<<"$gemm" || fail "--issue-cycles did not reach the computes"
 echo "ok"

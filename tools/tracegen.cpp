@@ -100,6 +100,8 @@ int main(int argc, char** argv) {
   app.add_flag("--tma", p.tma, "tiles loaded by Hopper's TMA: the loads do not hold the L1's MSHRs");
   app.add_option("--issue-cycles", p.issue_cycles, "a WG's cycles per K step without matrix work")
       ->capture_default_str();
+  app.add_option("--cluster-m", p.cluster_m, "tiles down a column that share (TMA-multicast) their B tiles")
+      ->capture_default_str();
   app.add_option("--wfs", p.wfs_per_wg, "WFs per WG")->capture_default_str();
   app.add_option("--wf-grid", wf_grid, "how WFs split the output tile, MxN (default: along the output's rows)");
   app.add_option("--order", order, "WG-to-tile order: row-major, column-major, grouped, heuristic (CUTLASS sm90: along M if more tile columns than rows)")->capture_default_str();
@@ -175,7 +177,7 @@ int main(int argc, char** argv) {
   try {
     if (*collective_opt) {
       // GEMM-only options would be silently ignored: refuse them.
-      for (const char* name : {"--preset", "--m", "--n", "--k", "--dtype-bytes", "--tile", "--k-step", "--stages", "--tma", "--issue-cycles", "--wf-grid",
+      for (const char* name : {"--preset", "--m", "--n", "--k", "--dtype-bytes", "--tile", "--k-step", "--stages", "--tma", "--issue-cycles", "--cluster-m", "--wf-grid",
                                "--order", "--group", "--stagger", "--a-layout", "--b-layout", "--c-layout",
                                "--a-base", "--b-base", "--c-base", "--store", "--peer", "--flops-per-cycle",
                                "--lds-bytes", "--list-presets"}) {

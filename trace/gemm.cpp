@@ -1,6 +1,8 @@
 #include "trace/gemm.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <array>
 
 #include <fmt/format.h>
@@ -85,6 +87,7 @@ void validate_gemm(const GemmParams& p) {
   if (p.flops_per_cycle == 0) bad("flops_per_cycle must be at least 1");
   if (p.wave_size == 0) bad("wave_size must be at least 1");
   if (p.order == TileOrder::kGrouped && p.group_size == 0) bad("group_size must be at least 1");
+  if (p.cluster_m == 0 || p.cluster_m > 16) bad(fmt::format("cluster_m {} out of range [1, 16]", p.cluster_m));
   const WfGrid g = wf_grid(p);
   if (g.m == 0 || g.n == 0 || static_cast<std::uint64_t>(g.m) * g.n != p.wfs_per_wg) {
     bad(fmt::format("wf grid {}x{} does not make {} WFs", g.m, g.n, p.wfs_per_wg));
@@ -170,7 +173,8 @@ std::string describe(const GemmParams& p) {
       to_string(p.a_layout), to_string(p.b_layout), to_string(p.c_layout), base.a, base.b, base.c, store,
       p.flops_per_cycle) + (p.stages != GemmParams{}.stages ? fmt::format(" stages={}", p.stages) : std::string()) +
          (p.tma ? std::string(" tma") : std::string()) +
-         (p.issue_cycles != 0 ? fmt::format(" issue_cycles={}", p.issue_cycles) : std::string());
+         (p.issue_cycles != 0 ? fmt::format(" issue_cycles={}", p.issue_cycles) : std::string()) +
+         (p.cluster_m != 1 ? fmt::format(" cluster_m={}", p.cluster_m) : std::string());
 }
 
 namespace {
@@ -178,9 +182,13 @@ namespace {
 // Variable slots: the parameters a, b, c, then loop variables.
 constexpr std::uint32_t kVarA = 0, kVarB = 1, kVarC = 2;
 
-TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t tn) {
+// The program of a tm x tn tile. `rank` of `cluster` (1: no cluster) picks the share
+// of each K step's B tile this WG fetches: with TMA multicast the cluster's CTAs each
+// fetch a slice of the shared B tile (split along K) and receive the others' slices.
+TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t tn, std::uint32_t rank = 0,
+                          std::uint32_t cluster = 1) {
   TraceProgram prog;
-  prog.name = fmt::format("tile_{}x{}", tm, tn);
+  prog.name = cluster == 1 ? fmt::format("tile_{}x{}", tm, tn) : fmt::format("tile_{}x{}_b{}of{}", tm, tn, rank, cluster);
   const auto i64 = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
   const std::int64_t dt = p.dtype_bytes;
   const std::int64_t M = i64(p.m), N = i64(p.n), K = i64(p.k), ks = p.k_step;
@@ -207,10 +215,21 @@ TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t t
     } else {
       push(range_op(TraceOpKind::kLoad, address(kVarA, M * dt), i64(tm) * dt, kc, M * dt));
     }
-    if (p.b_layout == MatrixLayout::kRowMajor) {
-      push(range_op(TraceOpKind::kLoad, address(kVarB, N * dt), i64(tn) * dt, kc, N * dt));
+    // This WG's slice of the K step's B tile: all of it, or its rank's share.
+    const std::int64_t share = kc / cluster, extra = kc % cluster;
+    const std::int64_t b_kc = share + (rank < extra ? 1 : 0);
+    const std::int64_t b_k0 = k0 + rank * share + std::min<std::int64_t>(rank, extra);
+    auto b_address = [&](std::int64_t per_k) {
+      std::vector<TraceTerm> terms{{1, kVarB}};
+      if (kvar) terms.push_back({per_k * ks, *kvar});
+      return prog.expr(per_k * b_k0, terms);
+    };
+    if (b_kc == 0) {
+      // kc < cluster: the other ranks fetch this step's rows.
+    } else if (p.b_layout == MatrixLayout::kRowMajor) {
+      push(range_op(TraceOpKind::kLoad, b_address(N * dt), i64(tn) * dt, b_kc, N * dt));
     } else {
-      push(range_op(TraceOpKind::kLoad, address(kVarB, dt), kc * dt, i64(tn), K * dt));
+      push(range_op(TraceOpKind::kLoad, b_address(dt), b_kc * dt, i64(tn), K * dt));
     }
     TraceOp c;
     c.kind = TraceOpKind::kCompute;
@@ -333,7 +352,8 @@ KernelTrace make_gemm_trace(const GemmParams& p) {
   const bool has_full_m = p.m >= p.tile_m, has_full_n = p.n >= p.tile_n;
   const std::array<bool, 4> exists = {has_full_m && has_full_n, has_full_m && edge_n != 0,
                                       edge_m != 0 && has_full_n, edge_m != 0 && edge_n != 0};
-  for (std::size_t s = 0; s < shapes.size(); ++s) {
+  // With clusters, programs come per (shape, rank, cluster size), in tile order (below).
+  for (std::size_t s = 0; s < shapes.size() && p.cluster_m == 1; ++s) {
     if (!exists[s]) continue;
     program_of_shape[s] = static_cast<int>(t.programs.size());
     t.programs.push_back(tile_program(p, shapes[s].first, shapes[s].second));
@@ -341,13 +361,30 @@ KernelTrace make_gemm_trace(const GemmParams& p) {
 
   const auto order = gemm_tile_order(p);
   const std::uint64_t dt = p.dtype_bytes;
+  const std::uint64_t tiles_m = gemm_tiles_m(p);
+  std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, int> cluster_programs;  // (shape, rank, size)
   t.wg_program.reserve(order.size());
   t.wg_params.reserve(order.size() * 3);
   for (const std::uint64_t tile : order) {
     const std::uint64_t r = tile / tiles_n, c = tile % tiles_n;
     const std::uint64_t r0 = r * p.tile_m, c0 = c * p.tile_n;
     const bool edge_r = r0 + p.tile_m > p.m, edge_c = c0 + p.tile_n > p.n;
-    const int prog = program_of_shape[(edge_r ? 2 : 0) + (edge_c ? 1 : 0)];
+    const std::size_t shape = (edge_r ? 2 : 0) + (edge_c ? 1 : 0);
+    int prog = program_of_shape[shape];
+    // A cluster of cluster_m tiles down a column shares (multicasts) its B tiles; a
+    // last cluster cut short by the edge has fewer, a lone tile fetches all of B.
+    const std::uint64_t first = r - r % p.cluster_m;
+    const auto size = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.cluster_m, tiles_m - first));
+    if (p.cluster_m > 1) {
+      const auto rank = size > 1 ? static_cast<std::uint32_t>(r - first) : 0;
+      const auto key = std::make_tuple(shape, rank, size);
+      auto it = cluster_programs.find(key);
+      if (it == cluster_programs.end()) {
+        it = cluster_programs.emplace(key, static_cast<int>(t.programs.size())).first;
+        t.programs.push_back(tile_program(p, shapes[shape].first, shapes[shape].second, rank, size));
+      }
+      prog = it->second;
+    }
     const std::uint64_t a = base.a + (p.a_layout == MatrixLayout::kRowMajor ? r0 * p.k : r0) * dt;
     const std::uint64_t b = base.b + (p.b_layout == MatrixLayout::kRowMajor ? c0 : c0 * p.k) * dt;
     const std::uint64_t cc =

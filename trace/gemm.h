@@ -48,6 +48,13 @@ struct GemmParams {
   // The WG's cycles per K step without matrix work (barrier, waits, the first LDS
   // reads before its first MMA): each compute op's `issue` (see traces/FORMAT.md).
   std::uint32_t issue_cycles = 0;
+  // Hopper thread-block clusters along M (CUTLASS ClusterShape M): the cluster_m tiles
+  // down a column share their B tiles, and TMA multicast lets each CTA fetch only its
+  // share of each K step's B tile (split along K) while receiving the whole. 1: none.
+  // Simplification: a CTA's K step waits for its own share only (the cluster's CTAs
+  // are taken to run in step; they are not co-scheduled), and the shares the others
+  // fetch cost this SM nothing.
+  std::uint32_t cluster_m = 1;
 
   std::uint32_t wfs_per_wg = 4;
   // How the WFs split the output tile for their stores (wf_grid_m x wf_grid_n =

@@ -40,6 +40,7 @@ GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams p) {
   p.stages = static_cast<std::uint32_t>(node.get_uint("stages", p.stages, 1, kTraceMaxStages));
   p.tma = node.get_bool("tma", p.tma);
   p.issue_cycles = static_cast<std::uint32_t>(node.get_uint("issue_cycles", p.issue_cycles, 0, 1u << 20));
+  p.cluster_m = static_cast<std::uint32_t>(node.get_uint("cluster_m", p.cluster_m, 1, 16));
   p.wfs_per_wg = static_cast<std::uint32_t>(node.get_uint("wfs_per_wg", p.wfs_per_wg, 1, 64));
   p.wave_size = static_cast<std::uint32_t>(node.get_uint("wave_size", p.wave_size, 1, 1024));
   p.regs_per_thread = static_cast<std::uint32_t>(node.get_uint("regs_per_thread", p.regs_per_thread, 0, 1u << 16));
