@@ -2,6 +2,21 @@
 
 namespace t3sim {
 
+namespace {
+
+// "<component>.<stat>", built with one allocation (a large model registers tens of
+// thousands of stats).
+std::string stat_name(const std::string& component, std::string_view stat) {
+  std::string name;
+  name.reserve(component.size() + 1 + stat.size());
+  name += component;
+  name += '.';
+  name += stat;
+  return name;
+}
+
+}  // namespace
+
 Component::Component(Simulator& sim, std::string name) : sim_(sim), name_(std::move(name)) {
   sim_.add_component(this);
 }
@@ -17,23 +32,23 @@ spdlog::logger& Component::log() const {
 }
 
 Counter& Component::counter(std::string_view stat, std::string unit, std::string description) {
-  return sim_.stats().counter(name_ + "." + std::string(stat), std::move(unit), std::move(description));
+  return sim_.stats().counter(stat_name(name_, stat), std::move(unit), std::move(description));
 }
 Scalar& Component::scalar(std::string_view stat, std::string unit, std::string description) {
-  return sim_.stats().scalar(name_ + "." + std::string(stat), std::move(unit), std::move(description));
+  return sim_.stats().scalar(stat_name(name_, stat), std::move(unit), std::move(description));
 }
 Average& Component::average(std::string_view stat, std::string unit, std::string description) {
-  return sim_.stats().average(name_ + "." + std::string(stat), std::move(unit), std::move(description));
+  return sim_.stats().average(stat_name(name_, stat), std::move(unit), std::move(description));
 }
 Histogram& Component::histogram(std::string_view stat, std::string unit, std::string description,
                                 std::uint64_t bucket_width, std::size_t num_buckets) {
-  return sim_.stats().histogram(name_ + "." + std::string(stat), std::move(unit),
+  return sim_.stats().histogram(stat_name(name_, stat), std::move(unit),
                                 std::move(description), bucket_width, num_buckets);
 }
 TimeWeighted& Component::time_weighted(std::string_view stat, std::string unit,
                                        std::string description, std::uint64_t bucket_width,
                                        std::size_t num_buckets) {
-  return sim_.stats().time_weighted(name_ + "." + std::string(stat), std::move(unit),
+  return sim_.stats().time_weighted(stat_name(name_, stat), std::move(unit),
                                     std::move(description), bucket_width, num_buckets);
 }
 

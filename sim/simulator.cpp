@@ -28,24 +28,39 @@ Simulator::Simulator(std::uint64_t seed, WatchdogConfig watchdog)
 Simulator::~Simulator() = default;
 
 void Simulator::add_component(Component* c) {
-  if (!by_name_.emplace(c->name(), c).second)
+  if (!by_name_.emplace(c->name(), components_.size()).second)
     throw std::logic_error("two components named '" + c->name() + "'");
   components_.push_back(c);
 }
 
+// Removal leaves a null in components_ (a model of thousands of components is torn
+// down in O(n), not O(n^2)); the vector is compacted, in order, once half of it is null.
 void Simulator::remove_component(Component* c) {
-  by_name_.erase(c->name());
-  std::erase(components_, c);
+  const auto it = by_name_.find(c->name());
+  components_[it->second] = nullptr;
+  by_name_.erase(it);
+  if (++removed_components_ * 2 <= components_.size()) return;
+  std::erase(components_, nullptr);
+  removed_components_ = 0;
+  for (std::size_t i = 0; i < components_.size(); ++i) by_name_[components_[i]->name()] = i;
 }
 
 Component* Simulator::find(const std::string& name) const {
   auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  return it == by_name_.end() ? nullptr : components_[it->second];
+}
+
+std::vector<Component*> Simulator::components() const {
+  std::vector<Component*> live;
+  for (Component* c : components_)
+    if (c != nullptr) live.push_back(c);
+  return live;
 }
 
 std::vector<std::string> Simulator::in_flight_report() const {
   std::vector<std::string> lines;
   for (const Component* c : components_) {
+    if (c == nullptr) continue;  // removed
     std::vector<std::string> mine;
     c->report_in_flight(mine);
     for (auto& m : mine) lines.push_back(c->name() + ": " + m);

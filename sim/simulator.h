@@ -124,7 +124,8 @@ class Simulator {
   // One line per in-flight item of every component ("gpu0.link.next: 3 messages in flight ...").
   std::vector<std::string> in_flight_report() const;
 
-  const std::vector<Component*>& components() const { return components_; }
+  // The live components, in construction order.
+  std::vector<Component*> components() const;
   Component* find(const std::string& name) const;
 
  private:
@@ -175,8 +176,9 @@ class Simulator {
   std::uint64_t progress_at_check_ = 0;
   Tick last_progress_time_;
   CallbackEvent watchdog_event_;
-  std::vector<Component*> components_;
-  std::unordered_map<std::string, Component*> by_name_;
+  std::vector<Component*> components_;  // in construction order; null: removed
+  std::size_t removed_components_ = 0;    // nulls in components_
+  std::unordered_map<std::string, std::size_t> by_name_;  // index in components_
 };
 
 }  // namespace t3sim

@@ -229,14 +229,30 @@ FlatFields TimeWeighted::flat(Tick end) const {
 
 // ---- StatsRegistry ------------------------------------------------------------------
 
+std::size_t StatsRegistry::slot_of(std::string_view name, std::size_t hash) const {
+  const std::size_t mask = by_name_.size() - 1;
+  for (std::size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+    const std::uint32_t entry = by_name_[slot];
+    if (entry == 0 || (hashes_[entry - 1] == hash && stats_[entry - 1]->name() == name)) return slot;
+  }
+}
+
 template <class T, class... Args>
 T& StatsRegistry::add(Args&&... args) {
   auto stat = std::make_unique<T>(std::forward<Args>(args)...);
   T& ref = *stat;
-  if (!by_name_.emplace(ref.name(), &ref).second) {
-    throw std::logic_error("duplicate stat name '" + ref.name() + "'");
+  if ((stats_.size() + 1) * 2 > by_name_.size()) {  // keep the table at most half full
+    by_name_.assign(std::max<std::size_t>(64, by_name_.size() * 2), 0);
+    for (std::size_t i = 0; i < stats_.size(); ++i)
+      by_name_[slot_of(stats_[i]->name(), hashes_[i])] = static_cast<std::uint32_t>(i + 1);
   }
+  const std::size_t hash = std::hash<std::string_view>{}(ref.name());
+  const std::size_t slot = slot_of(ref.name(), hash);
+  if (by_name_[slot] != 0) throw std::logic_error("duplicate stat name '" + ref.name() + "'");
+  if (stats_.size() >= UINT32_MAX) throw std::length_error("more than 2^32 - 1 stats");
   stats_.push_back(std::move(stat));
+  hashes_.push_back(hash);
+  by_name_[slot] = static_cast<std::uint32_t>(stats_.size());
   return ref;
 }
 
@@ -266,8 +282,9 @@ TimeWeighted& StatsRegistry::time_weighted(std::string name, std::string unit,
 }
 
 const Stat* StatsRegistry::find(const std::string& name) const {
-  const auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  if (by_name_.empty()) return nullptr;
+  const std::uint32_t entry = by_name_[slot_of(name, std::hash<std::string_view>{}(name))];
+  return entry == 0 ? nullptr : stats_[entry - 1].get();
 }
 
 json StatsRegistry::to_json(Tick end) const {

@@ -14,7 +14,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -226,8 +226,15 @@ class StatsRegistry {
  private:
   template <class T, class... Args>
   T& add(Args&&... args);
+  // The slot of by_name_ that holds `name`'s stat, or the empty slot where it belongs.
+  std::size_t slot_of(std::string_view name, std::size_t hash) const;
   std::vector<std::unique_ptr<Stat>> stats_;
-  std::unordered_map<std::string, const Stat*> by_name_;  // duplicate check and find()
+  // Duplicate check and find(): an open-addressing hash table (linear probing, a power
+  // of two in size, at most half full) of 1 + the stat's index in stats_ (0: empty),
+  // with each stat's name hash in hashes_. A large model registers tens of thousands
+  // of stats; a node-based map allocated a node and a key per stat.
+  std::vector<std::uint32_t> by_name_;
+  std::vector<std::size_t> hashes_;  // per stat, in stats_ order
 };
 
 }  // namespace t3sim

@@ -306,6 +306,23 @@ TEST(L2, ColdMissFetchesTheLineThenHits) {
   EXPECT_EQ(h.stat("bytes.compute.read"), kLine + 64u);
 }
 
+// The tag arrays, MSHRs and transaction slots come with the first request: before
+// it, nothing is cached or dirty, nothing is in flight, there is nothing to write back.
+TEST(L2, BeforeItsFirstRequestNothingIsCachedOrInFlight) {
+  Harness h;
+  EXPECT_FALSE(h.l2.contains(0x1000));
+  EXPECT_FALSE(h.l2.is_dirty(0x1000));
+  EXPECT_EQ(h.l2.outstanding_misses(), 0u);
+  EXPECT_EQ(h.l2.transactions_in_flight(), 0u);
+  EXPECT_EQ(h.l2.write_back_dirty_lines(), 0u);
+  std::vector<std::string> report;
+  h.l2.report_in_flight(report);
+  EXPECT_TRUE(report.empty());
+  h.issue(read(0x1000, kLine));
+  h.sim.run();
+  EXPECT_TRUE(h.l2.contains(0x1000));
+}
+
 TEST(L2, MultiLineTransactionCompletesOnceAndCountsEveryLine) {
   Harness h;
   h.run_one(read(0, 16 * kLine));  // warm lines 0..15

@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -260,6 +261,28 @@ TEST(Component, HierarchicalNamesAndStatPrefixes) {
   EXPECT_EQ(mc.name(), "gpu3.mc7");
   EXPECT_EQ(sim.find("gpu3.mc7"), &mc);
   EXPECT_THROW(Component(gpu, "mc7"), std::logic_error);  // names are unique
+}
+
+// Components go away in any order (a model's members, vectors of them): the rest stay
+// findable, listed in construction order, and a name is free again once its owner is gone.
+TEST(Component, RemovedInAnyOrderTheRestStayFindableInOrder) {
+  Simulator sim;
+  std::vector<std::unique_ptr<Component>> parts;
+  for (int i = 0; i < 100; ++i) parts.push_back(std::make_unique<Component>(sim, "c" + std::to_string(i)));
+  for (int i = 0; i < 100; i += 3) parts[static_cast<std::size_t>(i)].reset();  // from the front
+  for (int i = 98; i > 0; i -= 5) parts[static_cast<std::size_t>(i)].reset();   // and from the back
+  std::vector<Component*> expected;
+  for (int i = 0; i < 100; ++i) {
+    Component* c = parts[static_cast<std::size_t>(i)].get();
+    EXPECT_EQ(sim.find("c" + std::to_string(i)), c) << i;
+    if (c != nullptr) expected.push_back(c);
+  }
+  EXPECT_EQ(sim.components(), expected);
+  Component again(sim, "c0");
+  EXPECT_EQ(sim.find("c0"), &again);
+  EXPECT_EQ(sim.components().back(), &again);
+  parts.clear();
+  EXPECT_EQ(sim.components(), std::vector<Component*>{&again});
 }
 
 // A component that waits forever for a message that never comes.

@@ -246,6 +246,15 @@ TEST(StatsRegistry, FindAndStableReferences) {
   EXPECT_EQ(reg.find("a"), &first);
   EXPECT_EQ(reg.find("missing"), nullptr);
   EXPECT_EQ(reg.size(), 1001u);
+  // Every name is still found, and still a duplicate, after the table has grown.
+  for (int i = 0; i < 1000; i += 37) {
+    const std::string name = fmt::format("c{}", i);
+    ASSERT_NE(reg.find(name), nullptr) << name;
+    EXPECT_EQ(reg.find(name)->name(), name);
+    EXPECT_THROW(reg.scalar(name, "", "d"), std::logic_error) << name;
+  }
+  EXPECT_EQ(StatsRegistry().find("a"), nullptr);
+  EXPECT_EQ(reg.size(), 1001u);
 }
 
 TEST(StatsRegistry, JsonKeyedAndSortedByName) {

@@ -19,28 +19,40 @@ std::string_view to_string(TraceOpKind kind) {
   return "?";
 }
 
+namespace {
+
+// Appends constant + terms [begin, end) to `pool` as an expression: terms of the same
+// variable merged (in order of first appearance), zero coefficients dropped. Merges in
+// place, at the pool's end: no allocation beyond the pool's growth (a collective's
+// programs build thousands of expressions). [begin, end) must not be in `pool`.
+TraceExpr append_expr(std::vector<TraceTerm>& pool, std::int64_t constant, const TraceTerm* begin,
+                      const TraceTerm* end) {
+  const auto first = static_cast<std::ptrdiff_t>(pool.size());
+  for (const TraceTerm* t = begin; t != end; ++t) {
+    const auto it = std::find_if(pool.begin() + first, pool.end(), [&](const TraceTerm& m) { return m.var == t->var; });
+    if (it == pool.end()) {
+      pool.push_back(*t);
+    } else {
+      it->coef += t->coef;
+    }
+  }
+  pool.erase(std::remove_if(pool.begin() + first, pool.end(), [](const TraceTerm& t) { return t.coef == 0; }),
+             pool.end());
+  TraceExpr e;
+  e.constant = constant;
+  e.count = static_cast<std::uint32_t>(pool.size() - static_cast<std::size_t>(first));
+  e.first = e.count == 0 ? 0 : static_cast<std::uint32_t>(first);
+  return e;
+}
+
+}  // namespace
+
 TraceExpr TraceProgram::expr(std::int64_t constant, std::initializer_list<TraceTerm> list) {
-  return expr(constant, std::vector<TraceTerm>(list));
+  return append_expr(terms, constant, list.begin(), list.end());
 }
 
 TraceExpr TraceProgram::expr(std::int64_t constant, const std::vector<TraceTerm>& list) {
-  std::vector<TraceTerm> merged;
-  for (const TraceTerm& t : list) {
-    auto it = std::find_if(merged.begin(), merged.end(), [&](const TraceTerm& m) { return m.var == t.var; });
-    if (it == merged.end()) {
-      merged.push_back(t);
-    } else {
-      it->coef += t.coef;
-    }
-  }
-  std::erase_if(merged, [](const TraceTerm& t) { return t.coef == 0; });
-  TraceExpr e;
-  e.constant = constant;
-  e.first = static_cast<std::uint32_t>(terms.size());
-  e.count = static_cast<std::uint32_t>(merged.size());
-  if (e.count == 0) e.first = 0;
-  terms.insert(terms.end(), merged.begin(), merged.end());
-  return e;
+  return append_expr(terms, constant, list.data(), list.data() + list.size());
 }
 
 int KernelTrace::find_program(std::string_view program_name) const {

@@ -120,17 +120,11 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
     for (std::uint32_t shift = bank_bits_; shift < 64; shift <<= 1) fold_shifts_[fold_steps_++] = shift;
   }
   words_per_line_ = cfg_.line_bytes / cfg_.value_granule;
-  lines_.resize(cfg_.num_lines());
-  tags_.assign(cfg_.num_lines(), kNoTag);
-  ptags_.assign(cfg_.num_lines(), 0);
+  // The per-line, per-MSHR and per-transaction state is allocated by the first
+  // accept() (allocate_state).
   if (std::has_single_bit(cfg_.bank_bytes_per_cycle))
     bank_rate_shift_ = static_cast<std::int32_t>(std::countr_zero(cfg_.bank_bytes_per_cycle));
   bank_next_free_.assign(cfg_.banks, Cycles(0));
-  mshrs_.resize(cfg_.max_outstanding_misses);
-  for (std::uint32_t m = cfg_.max_outstanding_misses; m-- > 0;) free_mshrs_.push_back(m);
-  txns_.resize(cfg_.max_transactions);
-  for (std::uint32_t t = 0; t < cfg_.max_transactions; ++t) complete_events_.emplace_back(*this, t);
-  for (std::uint32_t t = cfg_.max_transactions; t-- > 0;) free_txns_.push_back(t);
 
   for (int s = 0; s < kNumStreams; ++s) {
     const char* sn = to_string(static_cast<Stream>(s));
@@ -214,12 +208,25 @@ std::uint32_t L2Cache::find_in_set(std::uint32_t set, std::uint64_t line) const 
 
 std::uint32_t L2Cache::find(std::uint64_t line) const { return find_in_set(set_of_line(line), line); }
 
+void L2Cache::allocate_state() {
+  lines_.resize(cfg_.num_lines());
+  tags_.assign(cfg_.num_lines(), kNoTag);
+  ptags_.assign(cfg_.num_lines(), 0);
+  mshrs_.resize(cfg_.max_outstanding_misses);
+  for (std::uint32_t m = cfg_.max_outstanding_misses; m-- > 0;) free_mshrs_.push_back(m);
+  txns_.resize(cfg_.max_transactions);
+  for (std::uint32_t t = 0; t < cfg_.max_transactions; ++t) complete_events_.emplace_back(*this, t);
+  for (std::uint32_t t = cfg_.max_transactions; t-- > 0;) free_txns_.push_back(t);
+}
+
 bool L2Cache::contains(std::uint64_t address) const {
+  if (tags_.empty()) return false;  // nothing accepted yet
   const std::uint32_t slot = find(address >> line_shift_);
   return slot != kNone && lines_[slot].mshr == kNone;
 }
 
 bool L2Cache::is_dirty(std::uint64_t address) const {
+  if (tags_.empty()) return false;
   const std::uint32_t slot = find(address >> line_shift_);
   return slot != kNone && lines_[slot].dirty;
 }
@@ -314,6 +321,7 @@ void L2Cache::accept(MemRequest&& req) {
               fmt::format("2D request at 0x{:x}: {} rows of {} B with a {} B stride overlap", req.address, req.rows,
                           req.bytes, req.row_stride));
   T3SIM_CHECK(req.client != nullptr, "request without a client");
+  if (txns_.empty()) [[unlikely]] allocate_state();
   const bool functional = !req.data.empty();
   if (functional) {
     const std::uint32_t g = cfg_.value_granule;

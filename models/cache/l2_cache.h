@@ -278,6 +278,13 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   bool lru_;  // replacement_ is LRU: pick_victim decides it in its own pass
   std::vector<ReplacementCandidate> victim_candidates_;  // pick_victim's scratch, assoc entries
 
+  // The per-line arrays below (lines_, tags_, ptags_: 2 M entries for a 256 MB L2,
+  // ~70 MB) and the MSHRs and transaction slots (mshrs_, txns_, their free lists and
+  // complete_events_) are allocated by the first accept(), not by the constructor, so
+  // a model that is built and never used (`t3sim validate`, an idle GPU's L2) does not
+  // pay for them. Until then no line is valid: contains() and is_dirty() are false,
+  // write_back_dirty_lines() finds nothing, no MSHR or transaction is in use.
+  void allocate_state();
   std::vector<Line> lines_;  // slot = set * assoc + way
   // Per slot: the line it holds (address / line_bytes), kNoTag if invalid. A set's tags
   // are contiguous (assoc x 8 B), so a look-up touches a cache line or two instead of
