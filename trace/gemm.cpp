@@ -205,31 +205,27 @@ TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t t
   };
   // The loads and compute of one K block of `kc` elements starting at k0 + step * kvar.
   auto k_block = [&](std::int64_t kc, std::int64_t k0, std::optional<std::uint32_t> kvar) {
-    auto address = [&](std::uint32_t base, std::int64_t per_k) {
+    // The address of K index `first` (+ the loop's step) in the matrix at `base`.
+    auto address = [&](std::uint32_t base, std::int64_t per_k, std::int64_t first) {
       std::vector<TraceTerm> terms{{1, base}};
       if (kvar) terms.push_back({per_k * ks, *kvar});
-      return prog.expr(per_k * k0, terms);
+      return prog.expr(per_k * first, terms);
     };
     if (p.a_layout == MatrixLayout::kRowMajor) {
-      push(range_op(TraceOpKind::kLoad, address(kVarA, dt), kc * dt, i64(tm), K * dt));
+      push(range_op(TraceOpKind::kLoad, address(kVarA, dt, k0), kc * dt, i64(tm), K * dt));
     } else {
-      push(range_op(TraceOpKind::kLoad, address(kVarA, M * dt), i64(tm) * dt, kc, M * dt));
+      push(range_op(TraceOpKind::kLoad, address(kVarA, M * dt, k0), i64(tm) * dt, kc, M * dt));
     }
     // This WG's slice of the K step's B tile: all of it, or its rank's share.
     const std::int64_t share = kc / cluster, extra = kc % cluster;
     const std::int64_t b_kc = share + (rank < extra ? 1 : 0);
     const std::int64_t b_k0 = k0 + rank * share + std::min<std::int64_t>(rank, extra);
-    auto b_address = [&](std::int64_t per_k) {
-      std::vector<TraceTerm> terms{{1, kVarB}};
-      if (kvar) terms.push_back({per_k * ks, *kvar});
-      return prog.expr(per_k * b_k0, terms);
-    };
     if (b_kc == 0) {
       // kc < cluster: the other ranks fetch this step's rows.
     } else if (p.b_layout == MatrixLayout::kRowMajor) {
-      push(range_op(TraceOpKind::kLoad, b_address(N * dt), i64(tn) * dt, b_kc, N * dt));
+      push(range_op(TraceOpKind::kLoad, address(kVarB, N * dt, b_k0), i64(tn) * dt, b_kc, N * dt));
     } else {
-      push(range_op(TraceOpKind::kLoad, b_address(dt), b_kc * dt, i64(tn), K * dt));
+      push(range_op(TraceOpKind::kLoad, address(kVarB, dt, b_k0), b_kc * dt, i64(tn), K * dt));
     }
     TraceOp c;
     c.kind = TraceOpKind::kCompute;
