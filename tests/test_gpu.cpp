@@ -363,6 +363,7 @@ TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {
   EXPECT_EQ(mine.trace.resources.stages, 2u);
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    stages: 0\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.stages:"));
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    cluster_m: 0\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.cluster_m:"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    issue_cycles: -2\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.issue_cycles:"));
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    tile: 128\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.tile: unknown key"));
 }
 
