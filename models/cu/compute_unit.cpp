@@ -160,10 +160,12 @@ void ComputeUnit::launch(const WgLaunch& wg, Tick start) {
   w.outstanding = 0;
   w.next_piece = 0;
   w.group = 0;
+  w.group_ring = 0;
   w.computes_done = 0;
   w.compute_running = false;
   w.pending_stores.clear();
   w.stages = std::max<std::uint32_t>(r.stages, 1);
+  w.tma = r.tma;
   w.group_loads.assign(w.stages + 1, 0);  // reallocates only when the kernel's stages grow
   w.group_compute.resize(w.stages + 1);
   w.group_sum.resize(w.stages + 1);
@@ -215,12 +217,14 @@ void ComputeUnit::advance(std::uint32_t s) {
         if (const PendingStore* oldest = oldest_pending_store(w);
             oldest != nullptr && ring(w, oldest->value_group) == ring(w, w.group + 1))
           return;
-        w.group_compute[ring(w, w.group)] = QueuedCompute{op.cycles(), op.lds_bytes(), op.issue_cycles()};
+        w.group_compute[w.group_ring] = QueuedCompute{op.cycles(), op.lds_bytes(), op.issue_cycles()};
         ++w.group;  // later loads feed the next compute
+        w.group_ring = w.group_ring == w.stages ? 0 : w.group_ring + 1;
         // Its ring entry last held group - P - 1, whose compute is done and whose
         // store (earlier in program order) was issued.
-        T3SIM_CHECK(w.group_loads[ring(w, w.group)] == 0, "a load group's buffer reused while its loads are in flight");
-        w.group_sum[ring(w, w.group)].words.clear();
+        T3SIM_CHECK(w.group_ring == ring(w, w.group) && w.group_loads[w.group_ring] == 0,
+                    "a load group's buffer reused while its loads are in flight");
+        w.group_sum[w.group_ring].words.clear();
         try_compute_start(s);
         break;
       }
@@ -319,7 +323,7 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
     // The CU's in-flight load bytes (its MSHRs); a piece larger than all of them
     // still goes alone, so nothing waits forever. TMA copies (Hopper GEMMs) do not
     // hold MSHRs: their stages bound them.
-    if (!w.launch.trace->resources.tma && cfg_.max_inflight_load_bytes > 0 && inflight_load_bytes_ > 0 &&
+    if (!w.tma && cfg_.max_inflight_load_bytes > 0 && inflight_load_bytes_ > 0 &&
         inflight_load_bytes_ + bytes > cfg_.max_inflight_load_bytes) {
       if (std::find(waiting_for_load_room_.begin(), waiting_for_load_room_.end(), s) == waiting_for_load_room_.end()) {
         if (waiting_for_load_room_.empty()) room_stall_since_ = now();
@@ -329,7 +333,7 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
       return false;
     }
     if (!issue_memory(s, w.op, MemOp::kRead, piece)) return false;
-    ++w.group_loads[ring(w, w.group)];
+    ++w.group_loads[w.group_ring];
     ++w.next_piece;
   }
   w.next_piece = 0;
@@ -429,19 +433,20 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
   }
   if (mem_op == MemOp::kRead) {
     if (free_loads_.empty()) {
-      free_loads_.push_back(static_cast<std::uint32_t>(loads_.size()));
-      loads_.emplace_back();
+      const auto fresh = static_cast<std::uint32_t>(loads_.size());
+      free_loads_.push_back(fresh);
+      loads_.emplace_back(*this, fresh);
     }
     const std::uint32_t index = free_loads_.back();
     free_loads_.pop_back();
     LoadInFlight& load = loads_[index];
-    load.slot = s;
-    load.group = w.group;
-    load.first_word = granule > 0 ? (piece.row * op.row_bytes() + piece.offset) / granule : 0;
-    load.bytes = r.total_bytes();
+    load.slot = static_cast<std::uint16_t>(s);
+    load.ring = static_cast<std::uint8_t>(w.group_ring);
+    load.has_data = granule > 0;
+    if (granule > 0) load.first_word = (piece.row * op.row_bytes() + piece.offset) / granule;
     load.issued = now();
     r.tag = load_tag(index);
-    load.mshr_bytes = w.launch.trace->resources.tma ? 0 : load.bytes;
+    load.mshr_bytes = w.tma ? 0 : r.total_bytes();
     inflight_load_bytes_ += load.mshr_bytes;
     inflight_load_bytes_stat_.set(now(), static_cast<std::int64_t>(inflight_load_bytes_));
     ++load_requests_;
@@ -527,10 +532,10 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
   const std::uint32_t index = load_index(req.tag);
   T3SIM_CHECK(index < loads_.size(), "load response with an unknown tag");
   LoadInFlight& load = loads_[index];
-  load.data = std::move(req.data);
+  if (load.has_data) load.data = std::move(req.data);
   Tick landed = now();
   if (cfg_.load_bytes_per_cycle > 0) {
-    const std::uint64_t cycles = (load.bytes + cfg_.load_bytes_per_cycle - 1) / cfg_.load_bytes_per_cycle;
+    const std::uint64_t cycles = (req.total_bytes() + cfg_.load_bytes_per_cycle - 1) / cfg_.load_bytes_per_cycle;
     landed = std::max(landed, load_port_free_) + clock_.duration(Cycles(cycles));
     load_port_free_ = landed;
   }
@@ -538,7 +543,7 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
   if (landed == now()) {
     land_load(index);
   } else {
-    sim().events().schedule_callback(landed, [this, index] { land_load(index); });
+    sim().schedule(load.landing, landed);
   }
 }
 
@@ -548,9 +553,9 @@ void ComputeUnit::land_load(std::uint32_t index) {
   Slot& w = slots_[s];
   T3SIM_CHECK(w.busy && w.outstanding > 0, "response for an idle slot");
   --w.outstanding;
-  --w.group_loads[ring(w, load.group)];
-  if (!load.data.empty()) {
-    Payload& sum = w.group_sum[ring(w, load.group)];
+  --w.group_loads[load.ring];
+  if (load.has_data) {
+    Payload& sum = w.group_sum[load.ring];
     T3SIM_CHECK(load.first_word + load.data.words.size() <= sum.words.size(),
                 fmt::format("{}: WG {}: a load piece's words fall outside its group's sum", name(), w.launch.wg));
     for (std::size_t i = 0; i < load.data.words.size(); ++i) sum.words[load.first_word + i] += load.data.words[i];

@@ -198,9 +198,13 @@ class ComputeUnit final : public Component, public MemClient {
     std::uint32_t budget = 0;       // wfs x max_outstanding_per_wf
     std::uint64_t next_piece = 0;   // of the load op being split into requests
     std::uint64_t group = 0;        // load group being formed (= computes queued so far)
+    std::uint32_t group_ring = 0;   // ring(*this, group), kept: a 64-bit division per load was 1 % of a GEMM run
     std::uint64_t computes_done = 0;
     bool compute_running = false;   // compute `computes_done` holds the matrix core
     std::uint32_t stages = 2;       // the kernel's tile buffers (TraceResources::stages)
+    // TraceResources::tma, kept here: every load asks, and the trace's resources are
+    // far from the slot in the host's caches.
+    bool tma = false;
     // Rings of stages + 1 entries indexed by group: loads in flight, the
     // queued compute and (values) the element-wise sum of the group's loads.
     std::vector<std::uint32_t> group_loads;
@@ -211,14 +215,32 @@ class ComputeUnit final : public Component, public MemClient {
     // once their compute is done.
     std::deque<PendingStore> pending_stores;
   };
+  // A load's landing (its data through the return port and load pipeline): an event
+  // of its own, scheduled like a pooled callback (same order) without the callback's
+  // std::function and pool.
+  class LandingEvent final : public Event {
+   public:
+    LandingEvent(ComputeUnit& cu, std::uint32_t index) : index_(index), cu_(cu) {}
+    void process() override { cu_.land_load(index_); }
+    std::string description() const override { return cu_.name() + " load landing"; }
+
+   private:
+    std::uint32_t index_;  // first: it fits in Event's tail padding
+    ComputeUnit& cu_;
+  };
   // One load request in flight: whose it is and where its words go in its op's sum.
-  struct LoadInFlight {
-    std::uint32_t slot = 0;
-    std::uint64_t group = 0;
-    std::uint64_t first_word = 0;  // of the piece within its op's words
-    std::uint64_t bytes = 0;
+  // What its response and landing read sits in the first 64 B (a host cache line:
+  // with 80 CUs the record has left the caches by then); values in the second.
+  struct alignas(64) LoadInFlight {
+    LoadInFlight(ComputeUnit& cu, std::uint32_t index) : landing(cu, index) {}
+    LandingEvent landing;
+    std::uint16_t slot = 0;        // max_wgs <= 1024
+    std::uint8_t ring = 0;         // its group's place on the slot's rings (ring(slot, group)); stages <= 16
+    bool has_data = false;         // carries values (functional runs): `data`, `first_word`
     std::uint64_t mshr_bytes = 0;  // of the CU's in-flight load bytes it holds (0: a TMA copy)
     Tick issued;
+    // Second line.
+    std::uint64_t first_word = 0;  // of the piece within its op's words
     Payload data;                  // the response's words while crossing the return path
   };
   // A load op's piece: `rows` rows of `bytes` starting at row `row`, byte `offset`.
@@ -270,7 +292,7 @@ class ComputeUnit final : public Component, public MemClient {
   std::function<void()> on_slot_free_;
   std::vector<WgRecord> records_;
   std::vector<std::uint32_t> free_records_;
-  std::vector<LoadInFlight> loads_;             // load requests in flight (tag = index)
+  std::deque<LoadInFlight> loads_;              // load requests in flight (tag = index); stable addresses
   std::vector<std::uint32_t> free_loads_;
   std::uint64_t inflight_load_bytes_ = 0;
   std::vector<std::uint32_t> waiting_for_load_room_;  // slots, oldest first
