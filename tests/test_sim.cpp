@@ -2,10 +2,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/clock.h"
@@ -93,6 +96,73 @@ TEST(EventQueue, ManyRandomEventsComeOutSorted) {
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
 }
 
+
+// Against a functional reference: events that schedule, move and cancel each other at
+// few or many distinct times (so edges are shared, buckets form, fill and are
+// forgotten by the recent-edge table) run in exactly (time, priority, scheduling
+// order), each live one once and no cancelled one.
+TEST(EventQueue, DispatchOrderMatchesAReferenceUnderRescheduleAndCancel) {
+  for (const std::uint64_t distinct_times : {3ULL, 40ULL, 5000ULL}) {
+    EventQueue q;
+    constexpr int kEvents = 600;
+    constexpr EventPriority kPriorities[] = {EventPriority::kDelivery, EventPriority::kDefault, EventPriority::kTick};
+    struct Key {
+      Tick::rep when;
+      int priority;
+      std::uint64_t order;  // the scheduling call's number
+      int event;
+      bool operator<(const Key& o) const {
+        return std::tie(when, priority, order) < std::tie(o.when, o.priority, o.order);
+      }
+    };
+    std::map<int, Key> live;  // the reference: each event's pending schedule
+    std::uint64_t calls = 0;
+    std::uint64_t x = 777 + distinct_times;
+    auto rnd = [&x](std::uint64_t n) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      return (x >> 33) % n;
+    };
+    std::vector<int> dispatched;
+    std::vector<std::unique_ptr<CallbackEvent>> events;
+    auto schedule = [&](int e, Tick when) {
+      q.schedule(*events[static_cast<std::size_t>(e)], when);
+      live[e] = Key{when.ps(), static_cast<int>(events[static_cast<std::size_t>(e)]->priority()), ++calls, e};
+    };
+    for (int e = 0; e < kEvents; ++e) {
+      events.push_back(std::make_unique<CallbackEvent>(
+          "e", [&, e] {
+            dispatched.push_back(e);
+            live.erase(e);
+            // Each run touches three random events: schedules (or moves) them at now
+            // or later, or cancels them.
+            for (int k = 0; k < 3 && dispatched.size() < 20000; ++k) {
+              const int other = static_cast<int>(rnd(kEvents));
+              if (rnd(5) == 0) {
+                q.deschedule(*events[static_cast<std::size_t>(other)]);
+                live.erase(other);
+              } else {
+                schedule(other, q.now() + Tick(static_cast<Tick::rep>(rnd(distinct_times) * 700)));
+              }
+            }
+          },
+          kPriorities[e % 3]));
+    }
+    for (int e = 0; e < kEvents; e += 2) schedule(e, Tick(static_cast<Tick::rep>(rnd(distinct_times) * 700)));
+    // Before each dispatch the reference's smallest key names the event that must run.
+    while (!live.empty()) {
+      const Key next = std::min_element(live.begin(), live.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; })
+                           ->second;
+      const std::size_t before = dispatched.size();
+      ASSERT_TRUE(q.step());
+      ASSERT_EQ(dispatched.size(), before + 1);
+      ASSERT_EQ(dispatched.back(), next.event) << "dispatch " << before << " with " << distinct_times << " times";
+      ASSERT_EQ(q.now().ps(), next.when);
+    }
+    EXPECT_FALSE(q.step());  // nothing cancelled ran
+    EXPECT_GT(dispatched.size(), 1000u);
+  }
+}
 // ---------------------------------------------------------------- clocks
 
 TEST(ClockDomain, NonIntegerPeriodNeverDrifts) {
