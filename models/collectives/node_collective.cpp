@@ -86,13 +86,6 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     if (p.kind == CollectiveKind::kAllToAll) node.network().add_mirror_blocks(collective_out_base(trace_params_[0]), chunk);
   }
 
-  if (p.engine == CollectiveEngine::kCu) {
-    for (const KernelTrace& k : traces_[0]) bytes_sent_per_gpu_ += trace_totals(k).store_bytes_remote;
-  } else {
-    const CollectiveTraceParams& t = trace_params_[0];
-    for (std::uint32_t d = 1; d < n; ++d)
-      bytes_sent_per_gpu_ += collective_chunk(t, p.kind == CollectiveKind::kAllToAll ? d : 0).bytes;
-  }
   done_.assign(sim_gpus, 0);
   started_.assign(sim_gpus, Tick());
   finished_.assign(sim_gpus, Tick());

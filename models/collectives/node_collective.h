@@ -68,9 +68,6 @@ class NodeCollective final : public Collective {
   CollectiveEngine engine() const override { return p_.engine; }
   const NodeCollectiveParams& params() const { return p_; }
   const CollectiveTraceParams& trace_params(std::uint32_t g) const { return trace_params_[g]; }
-  // Bytes each GPU sends to peers (for bus bandwidth): the trace's remote stores or
-  // the DMA commands' bytes.
-  std::uint64_t bytes_sent_per_gpu() const { return bytes_sent_per_gpu_; }
   std::uint32_t channels() const { return channels_; }
   // The ring kernels' protocol (the workload's, or the tuner's choice for auto).
   CollectiveProtocol protocol() const { return protocol_; }
@@ -110,7 +107,6 @@ class NodeCollective final : public Collective {
   std::vector<Tick> started_, finished_;
   std::vector<std::uint32_t> dma_left_;
   std::vector<std::function<void(std::uint32_t)>> on_done_;
-  std::uint64_t bytes_sent_per_gpu_ = 0;
 };
 
 }  // namespace t3sim
