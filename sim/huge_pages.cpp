@@ -15,10 +15,20 @@
 #endif
 #endif
 
+// AddressSanitizer: GCC defines __SANITIZE_ADDRESS__; clang (the fuzz preset's
+// compiler) before version 17 only answers __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define T3SIM_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T3SIM_ADDRESS_SANITIZER 1
+#endif
+#endif
+
 namespace t3sim {
 
 void back_with_huge_pages() {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(T3SIM_ADDRESS_SANITIZER)
   // Under AddressSanitizer the anonymous mappings include terabytes of shadow memory:
   // walking them costs seconds per call (the asan preset's tests), for nothing.
   return;
