@@ -15,8 +15,8 @@
 #endif
 #endif
 
-// AddressSanitizer: GCC defines __SANITIZE_ADDRESS__; clang (the fuzz preset's
-// compiler) before version 17 only answers __has_feature(address_sanitizer).
+// AddressSanitizer: GCC defines __SANITIZE_ADDRESS__; clang 14 (the fuzz preset's
+// compiler) does not, and answers __has_feature(address_sanitizer) instead.
 #if defined(__SANITIZE_ADDRESS__)
 #define T3SIM_ADDRESS_SANITIZER 1
 #elif defined(__has_feature)

@@ -198,7 +198,7 @@ class ComputeUnit final : public Component, public MemClient {
     std::uint32_t budget = 0;       // wfs x max_outstanding_per_wf
     std::uint64_t next_piece = 0;   // of the load op being split into requests
     std::uint64_t group = 0;        // load group being formed (= computes queued so far)
-    std::uint32_t group_ring = 0;   // ring(*this, group), kept: a 64-bit division per load was 1 % of a GEMM run
+    std::uint32_t group_ring = 0;   // ring(*this, group), kept: its 64-bit division per load showed in land_load's profile
     std::uint64_t computes_done = 0;
     bool compute_running = false;   // compute `computes_done` holds the matrix core
     std::uint32_t stages = 2;       // the kernel's tile buffers (TraceResources::stages)
