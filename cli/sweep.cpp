@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -113,6 +114,11 @@ void check_key(std::string_view key, const SourceLocation& where, const std::str
   // A point's values are applied as "key=value" overrides: an '=' would split the key.
   if (key.find('=') != std::string_view::npos)
     throw ConfigError(where, shown_key, "a sweep key cannot contain '=' (points apply it as key=value)");
+  // Nor begin or end with blanks: key=value trims them, so the point would set another key.
+  if (!key.empty() && (std::isspace(static_cast<unsigned char>(key.front())) != 0 ||
+                       std::isspace(static_cast<unsigned char>(key.back())) != 0))
+    throw ConfigError(where, shown_key,
+                      "a sweep key cannot begin or end with blanks (points apply it as key=value, which trims them)");
   if (key.starts_with("system.") || key.starts_with("workload.")) return;
   if (!key.starts_with("run.")) {
     throw ConfigError(where, shown_key, "a sweep key must start with 'system.', 'workload.' or 'run.'");

@@ -672,6 +672,11 @@ TEST_F(SweepTest, SweepFileErrors) {
   // Found by fuzz_sweep (issue 15): a key with '=' would split when applied.
   EXPECT_EQ(sweep_file_error(dir_, "parameters:\n  \"workload.a=b\": [1]\n"),
             file + ":2: parameters.workload.a=b: a sweep key cannot contain '=' (points apply it as key=value)");
+  // Found by the long fuzz_sweep run (issue 15, S3): a key ending in a tab set another
+  // key (key=value trims it).
+  EXPECT_EQ(sweep_file_error(dir_, "parameters:\n  \"workload.preset\\t\": [a]\n"),
+            file + ":2: parameters.workload.preset\t: a sweep key cannot begin or end with blanks (points apply it "
+                   "as key=value, which trims them)");
   EXPECT_EQ(sweep_file_error(dir_, "set: [latency=5ns]\n"),
             file + ":1: set: latency: a sweep key must start with 'system.', 'workload.' or 'run.'");
 }
