@@ -8,6 +8,8 @@
 #include "models/mc/i_arbiter.h"
 #include "models/mc/i_scheduler.h"
 #include "models/net/i_topology.h"
+#include "models/system/c3/c3_presets.h"
+#include "models/system/c3/c3_system.h"
 #include "models/system/experiment.h"
 #include "models/system/sublayer_configuration.h"
 #include "sim/registry.h"
@@ -29,7 +31,8 @@ void section(std::string& out, const char* title, const char* key, const std::ve
 
 std::string registry_listing() {
   std::string out;
-  section(out, "configurations", "--config, run.config", sublayer_configurations().listing());
+  section(out, "configurations", "--config, run.config; kind gemm", sublayer_configurations().listing());
+  section(out, "C3 configurations", "--config, run.config; kind c3", c3_configurations().listing());
   section(out, "workload kinds", "workload kind", workload_kinds().listing());
   section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiter_types());
   section(out, "DRAM command schedulers", "system.memory.mc.scheduler", scheduler_types());
@@ -39,6 +42,14 @@ std::string registry_listing() {
   for (const GemmPreset& p : gemm_presets())
     presets.push_back({p.name, fmt::format("{} {}: {} x {} x {}, TP {}", p.model, p.layer, p.m, p.n, p.k, p.tp)});
   section(out, "GEMM presets", "workload preset", presets);
+  std::vector<RegistryEntry> c3_cases;
+  for (const C3Case& c : t3sim::c3_cases()) {
+    const C3Gemm& g = find_c3_gemm(c.gemm);
+    c3_cases.push_back({c.name, fmt::format("{} ({} x {} x {}) with a {:.3f} GiB collective; {}, {}", c.gemm, g.m, g.n,
+                                            g.k, static_cast<double>(c.collective_bytes) / (1ULL << 30), c.taxonomy,
+                                            c.source)});
+  }
+  section(out, "C3 presets", "kind c3, workload preset", c3_cases);
   out.pop_back();
   return out;
 }

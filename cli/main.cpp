@@ -14,6 +14,7 @@
 #include "cli/list.h"
 #include "cli/run.h"
 #include "cli/sweep_command.h"
+#include "models/system/experiment.h"
 #include "models/system/sublayer_configuration.h"
 #include "sim/error.h"
 #include "sim/log.h"
@@ -61,10 +62,11 @@ int main(int argc, char** argv) {
     cmd->add_option("system", req.system, "system YAML (configs/systems/)")->required()->check(CLI::ExistingFile);
     cmd->add_option("workload", req.workload, "workload YAML (configs/workloads/)")->required()->check(CLI::ExistingFile);
     std::string configurations;
-    for (const std::string& name : t3sim::sublayer_configurations().names())
+    for (const std::string& name : t3sim::configuration_names())
       configurations += (configurations.empty() ? "" : ", ") + name;
     cmd->add_option("-c,--config", req.configuration,
-                    "configuration of a GEMM + collective sub-layer: " + configurations + " (t3sim list)");
+                    "configuration of a GEMM + collective sub-layer (kind gemm) or of a C3 run (kind c3): " +
+                        configurations + " (t3sim list)");
     cmd->add_option("--mode", mode, "simulation mode: full (every GPU) or homogeneous (GPU 0, peers mirrored)");
     cmd->add_option("--set", req.overrides, "override a key: system.net.bandwidth=100GB/s (repeatable)");
     cmd->add_option("--seed", req.seed, "seed of input data and any randomness")->capture_default_str();

@@ -46,7 +46,7 @@ RunOutcome run_simulation(const RunRequest& req) {
   RunOptions options;
   if (run.has("config")) {
     options.configuration_where = run.location("config");
-    options.configuration = run.get_enum("config", "", sublayer_configurations().names());
+    options.configuration = run.get_enum("config", "", configuration_names());
   }
   const std::uint64_t seed = run.get_uint("seed", req.seed);
   options.seed = seed;

@@ -10,13 +10,19 @@
 
 namespace t3sim {
 
-inline NodeConfig table1(std::uint32_t gpus, NetMode mode = NetMode::kFull,
-                         const std::vector<std::string>& overrides = {}) {
-  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
+// A system file of configs/systems/ ("mi300x.yaml") read as a node, with overrides.
+inline NodeConfig system_node(const std::string& file, NetMode mode = NetMode::kFull,
+                              const std::vector<std::string>& overrides = {}) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/" + file);
   for (const auto& o : overrides) tree.apply_override(o);
   ResolvedConfig resolved;
   ConfigNode root(&tree.root(), "", &resolved);
-  NodeConfig cfg = read_node_config(root, mode);
+  return read_node_config(root, mode);
+}
+
+inline NodeConfig table1(std::uint32_t gpus, NetMode mode = NetMode::kFull,
+                         const std::vector<std::string>& overrides = {}) {
+  NodeConfig cfg = system_node("table1.yaml", mode, overrides);
   cfg.num_gpus = gpus;
   return cfg;
 }

@@ -69,7 +69,8 @@ TEST_F(Cli, ListPrintsTheRegistries) {
   const auto r = t3sim("list");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* expected :
-       {"configurations (--config, run.config):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
+       {"configurations (--config, run.config; kind gemm):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
+        "C3 configurations (--config, run.config; kind c3):", "  conccl ", "C3 presets", "  mb1_896M ",
         "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "DRAM command schedulers", "  fcfs ",
         "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {
@@ -337,7 +338,11 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
       {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.chanels=4",
        "unknown key (did you mean 'channels'?)"},
       {"configs/workloads/gemm/small.yaml --config fused",
-       "run.config: expected one of ideal-overlap, ideal-rs-nmc, sequential, t3, t3-mca; got 'fused'"},
+       "run.config: expected one of c3, conccl, ideal, ideal-overlap, ideal-rs-nmc, sequential, t3, t3-mca; got "
+       "'fused'"},
+      {"configs/workloads/gemm/small.yaml --config conccl",
+       "run.config: kind gemm takes one of the sub-layer configurations (ideal-overlap, ideal-rs-nmc, sequential, "
+       "t3, t3-mca), not 'conccl'"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.sest=4",
        "system.memory.tracker.sest: unknown key (known keys: sets, ways"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.ways=0",
@@ -371,6 +376,69 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
     EXPECT_EQ(r.out, "") << c.args;
     EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json")) << c.args;
   }
+}
+
+// kind c3 (seed 003): every new key's bad value names the key.
+TEST_F(Cli, C3BadInputNamesTheKey) {
+  struct Case {
+    std::string args, expected;
+  };
+  const std::string small = "configs/workloads/c3/small.yaml";
+  const Case cases[] = {
+      {small + " --config t3", "run.config: kind c3 takes one of the C3 configurations (c3, conccl, ideal, "
+                               "sequential), not 't3'"},
+      {small + " --set workload.order=later", "workload.order: expected one of gemm-first, comm-first; got 'later'"},
+      {small + " --set workload.comm_cus=304", "workload.comm_cus: 304 is greater than the maximum 303"},
+      {small + " --set workload.scale=3", "workload.scale: 3 does not divide the GEMM's M (4096)"},
+      {small + " --set workload.scale=0", "workload.scale: 0 is out of range"},
+      {small + " --set workload.preset=mb1_897M", "workload.preset: unknown C3 case 'mb1_897M' (did you mean "
+                                                  "'mb1_896M'?)"},
+      {small + " --set workload.preset=mb1_896M", "workload.gemm.m: the GEMM comes from preset mb1_896M (mb1)"},
+      {"configs/workloads/c3/table2.yaml --set workload.collective.size=1GiB",
+       "workload.collective.size: the size comes from preset mb1_896M"},
+      {"configs/workloads/c3/table2.yaml --set workload.gemm.tag=cb1", "workload.gemm.tag: the GEMM comes from preset"},
+      {small + " --set workload.gemm.cus=8", "workload.gemm.cus: the GEMM's CUs follow the configuration"},
+      {small + " --set workload.gemm.preset=tnlg.fc2.tp8", "workload.gemm.preset: a C3 GEMM is generated"},
+      {small + " --set workload.collective.collective=all_to_al",
+       "workload.collective.collective: expected one of all_gather, all_to_all, reduce_scatter, all_reduce"},
+      {small + " --config conccl --set workload.collective.collective=reduce_scatter",
+       "workload.collective.collective: conccl runs the collective on DMA engines, which copy and do not reduce"},
+      {small + " --set workload.collective.size=100",
+       "workload.collective.size: 100 B is not a whole number of 32-byte value granules"},
+      {small + " --set workload.scale=64 --set workload.collective.size=1000032",
+       "workload.scale: 64 does not divide the collective's size (1000032 B)"},
+      {small + " --set workload.collective.functional=values --set workload.collective.size=1056",
+       "workload.collective.functional: values needs the 1056 B array to split into 8 equal chunks"},
+  };
+  for (const auto& c : cases) {
+    const auto r = t3sim(fmt::format("run configs/systems/mi300x.yaml {} -o '{}'", c.args, (dir_ / "o").string()));
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << c.args;
+    EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json")) << c.args;
+  }
+}
+
+// kind c3 end to end: the summary, the results and the sweep row's metrics.
+TEST_F(Cli, C3RunReportsIsolatedConcurrentAndTheFractionOfIdeal) {
+  const auto r = t3sim(fmt::format("run configs/systems/mi300x.yaml configs/workloads/c3/small.yaml --mode homogeneous "
+                                   "--config c3 --set workload.order=comm-first --set workload.gemm.k=512 "
+                                   "--set workload.collective.size=8MiB -o '{}'",
+                                   (dir_ / "o").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("configuration c3: collective launched first (c3_sp)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("of the ideal realized"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("functional check   passed"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir_ / "o" / "results.json"));
+  const nlohmann::json& res = j["results"];
+  EXPECT_EQ(res["configuration"], "c3");
+  EXPECT_EQ(res["order"], "comm-first");
+  const auto iso_g = res["isolated"]["gemm"]["time_ps"].get<std::uint64_t>();
+  const auto iso_c = res["isolated"]["collective"]["time_ps"].get<std::uint64_t>();
+  EXPECT_EQ(res["sequential_ps"].get<std::uint64_t>(), iso_g + iso_c);
+  EXPECT_GE(res["time_ps"].get<std::uint64_t>(), std::max(iso_g, iso_c));
+  EXPECT_GT(res["run"]["gemm"]["dram_read_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_GT(res["run"]["collective"]["l2_write_bytes"].get<std::uint64_t>(), 0u);
 }
 
 // A peer store in a GEMM alone (issue 21, C05) and a device given to merge (C07).

@@ -16,16 +16,13 @@
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/simulator.h"
+#include "tests/table1_node.h"
 
 namespace t3sim {
 namespace {
 
 NodeConfig ring8(std::uint32_t gpus, const std::vector<std::string>& overrides = {}) {
-  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/ring8.yaml");
-  for (const auto& o : overrides) tree.apply_override(o);
-  ResolvedConfig resolved;
-  ConfigNode root(&tree.root(), "", &resolved);
-  NodeConfig cfg = read_node_config(root, NetMode::kFull);
+  NodeConfig cfg = system_node("ring8.yaml", NetMode::kFull, overrides);
   cfg.num_gpus = gpus;
   return cfg;
 }

@@ -125,6 +125,19 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   bool contains(std::uint64_t address) const;
   bool is_dirty(std::uint64_t address) const;
   std::size_t transactions_in_flight() const { return in_flight_; }
+  // What stream `s`'s requests did here so far: bytes requested per op, line hits and
+  // misses (e.g. one kernel's L2 traffic when kernels run on different streams).
+  struct StreamTotals {
+    std::uint64_t bytes[kNumMemOps] = {};
+    std::uint64_t hits = 0, misses = 0;
+  };
+  StreamTotals stream_totals(Stream s) const {
+    StreamTotals t;
+    for (int o = 0; o < kNumMemOps; ++o) t.bytes[o] = bytes_[index(s)][o]->value();
+    t.hits = hits_[index(s)]->value();
+    t.misses = misses_[index(s)]->value();
+    return t;
+  }
   // Line hits / (hits + misses) so far, all streams (0 before any look-up).
   double hit_rate() const {
     const std::uint64_t n = total_hits_ + total_misses_;

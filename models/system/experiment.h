@@ -9,6 +9,7 @@
 //   gemm        a GEMM alone on one GPU; with a configuration (--config), the GEMM
 //               and its collective on a node (the sub-layer, sublayer_system.h)
 //   collective  one collective on a node
+//   c3          a GEMM and an independent collective on a node (seed 003)
 //
 // See CONTRIBUTING.md for adding a kind.
 
@@ -83,5 +84,11 @@ class Experiment {
 using ExperimentRegistry = Registry<Experiment, Simulator&, ConfigNode /*system*/, ConfigNode /*workload*/,
                                     const RunOptions&>;
 ExperimentRegistry& workload_kinds();
+
+// Every configuration name some kind takes (`--config`): the sub-layer's
+// (sublayer_configuration.h, for kind gemm) and C3's (c3/c3_system.h, for kind c3),
+// sorted, once each. A kind given another kind's configuration rejects it
+// (RunOptions::reject_configuration).
+std::vector<std::string> configuration_names();
 
 }  // namespace t3sim

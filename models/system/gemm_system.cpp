@@ -7,10 +7,10 @@
 
 namespace t3sim {
 
-GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
+GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu, const GemmShape* shape) {
   GemmWorkload wl;
   wl.cus = static_cast<std::uint32_t>(workload.get_uint("cus", 0, 0, gpu.num_cus));
-  if (workload.has("trace")) {
+  if (shape == nullptr && workload.has("trace")) {
     const std::string path = workload.get_string("trace", "");
     try {
       wl.trace = read_trace(path);
@@ -26,7 +26,11 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu) {
     return wl;
   }
   GemmParams p = gpu.gemm;  // the system's GEMM kernel (gpu.gemm)
-  if (workload.has("preset")) {
+  if (shape != nullptr) {
+    p.m = shape->m;
+    p.n = shape->n;
+    p.k = shape->k;
+  } else if (workload.has("preset")) {
     const std::string name = workload.get_string("preset", "");
     try {
       p = gemm_preset_params(name, gpu.gemm);

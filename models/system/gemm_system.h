@@ -28,9 +28,16 @@ struct GemmWorkload {
   std::uint32_t tp = 0;     // the preset's tensor-parallel degree (0: not a preset)
 };
 
+// A GEMM's size decided by its caller (e.g. a C3 preset, scaled).
+struct GemmShape {
+  std::uint64_t m = 0, n = 0, k = 0;
+};
+
 // Reads `kind: gemm`: `preset` or `m`, `n`, `k`, or `trace` (a file), plus tiling
 // and store options. The GPU's matrix-core rate turns FLOPs into compute cycles.
-GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu);
+// With `shape`, the size is that and none of preset, m, n, k or trace is read (the
+// caller read them, or finish() rejects them).
+GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu, const GemmShape* shape = nullptr);
 
 struct GemmResult {
   Tick time;                  // launch to last WG done

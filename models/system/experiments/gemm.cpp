@@ -73,7 +73,13 @@ T3SIM_REGISTER(workload_kinds, "gemm",
                "node (a transformer sub-layer, T3 §5)",
                [](Simulator& sim, ConfigNode system, ConfigNode workload,
                   const RunOptions& run) -> std::unique_ptr<Experiment> {
-                 if (!run.configuration.empty()) return make_sublayer_experiment(sim, system, workload, run);
+                 if (!run.configuration.empty()) {
+                   if (sublayer_configurations().find(run.configuration) == nullptr)
+                     run.reject_configuration(fmt::format(
+                         "kind gemm takes one of the sub-layer configurations ({}), not '{}'",
+                         fmt::join(sublayer_configurations().names(), ", "), run.configuration));
+                   return make_sublayer_experiment(sim, system, workload, run);
+                 }
                  return std::make_unique<GemmExperiment>(sim, system, workload, run);
                })
 

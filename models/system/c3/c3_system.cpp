@@ -1,0 +1,328 @@
+#include "models/system/c3/c3_system.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+
+namespace t3sim {
+
+namespace {
+
+constexpr std::uint64_t kAlign = 2ULL << 20;  // buffers start on 2 MiB boundaries, as the GEMM's do
+std::uint64_t align_up(std::uint64_t a) { return (a + kAlign - 1) / kAlign * kAlign; }
+double ms(Tick t) { return static_cast<double>(t.ps()) * 1e-9; }
+double mb(std::uint64_t b) { return static_cast<double>(b) / 1e6; }
+
+// GPU g's traffic of stream `s` so far: DRAM at the controllers, requests at the L2.
+struct StreamSnapshot {
+  McStreamStats dram;
+  L2Cache::StreamTotals l2;
+};
+StreamSnapshot snapshot(Gpu& gpu, Stream s) {
+  return StreamSnapshot{gpu.memory().stream_totals(s), gpu.memory().l2().stream_totals(s)};
+}
+void add_traffic(C3KernelResult& k, const StreamSnapshot& to, const StreamSnapshot* from) {
+  auto d = [](std::uint64_t a, std::uint64_t b) { return a - b; };
+  const StreamSnapshot zero{};
+  const StreamSnapshot& f = from != nullptr ? *from : zero;
+  k.dram_read = d(to.dram.bytes[index(MemOp::kRead)], f.dram.bytes[index(MemOp::kRead)]);
+  k.dram_write = d(to.dram.bytes[index(MemOp::kWrite)], f.dram.bytes[index(MemOp::kWrite)]);
+  k.dram_update = d(to.dram.bytes[index(MemOp::kUpdate)], f.dram.bytes[index(MemOp::kUpdate)]);
+  k.l2_read = d(to.l2.bytes[index(MemOp::kRead)], f.l2.bytes[index(MemOp::kRead)]);
+  k.l2_write = d(to.l2.bytes[index(MemOp::kWrite)] + to.l2.bytes[index(MemOp::kUpdate)],
+                 f.l2.bytes[index(MemOp::kWrite)] + f.l2.bytes[index(MemOp::kUpdate)]);
+  k.l2_hits = d(to.l2.hits, f.l2.hits);
+  k.l2_misses = d(to.l2.misses, f.l2.misses);
+}
+
+nlohmann::json kernel_json(const C3KernelResult& k) {
+  return {{"start_ps", k.start.ps()},          {"end_ps", k.end.ps()},
+          {"time_ps", k.time().ps()},          {"dram_read_bytes", k.dram_read},
+          {"dram_write_bytes", k.dram_write},  {"dram_update_bytes", k.dram_update},
+          {"l2_read_bytes", k.l2_read},        {"l2_write_bytes", k.l2_write},
+          {"l2_line_hits", k.l2_hits},         {"l2_line_misses", k.l2_misses}};
+}
+
+}  // namespace
+
+C3Configurations& c3_configurations() {
+  static C3Configurations registry;
+  return registry;
+}
+
+std::string c3_taxonomy(Tick gemm, Tick collective) {
+  const Tick longer = std::max(gemm, collective), shorter = std::min(gemm, collective);
+  // Within 15 %: longer <= 1.15 x shorter, in integers.
+  if (longer.ps() * 100 <= shorter.ps() * 115) return "GC-equal";
+  return gemm > collective ? "G-long" : "C-long";
+}
+
+// ---------------------------------------------------------------------------- C3Run
+
+struct C3Run::Snapshots {
+  StreamSnapshot cu_start, cu_end, dma_start, dma_end;
+};
+
+C3Run::C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool with_cu, bool with_dma)
+    : sim_(sim), spec_(spec), with_dma_(with_dma), snap_(std::make_unique<Snapshots>()) {
+  node_ = std::make_unique<Node>(sim, node);
+  const GemmParams& gp = *spec_.gemm.params;
+  // Memory: the GEMM's A, B, C (trace/gemm.h), then the collective's buffers, then
+  // the DMA collective's: independent kernels, so nothing is shared.
+  std::uint64_t next = align_up(gemm_addresses(gp).c + gp.m * gp.n * gp.dtype_bytes);
+  auto make = [&](CollectiveEngine engine) {
+    NodeCollectiveParams p = spec_.collective;
+    p.engine = engine;
+    p.data_base = next;
+    if (engine == CollectiveEngine::kCu) p.cus = spec_.comm_cus;
+    auto c = std::make_unique<NodeCollective>(*node_, p);
+    // Past its array, receive FIFOs and (all-to-all) output.
+    next = align_up(collective_out_base(c->trace_params(0)) + p.array_bytes);
+    return c;
+  };
+  if (with_cu) cu_ = make(CollectiveEngine::kCu);
+  if (with_dma) dma_ = make(CollectiveEngine::kDma);
+  const std::uint32_t n = node_->simulated_gpus();
+  gemm_kernel_.assign(n, 0);
+  for (auto* v : {&gemm_start_, &gemm_end_, &cu_start_, &cu_end_, &dma_start_, &dma_end_}) v->assign(n, Tick());
+  ended_.assign(n, 0);
+  if (cu_) cu_->preload();
+  if (dma_) dma_->preload();
+}
+
+C3Run::~C3Run() = default;
+
+void C3Run::launch_gemm(std::uint32_t g, std::vector<std::uint32_t> cus) {
+  Gpu& gpu = node_->gpu(g);
+  KernelLaunch k;
+  k.trace = &spec_.gemm.trace;
+  k.cus = std::move(cus);
+  k.stream = Stream::kCompute;
+  k.on_done = [this, g] {
+    Gpu& done = node_->gpu(g);
+    gemm_end_[g] = done.now();
+    done.memory().kernel_end();
+    ended(g);
+    if (sequential_) start_collective(g, Coll::kCu);
+  };
+  gemm_start_[g] = gpu.now();
+  gpu.memory().kernel_begin();
+  gemm_kernel_[g] = gpu.launch(std::move(k));
+}
+
+void C3Run::start_collective(std::uint32_t g, Coll which) {
+  NodeCollective* c = which == Coll::kCu ? cu_.get() : dma_.get();
+  if (c == nullptr)
+    internal_error(node_->gpu(g).now(), "c3", fmt::format("the {} collective was not built for this run",
+                                                          which == Coll::kCu ? "CU" : "DMA"),
+                   __FILE__, __LINE__);
+  std::vector<Tick>& start = which == Coll::kCu ? cu_start_ : dma_start_;
+  start[g] = node_->gpu(g).now();
+  if (g == 0) (which == Coll::kCu ? snap_->cu_start : snap_->dma_start) = snapshot(node_->gpu(0), Stream::kCommunication);
+  c->start(g, [this, which](std::uint32_t h) {
+    (which == Coll::kCu ? cu_end_ : dma_end_)[h] = node_->gpu(h).now();
+    if (h == 0) (which == Coll::kCu ? snap_->cu_end : snap_->dma_end) = snapshot(node_->gpu(0), Stream::kCommunication);
+    ended(h);
+    if (sequential_ && which == Coll::kCu && with_dma_) start_collective(h, Coll::kDma);
+  });
+}
+
+void C3Run::start_sequential(std::uint32_t g) {
+  sequential_ = true;
+  launch_gemm(g, {});
+}
+
+void C3Run::ended(std::uint32_t g) { ++ended_[g]; }
+
+void C3Run::run(Tick max_time, std::uint32_t expected_per_gpu) {
+  const Simulator::StopReason stop = sim_.run(max_time);
+  for (std::uint32_t g = 0; g < ended_.size(); ++g) {
+    if (ended_[g] >= expected_per_gpu) continue;
+    if (stop == Simulator::StopReason::kTimeLimit) {
+      std::string what = fmt::format("run.max_time ({}) reached before GPU {}'s kernels finished ({} of {} ended); "
+                                     "in flight:",
+                                     to_string(max_time), g, ended_[g], expected_per_gpu);
+      for (const std::string& line : sim_.in_flight_report()) what += "\n  " + line;
+      throw SimulationError(what);
+    }
+    throw SimulationError(fmt::format("GPU {}'s kernels did not finish ({} of {} ended) although nothing was left "
+                                      "to simulate",
+                                      g, ended_[g], expected_per_gpu));
+  }
+  std::string error;
+  for (const NodeCollective* c : {cu_.get(), dma_.get()}) {
+    if (c == nullptr) continue;
+    words_checked_ += c->verify(error);
+    if (!error.empty())
+      throw SimulationError(fmt::format("functional check of the {} {} failed: {}", to_string(c->params().engine),
+                                        to_string(c->params().kind), error));
+  }
+}
+
+C3KernelResult C3Run::gemm_result() {
+  C3KernelResult k;
+  k.start = *std::max_element(gemm_start_.begin(), gemm_start_.end());
+  k.end = *std::max_element(gemm_end_.begin(), gemm_end_.end());
+  add_traffic(k, snapshot(node_->gpu(0), Stream::kCompute), nullptr);
+  return k;
+}
+
+C3KernelResult C3Run::collective_result(Coll which) {
+  const std::vector<Tick>& s = which == Coll::kCu ? cu_start_ : dma_start_;
+  const std::vector<Tick>& e = which == Coll::kCu ? cu_end_ : dma_end_;
+  C3KernelResult k;
+  k.start = *std::max_element(s.begin(), s.end());
+  k.end = *std::max_element(e.begin(), e.end());
+  // Its communication-stream traffic between its start and its end on GPU 0
+  // (write-backs of lines it dirtied that drain later count for whatever follows).
+  if (which == Coll::kCu)
+    add_traffic(k, snap_->cu_end, &snap_->cu_start);
+  else
+    add_traffic(k, snap_->dma_end, &snap_->dma_start);
+  return k;
+}
+
+std::uint64_t C3Run::events() const { return sim_.dispatched(); }
+
+std::uint32_t C3Run::gemm_stages() const { return node_->gpu(0).kernel_stats(gemm_kernel_[0]).stages(); }
+
+// ---------------------------------------------------------------------------- C3System
+
+C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::string configuration,
+                   std::uint64_t seed)
+    : sim_(sim), node_(node), spec_(std::move(spec)), configuration_(std::move(configuration)), seed_(seed) {
+  if (!spec_.gemm.params) throw std::invalid_argument("C3 needs a generated GEMM");
+  config_ = c3_configurations().get(configuration_, "C3 configuration").make();
+}
+
+C3System::~C3System() = default;
+
+C3Result C3System::run(Tick max_time) {
+  C3Result r;
+  const bool concurrent = config_->concurrent();
+  const bool dma = config_->uses_dma();
+  // The sequential run gives the isolated times: on the main simulator when it is the
+  // configuration's only run, else on one of its own (and its node is gone before the
+  // concurrent run builds one).
+  C3KernelResult iso_gemm, iso_cu;
+  std::optional<C3KernelResult> iso_dma;
+  std::uint32_t stages = 0, channels = 0;
+  {
+    std::optional<Simulator> own;
+    Simulator& seq_sim = concurrent ? own.emplace(seed_) : sim_;
+    C3Run seq(seq_sim, node_, spec_, /*with_cu=*/true, dma);
+    for (std::uint32_t g = 0; g < seq.node().simulated_gpus(); ++g) {
+      Simulator::InPartition in(seq_sim, seq.node().partition(g));
+      seq.start_sequential(g);
+    }
+    seq.run(max_time, dma ? 3 : 2);
+    iso_gemm = seq.gemm_result();
+    iso_cu = seq.collective_result(C3Run::Coll::kCu);
+    if (dma) iso_dma = seq.collective_result(C3Run::Coll::kDma);
+    r.words_checked = seq.words_checked();
+    stages = seq.gemm_stages();
+    channels = seq.collective_channels();
+    if (concurrent) r.extra_events = seq.events();
+  }
+  r.isolated_gemm = iso_gemm.time();
+  r.isolated_collective = iso_cu.time();
+  if (iso_dma) r.isolated_dma_collective = iso_dma->time();
+
+  if (concurrent) {
+    C3Run conc(sim_, node_, spec_, /*with_cu=*/!dma, dma);
+    for (std::uint32_t g = 0; g < conc.node().simulated_gpus(); ++g) {
+      Simulator::InPartition in(sim_, conc.node().partition(g));
+      config_->start(conc, g);
+    }
+    conc.run(max_time, 2);
+    r.gemm = conc.gemm_result();
+    r.collective = conc.collective_result(dma ? C3Run::Coll::kDma : C3Run::Coll::kCu);
+    r.words_checked += conc.words_checked();
+    stages = conc.gemm_stages();
+  } else {
+    r.gemm = iso_gemm;
+    r.collective = iso_cu;
+  }
+  r.values_checked = spec_.collective.values;
+
+  const Tick sequential = r.isolated_gemm + r.isolated_collective;
+  const Tick longest = std::max(r.isolated_gemm, r.isolated_collective);
+  r.time = config_->time(r);
+  auto ratio = [](Tick a, Tick b) { return b.ps() ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0; };
+  r.ideal_speedup = ratio(sequential, longest);
+  r.speedup = ratio(sequential, r.time);
+  r.fraction_of_ideal = r.ideal_speedup > 1.0 ? (r.speedup - 1.0) / (r.ideal_speedup - 1.0) : 0.0;
+  r.gemm_slowdown = ratio(r.gemm.time(), r.isolated_gemm);
+  r.collective_slowdown = ratio(r.collective.time(), dma ? *r.isolated_dma_collective : r.isolated_collective);
+  r.taxonomy = c3_taxonomy(r.isolated_gemm, r.isolated_collective);
+
+  const NodeCollectiveParams& cp = spec_.collective;
+  nlohmann::json isolated = {{"gemm", kernel_json(iso_gemm)}, {"collective", kernel_json(iso_cu)}};
+  if (iso_dma) isolated["dma_collective"] = kernel_json(*iso_dma);
+  r.json = {{"workload", "c3"},
+            {"configuration", configuration_},
+            {"describe", config_->describe(spec_)},
+            {"mode", to_string(node_.mode)},
+            {"num_gpus", node_.num_gpus},
+            {"preset", spec_.preset},
+            {"paper_taxonomy", spec_.paper_taxonomy},
+            {"scale", spec_.scale},
+            {"gemm", spec_.gemm_label},
+            {"gemm_stages", stages},
+            {"collective", to_string(cp.kind)},
+            {"collective_bytes", cp.array_bytes},
+            {"collective_channels", channels},
+            {"order", spec_.comm_first ? "comm-first" : "gemm-first"},
+            {"comm_cus", spec_.comm_cus},
+            {"time_ps", r.time.ps()},
+            {"sequential_ps", sequential.ps()},
+            {"ideal_ps", longest.ps()},
+            {"isolated", isolated},
+            {"run", {{"gemm", kernel_json(r.gemm)}, {"collective", kernel_json(r.collective)}}},
+            {"gemm_slowdown", r.gemm_slowdown},
+            {"collective_slowdown", r.collective_slowdown},
+            {"ideal_speedup", r.ideal_speedup},
+            {"speedup", r.speedup},
+            {"fraction_of_ideal", r.fraction_of_ideal},
+            {"taxonomy", r.taxonomy},
+            {"functional_check", r.values_checked ? "passed" : "not run"},
+            {"words_checked", r.words_checked}};
+  return r;
+}
+
+std::string C3System::summary(const C3Result& r) const {
+  const NodeCollectiveParams& cp = spec_.collective;
+  auto line = [](const char* what, const C3KernelResult& k, Tick isolated) {
+    return fmt::format("  {:<18} {:.4f} ms (alone {:.4f} ms, x{:.3f}); DRAM {:.1f} MB read {:.1f} MB written; "
+                       "L2 {:.1f} MB\n",
+                       what, ms(k.time()), ms(isolated),
+                       isolated.ps() ? static_cast<double>(k.time().ps()) / static_cast<double>(isolated.ps()) : 0.0,
+                       mb(k.dram_read), mb(k.dram_write + k.dram_update), mb(k.l2_read + k.l2_write));
+  };
+  std::string s = fmt::format(
+      "C3 {}{} on {} GPUs ({} mode), configuration {}: {}\n"
+      "  GEMM               {}{}\n"
+      "  collective         {} of {:.1f} MB per GPU\n"
+      "  time               {:.4f} ms\n",
+      spec_.preset.empty() ? spec_.gemm_label : spec_.preset,
+      spec_.scale > 1 ? fmt::format(" (scaled 1/{})", spec_.scale) : std::string(), node_.num_gpus,
+      to_string(node_.mode), configuration_, config_->describe(spec_), spec_.gemm_label,
+      spec_.preset.empty() ? std::string() : "", to_string(cp.kind), mb(cp.array_bytes), ms(r.time));
+  s += line("GEMM", r.gemm, r.isolated_gemm);
+  s += line("collective", r.collective,
+            r.isolated_dma_collective && config_->uses_dma() ? *r.isolated_dma_collective : r.isolated_collective);
+  s += fmt::format(
+      "  sequential         {:.4f} ms (GEMM alone + CU collective alone; taxonomy {}{})\n"
+      "  speedup            {:.3f}x of an ideal {:.3f}x: {:.1f}% of the ideal realized\n"
+      "  functional check   {}\n",
+      ms(r.isolated_gemm + r.isolated_collective), r.taxonomy,
+      spec_.paper_taxonomy.empty() ? std::string() : fmt::format(", paper {}", spec_.paper_taxonomy), r.speedup,
+      r.ideal_speedup, r.fraction_of_ideal * 100.0,
+      r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
+                       : std::string("not run (collective above values_limit)"));
+  return s;
+}
+
+}  // namespace t3sim

@@ -1,0 +1,182 @@
+#pragma once
+// Concurrent computation and communication, C3 (../shared/seeds/003): on every GPU of
+// a node, a GEMM and an *independent* collective (no data dependency: FSDP's
+// all-gather of the next layer's weights beside this layer's GEMM), under one of the
+// registered C3 configurations (c3_configuration.h; one file each under
+// configurations/):
+//
+//   sequential  the GEMM, then the collective, each alone (the baseline)
+//   c3          both launched at once on separate streams (order: gemm-first is the
+//               paper's c3_base, comm-first its c3_sp; comm_cus: N its CU
+//               partitioning)
+//   conccl      the collective on the DMA engines, host-launched (§VI)
+//   ideal       max(isolated GEMM, isolated collective) (§IV-B3)
+//
+// Every run reports the isolated times (from a sequential run: the GEMM alone, then
+// the CU collective alone, then, for conccl, the DMA collective alone), the run's
+// time, each kernel's time and slowdown, the ideal speedup (GEMM + collective) /
+// max(GEMM, collective), the realized speedup (GEMM + collective) / time, the fraction
+// of the ideal realized (realized - 1) / (ideal - 1) (§IV-C: 1.13x is "about 21 % of
+// ideal"), the taxonomy from the isolated times (G-long, C-long, GC-equal within
+// 15 %, §III) and each kernel's DRAM and L2 traffic (by stream: the GEMM is the
+// compute stream, the collective the communication stream).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/collectives/node_collective.h"
+#include "models/node/node.h"
+#include "models/system/gemm_system.h"
+#include "sim/registry.h"
+
+namespace t3sim {
+
+class ConfigNode;
+class Experiment;
+struct RunOptions;
+
+// What a C3 run simulates (the `kind: c3` workload, read by experiments/c3.cpp).
+struct C3Spec {
+  GemmWorkload gemm;             // a generated GEMM (params set), on all CUs unless partitioned
+  std::string gemm_label;        // "cb1 (8192 x 8192 x 8192)" or the m x n x k
+  NodeCollectiveParams collective;  // the CU collective (engine kCu); conccl's DMA one is derived
+  std::string preset;            // a seed 003 Table II case, or ""
+  std::string paper_taxonomy;    // the case's taxonomy in the paper, or ""
+  std::uint32_t scale = 1;       // M and the collective's size were divided by this
+  bool comm_first = false;       // c3: launch the collective first (the paper's c3_sp)
+  std::uint32_t comm_cus = 0;    // CUs reserved for the communication stream (the last N); 0: none
+};
+
+// One kernel's part of a run.
+struct C3KernelResult {
+  Tick start, end;               // max over simulated GPUs of its launch and of its end
+  Tick time() const { return end - start; }
+  std::uint64_t dram_read = 0, dram_write = 0, dram_update = 0;  // GPU 0, its stream
+  std::uint64_t l2_read = 0, l2_write = 0, l2_hits = 0, l2_misses = 0;  // GPU 0, its stream
+};
+
+struct C3Result {
+  Tick time;                                      // the configuration's time
+  Tick isolated_gemm, isolated_collective;        // each alone (the CU collective)
+  std::optional<Tick> isolated_dma_collective;    // conccl: the DMA collective alone
+  C3KernelResult gemm, collective;                // in the run (concurrent, or the isolated ones)
+  double ideal_speedup = 1, speedup = 1, fraction_of_ideal = 0;
+  double gemm_slowdown = 1, collective_slowdown = 1;
+  std::string taxonomy;                           // from the isolated times
+  bool values_checked = false;
+  std::uint64_t words_checked = 0;
+  std::uint64_t extra_events = 0;                 // the isolated run's, when it is not the main one
+  nlohmann::json json;
+};
+
+class C3Run;
+
+// A C3 configuration: what the run launches and how its time follows. One file each
+// under models/system/c3/configurations/, registered in c3_configurations().
+class C3Configuration {
+ public:
+  virtual ~C3Configuration() = default;
+  // True: the configuration's own run launches both kernels (start()); its isolated
+  // times come from a second, sequential run. False: its time comes from the
+  // sequential run alone (sequential, ideal).
+  virtual bool concurrent() const = 0;
+  // The collective runs on the DMA engines (the isolated run then adds a DMA phase).
+  virtual bool uses_dma() const { return false; }
+  // Starts GPU g of a concurrent run at time zero (the caller is in its partition).
+  virtual void start(C3Run& run, std::uint32_t g) { (void)run, (void)g; }
+  // The configuration's time, given the run (for non-concurrent ones: the sequential run).
+  virtual Tick time(const C3Result& r) const = 0;
+  // One line on what it ran, for the summary.
+  virtual std::string describe(const C3Spec& spec) const = 0;
+};
+
+using C3Configurations = Registry<C3Configuration>;
+C3Configurations& c3_configurations();
+
+// One simulation on one node: the GEMM and the collective(s) placed apart in memory,
+// launched as a configuration (or the sequential procedure) says, recorded per GPU.
+class C3Run {
+ public:
+  enum class Coll { kCu, kDma };
+  // Contract: spec.gemm.params is set. Builds the node, the CU collective (with_cu)
+  // and the DMA one (with_dma), and writes their inputs (values only).
+  C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool with_cu, bool with_dma);
+  ~C3Run();
+
+  // ---- for configurations (in GPU g's partition)
+  // Launches GPU g's GEMM now on `cus` (empty: all CUs).
+  void launch_gemm(std::uint32_t g, std::vector<std::uint32_t> cus);
+  // Starts GPU g's collective now; CU collectives run on their CU mask.
+  void start_collective(std::uint32_t g, Coll which);
+  const C3Spec& spec() const { return spec_; }
+  Node& node() { return *node_; }
+  std::uint32_t num_cus() const { return node_->config().gpu.num_cus; }
+
+  // ---- the driver
+  // The sequential procedure on GPU g: GEMM, then the CU collective, then (with_dma)
+  // the DMA collective, each after the previous one ended.
+  void start_sequential(std::uint32_t g);
+  // Runs to completion (throws SimulationError on a deadlock, the time limit or a
+  // failed functional check); then the kernels' results.
+  void run(Tick max_time, std::uint32_t expected_per_gpu);
+  C3KernelResult gemm_result();
+  C3KernelResult collective_result(Coll which);
+  std::uint64_t words_checked() const { return words_checked_; }
+  bool values() const { return spec_.collective.values; }
+  std::uint64_t events() const;
+  std::uint32_t gemm_stages() const;
+  std::uint32_t collective_channels() const { return cu_ ? cu_->channels() : 0; }
+
+ private:
+  void ended(std::uint32_t g);
+  struct Snapshots;  // GPU 0's communication-stream traffic at the collectives' starts and ends
+
+  Simulator& sim_;
+  C3Spec spec_;
+  std::unique_ptr<Node> node_;
+  std::unique_ptr<NodeCollective> cu_, dma_;
+  std::vector<std::uint32_t> gemm_kernel_;
+  std::vector<Tick> gemm_start_, gemm_end_, cu_start_, cu_end_, dma_start_, dma_end_;
+  std::vector<std::uint32_t> ended_;  // per GPU: kernels ended
+  bool sequential_ = false;
+  bool with_dma_ = false;
+  std::unique_ptr<Snapshots> snap_;
+  std::uint64_t words_checked_ = 0;
+};
+
+// The C3 experiment: the configuration's run on `sim`, plus the sequential run on a
+// simulator of its own when the configuration is concurrent.
+class C3System {
+ public:
+  // configuration: a registered name (UserError listing them otherwise).
+  C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::string configuration, std::uint64_t seed);
+  ~C3System();
+  C3Result run(Tick max_time = Tick::max());
+  std::string summary(const C3Result& r) const;
+  const C3Spec& spec() const { return spec_; }
+  const std::string& configuration() const { return configuration_; }
+  bool uses_dma() const { return config_->uses_dma(); }
+
+ private:
+  Simulator& sim_;
+  NodeConfig node_;
+  C3Spec spec_;
+  std::string configuration_;
+  std::uint64_t seed_;
+  std::unique_ptr<C3Configuration> config_;
+};
+
+// `kind: c3` as an experiment.
+std::unique_ptr<Experiment> make_c3_experiment(Simulator& sim, ConfigNode system, ConfigNode workload,
+                                               const RunOptions& run);
+
+// The taxonomy of two isolated times (seed 003 §III): GC-equal when within 15 % of
+// each other (the longer at most 1.15x the shorter), else G-long or C-long.
+std::string c3_taxonomy(Tick gemm, Tick collective);
+
+}  // namespace t3sim

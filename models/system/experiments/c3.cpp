@@ -1,0 +1,230 @@
+// kind: c3 — a GEMM and an independent collective on every GPU of a node, under a
+// registered C3 configuration (models/system/c3/c3_system.h; seed 003).
+//
+//   kind: c3
+//   preset: mb1_896M          # seed 003 Table II: the GEMM tag and the collective size
+//   gemm: {tag: cb1}          # or m, n, k; plus the kernel keys of kind: gemm
+//   collective: {collective: all_gather, size: 896MiB, channels: 64}
+//   order: gemm-first         # c3: gemm-first (c3_base) | comm-first (c3_sp)
+//   comm_cus: 0               # CUs reserved for the communication stream
+//   scale: 1                  # divide M and the collective's size by this
+
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "models/system/c3/c3_presets.h"
+#include "models/system/c3/c3_system.h"
+#include "models/system/experiment.h"
+#include "models/system/sublayer_system.h"  // read_channel_pipeline
+#include "sim/config.h"
+#include "sim/error.h"
+
+namespace t3sim {
+namespace {
+
+C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t seed) {
+  C3Spec spec;
+  const GpuConfig& gpu = node.gpu;
+  ConfigNode gemm = workload.child("gemm");
+  ConfigNode coll = workload.child("collective");
+
+  std::optional<C3Case> preset;
+  if (workload.has("preset")) {
+    try {
+      preset = find_c3_case(workload.get_string("preset", ""));
+    } catch (const UserError& e) {
+      workload.fail("preset", e.what());
+    }
+    spec.preset = preset->name;
+    spec.paper_taxonomy = preset->taxonomy;
+    for (const char* key : {"tag", "m", "n", "k"}) {
+      if (gemm.has(key))
+        gemm.fail(key, fmt::format("the GEMM comes from preset {} ({}): give either the preset or the GEMM",
+                                   preset->name, preset->gemm));
+    }
+    if (coll.has("size"))
+      coll.fail("size", fmt::format("the size comes from preset {}: give either the preset or the size", preset->name));
+  }
+  for (const char* key : {"preset", "trace"}) {
+    if (gemm.has(key))
+      gemm.fail(key, "a C3 GEMM is generated: give tag (seed 003 Table I: cb1..cb5, mb1, mb2) or m, n, k");
+  }
+  if (gemm.has("cus"))
+    gemm.fail("cus", "the GEMM's CUs follow the configuration: comm_cus reserves CUs for the collective");
+
+  spec.scale = static_cast<std::uint32_t>(workload.get_uint("scale", 1, 1, 1u << 20));
+  // The GEMM's size: the preset's or tag's (Table I), or m, n, k.
+  GemmShape shape;
+  std::string tag;
+  if (preset) {
+    tag = preset->gemm;
+  } else if (gemm.has("tag")) {
+    tag = gemm.get_string("tag", "");
+    try {
+      (void)find_c3_gemm(tag);
+    } catch (const UserError& e) {
+      gemm.fail("tag", e.what());
+    }
+  }
+  if (!tag.empty()) {
+    const C3Gemm& g = find_c3_gemm(tag);
+    shape = {g.m, g.n, g.k};
+  } else {
+    shape.m = gemm.get_uint("m", 1, 1ULL << 32, Required{});
+    shape.n = gemm.get_uint("n", 1, 1ULL << 32, Required{});
+    shape.k = gemm.get_uint("k", 1, 1ULL << 32, Required{});
+  }
+  if (shape.m % spec.scale != 0)
+    workload.fail("scale", fmt::format("{} does not divide the GEMM's M ({})", spec.scale, shape.m));
+  shape.m /= spec.scale;
+  spec.gemm = read_gemm_workload(gemm, gpu, &shape);
+  spec.gemm_label = fmt::format("{}{} x {} x {}", tag.empty() ? "" : tag + ": ", shape.m, shape.n, shape.k);
+
+  // The collective: CU-based by the library's channel count; conccl derives its DMA one.
+  NodeCollectiveParams& p = spec.collective;
+  const std::string kind =
+      coll.get_enum("collective", "all_gather", {"all_gather", "all_to_all", "reduce_scatter", "all_reduce"});
+  p.kind = parse_collective_kind(kind);
+  std::uint64_t size = 0;
+  if (preset) {
+    size = preset->collective_bytes;
+  } else {
+    if (!coll.has("size")) coll.fail("size", "required key missing (the collective's per-GPU array, e.g. 896MiB)");
+    size = coll.get_bytes("size", 0, 1, 1ULL << 40);
+  }
+  if (size % spec.scale != 0)
+    workload.fail("scale", fmt::format("{} does not divide the collective's size ({} B)", spec.scale, size));
+  p.array_bytes = size / spec.scale;
+  const std::uint32_t granule = gpu.memory.hbm.value_granule;
+  if (p.array_bytes % granule != 0)
+    (preset ? workload : coll)
+        .fail(preset ? "scale" : "size",
+              fmt::format("{} B is not a whole number of {}-byte value granules{}", p.array_bytes, granule,
+                          spec.scale > 1 ? fmt::format(" (the size divided by scale {})", spec.scale) : ""));
+  p.element_bytes = spec.gemm.params->dtype_bytes;
+  // The library's channel count even when the stream's CUs are reserved: RCCL launches
+  // its channels whatever the CU mask (the dispatcher then fits them on the CUs given).
+  p.channels = static_cast<std::uint32_t>(coll.get_uint("channels", gpu.collective_channels, 0, 4096));
+  p.pipeline = read_channel_pipeline(coll, gpu.memory.hbm.value_granule);
+  const std::string functional = coll.get_enum("functional", "auto", {"auto", "values", "off"});
+  const std::uint64_t values_limit = coll.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
+  p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
+  const std::uint64_t chunk_unit = std::uint64_t{node.num_gpus} * gpu.memory.hbm.value_granule;
+  if (p.values && p.array_bytes % chunk_unit != 0) {
+    if (functional == "values")
+      coll.fail("functional", fmt::format("values needs the {} B array to split into {} equal chunks of whole "
+                                          "{}-byte granules",
+                                          p.array_bytes, node.num_gpus, gpu.memory.hbm.value_granule));
+    p.values = false;
+  }
+  p.seed = seed;
+  coll.finish();
+
+  spec.comm_first = workload.get_enum("order", "gemm-first", {"gemm-first", "comm-first"}) == "comm-first";
+  spec.comm_cus = static_cast<std::uint32_t>(workload.get_uint("comm_cus", 0, 0, gpu.num_cus - 1));
+  workload.finish();
+  return spec;
+}
+
+class C3Experiment final : public Experiment {
+ public:
+  C3Experiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
+      : configuration_(run.configuration.empty() ? "c3" : run.configuration) {
+    if (c3_configurations().find(configuration_) == nullptr)
+      run.reject_configuration(fmt::format("kind c3 takes one of the C3 configurations ({}), not '{}'",
+                                           fmt::join(c3_configurations().names(), ", "), configuration_));
+    node_ = read_node_config(system, run.mode);
+    if (node_.gpu.memory.model == MemoryModel::kIdeal)
+      system.child("memory").fail("model", "C3's interference is the memory system's (L2, controllers): it needs "
+                                           "model: hbm, not ideal");
+    node_.partitioned = true;  // full mode: a partition per GPU
+    C3Spec spec = read_c3_spec(workload, node_, run.seed);
+    HostMemoryEstimate need;
+    const std::uint32_t simulated = node_.mode == NetMode::kFull ? node_.num_gpus : 1;
+    estimate_host_memory(node_.gpu, simulated, need);
+    if (spec.collective.values)
+      need.add("workload.collective.size",
+               fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
+               std::uint64_t{simulated} * 3 * (spec.collective.array_bytes / node_.gpu.memory.hbm.value_granule), 8);
+    run.check_host_memory(need);
+    model_.emplace(sim, node_, std::move(spec), configuration_, run.seed);
+    // Build-time checks (a collective that cannot run here) at validate, not mid-run:
+    // the DMA collective copies only.
+    const bool dma = model_->uses_dma();
+    const CollectiveKind k = model_->spec().collective.kind;
+    if (dma && k != CollectiveKind::kRingAllGather && k != CollectiveKind::kAllToAll)
+      workload.child("collective")
+          .fail("collective", fmt::format("{} runs the collective on DMA engines, which copy and do not reduce: "
+                                          "all_gather or all_to_all, not {}",
+                                          configuration_, to_string(k)));
+  }
+
+  std::string validated() const override {
+    return fmt::format("ok: C3 {} on {} GPUs ({} mode), configuration {}\n", model_->spec().gemm_label,
+                       node_.num_gpus, to_string(node_.mode), configuration_);
+  }
+
+  ExperimentResult run(Tick max_time) override {
+    const C3Result r = model_->run(max_time);
+    ExperimentResult out;
+    out.label = configuration_;
+    out.json = r.json;
+    out.summary = model_->summary(r);
+    out.extra_events = r.extra_events;
+    const C3Spec& s = model_->spec();
+    out.metrics = {
+        {"configuration", configuration_},
+        {"preset", s.preset},
+        {"gemm", s.gemm_label},
+        {"collective", std::string(to_string(s.collective.kind))},
+        {"collective_bytes", std::to_string(s.collective.array_bytes)},
+        {"order", s.comm_first ? "comm-first" : "gemm-first"},
+        {"comm_cus", std::to_string(s.comm_cus)},
+        {"scale", std::to_string(s.scale)},
+        {"mode", to_string(node_.mode)},
+        {"num_gpus", std::to_string(node_.num_gpus)},
+        {"time_ps", std::to_string(r.time.ps())},
+        {"isolated_gemm_ps", std::to_string(r.isolated_gemm.ps())},
+        {"isolated_collective_ps", std::to_string(r.isolated_collective.ps())},
+        {"isolated_dma_collective_ps",
+         std::to_string(r.isolated_dma_collective ? r.isolated_dma_collective->ps() : 0)},
+        {"gemm_ps", std::to_string(r.gemm.time().ps())},
+        {"collective_ps", std::to_string(r.collective.time().ps())},
+        {"gemm_slowdown", fmt::format("{:.6f}", r.gemm_slowdown)},
+        {"collective_slowdown", fmt::format("{:.6f}", r.collective_slowdown)},
+        {"ideal_speedup", fmt::format("{:.6f}", r.ideal_speedup)},
+        {"speedup", fmt::format("{:.6f}", r.speedup)},
+        {"fraction_of_ideal", fmt::format("{:.6f}", r.fraction_of_ideal)},
+        {"taxonomy", r.taxonomy},
+        {"paper_taxonomy", s.paper_taxonomy},
+        {"gemm_dram_read_bytes", std::to_string(r.gemm.dram_read)},
+        {"gemm_dram_write_bytes", std::to_string(r.gemm.dram_write)},
+        {"gemm_l2_bytes", std::to_string(r.gemm.l2_read + r.gemm.l2_write)},
+        {"collective_dram_read_bytes", std::to_string(r.collective.dram_read)},
+        {"collective_dram_write_bytes", std::to_string(r.collective.dram_write)},
+        {"collective_l2_bytes", std::to_string(r.collective.l2_read + r.collective.l2_write)},
+        {"functional_check", r.values_checked ? "passed" : "not run"},
+    };
+    return out;
+  }
+
+ private:
+  std::string configuration_;
+  NodeConfig node_;
+  std::optional<C3System> model_;
+};
+
+}  // namespace
+
+std::unique_ptr<Experiment> make_c3_experiment(Simulator& sim, ConfigNode system, ConfigNode workload,
+                                               const RunOptions& run) {
+  return std::make_unique<C3Experiment>(sim, system, workload, run);
+}
+
+T3SIM_REGISTER(workload_kinds, "c3",
+               "a GEMM and an independent collective on every GPU of a node, sequential, concurrent (c3), on DMA "
+               "engines (conccl) or ideal (seed 003)",
+               make_c3_experiment)
+
+}  // namespace t3sim

@@ -1,0 +1,189 @@
+// C3 (seed 003): a GEMM and an independent collective on one node, under the
+// registered C3 configurations (models/system/c3/).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/system/c3/c3_presets.h"
+#include "models/system/c3/c3_system.h"
+#include "sim/config.h"
+#include "tests/table1_node.h"
+
+namespace t3sim {
+namespace {
+
+// The MI300X-like node (304 CUs, one 256 x 256 GEMM WG per CU), GPU 0 simulated.
+NodeConfig mi300x(const std::vector<std::string>& overrides = {}) {
+  NodeConfig cfg = system_node("mi300x.yaml", NetMode::kHomogeneous, overrides);
+  cfg.partitioned = true;
+  return cfg;
+}
+
+// A GEMM of m x n x k on the node's GEMM kernel and an all-gather of `bytes`.
+C3Spec spec(const NodeConfig& node, std::uint64_t m, std::uint64_t n, std::uint64_t k, std::uint64_t bytes,
+            CollectiveKind kind = CollectiveKind::kRingAllGather) {
+  C3Spec s;
+  GemmParams g = node.gpu.gemm;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.flops_per_cycle = node.gpu.cu.flops_per_cycle;
+  s.gemm.trace = make_gemm_trace(g);
+  s.gemm.params = g;
+  s.gemm_label = "test";
+  s.collective.kind = kind;
+  s.collective.array_bytes = bytes;
+  s.collective.channels = node.gpu.collective_channels;
+  s.collective.values = bytes <= (16u << 20);
+  return s;
+}
+
+C3Result run(const NodeConfig& node, const C3Spec& s, const std::string& configuration) {
+  Simulator sim(1);
+  C3System c3(sim, node, s, configuration, 1);
+  C3Result r = c3.run();
+  r.extra_events += sim.dispatched();  // all events, for determinism checks
+  return r;
+}
+
+// The kernels' dispatch on GPU 0 of a concurrent run (GEMM launched as kernel
+// `gemm_id`, the collective's as the other).
+struct Dispatch {
+  KernelStats gemm, collective;
+};
+Dispatch dispatch(const NodeConfig& node, C3Spec s, bool comm_first) {
+  s.comm_first = comm_first;
+  Simulator sim(1);
+  C3Run r(sim, node, s, /*with_cu=*/true, /*with_dma=*/false);
+  auto config = c3_configurations().get("c3", "C3 configuration").make();
+  {
+    Simulator::InPartition in(sim, r.node().partition(0));
+    config->start(r, 0);
+  }
+  r.run(Tick::max(), 2);
+  const std::uint32_t gemm_id = comm_first ? 1 : 0;
+  return Dispatch{r.node().gpu(0).kernel_stats(gemm_id), r.node().gpu(0).kernel_stats(1 - gemm_id)};
+}
+
+// 16 x 24 = 384 tiles of 256 x 256: more WGs than the 304 CUs hold (one each).
+constexpr std::uint64_t kM = 4096, kN = 6144, kK = 512;
+
+TEST(C3Dispatch, AGemmLaunchedFirstTakesEveryFreeSlot) {
+  const NodeConfig node = mi300x();
+  const Dispatch d = dispatch(node, spec(node, kM, kN, kK, 8u << 20), /*comm_first=*/false);
+  EXPECT_EQ(d.gemm.concurrent_slots, 304u);
+  // The GEMM's first wave fills every CU: the collective's WGs wait for slots to free.
+  EXPECT_EQ(d.gemm.first_dispatch, Tick::zero());
+  EXPECT_GT(d.collective.first_dispatch, d.gemm.first_dispatch);
+}
+
+TEST(C3Dispatch, CommFirstKeepsTheCollectivesSlots) {
+  const NodeConfig node = mi300x();
+  const Dispatch d = dispatch(node, spec(node, kM, kN, kK, 8u << 20), /*comm_first=*/true);
+  EXPECT_EQ(d.collective.first_dispatch, Tick::zero());
+  EXPECT_EQ(d.gemm.first_dispatch, Tick::zero());
+  // Gemm-first delays the collective; comm-first does not, so it ends sooner.
+  const Dispatch g = dispatch(node, spec(node, kM, kN, kK, 8u << 20), /*comm_first=*/false);
+  EXPECT_LT(d.collective.done, g.collective.done);
+}
+
+TEST(C3Dispatch, ReservedCusAreHonoured) {
+  const NodeConfig node = mi300x();
+  C3Spec s = spec(node, kM, kN, kK, 8u << 20);
+  s.comm_cus = 64;
+  const Dispatch d = dispatch(node, s, /*comm_first=*/false);
+  // The GEMM holds 240 CUs (two stages for 384 WGs); the collective starts at once on
+  // the 64 reserved for it although the GEMM was launched first.
+  EXPECT_EQ(d.gemm.concurrent_slots, 240u);
+  EXPECT_EQ(d.gemm.stages(), 2u);
+  EXPECT_EQ(d.collective.first_dispatch, Tick::zero());
+}
+
+// Every configuration checks the collective's values under concurrency, and never
+// beats the ideal.
+TEST(C3, ValuesSurviveConcurrencyAndNoConfigurationBeatsTheIdeal) {
+  const NodeConfig node = mi300x();
+  for (CollectiveKind kind : {CollectiveKind::kRingAllGather, CollectiveKind::kAllToAll}) {
+    const C3Spec s = spec(node, kM, kN, kK, 8u << 20, kind);
+    const C3Result ideal = run(node, s, "ideal");
+    const C3Result seq = run(node, s, "sequential");
+    EXPECT_EQ(seq.time, ideal.isolated_gemm + ideal.isolated_collective);
+    EXPECT_EQ(ideal.time, std::max(ideal.isolated_gemm, ideal.isolated_collective));
+    for (bool comm_first : {false, true}) {
+      C3Spec c = s;
+      c.comm_first = comm_first;
+      const C3Result r = run(node, c, "c3");
+      EXPECT_TRUE(r.values_checked);
+      EXPECT_GT(r.words_checked, 0u);
+      EXPECT_GE(r.time, ideal.time) << to_string(kind) << " comm_first " << comm_first;
+      EXPECT_LE(r.time, seq.time * 2) << "a concurrent run far slower than sequential";
+      EXPECT_LE(r.fraction_of_ideal, 1.0);
+      EXPECT_GE(r.gemm_slowdown, 1.0);
+    }
+    const C3Result dma = run(node, s, "conccl");
+    EXPECT_TRUE(dma.values_checked);
+    EXPECT_GT(dma.words_checked, 0u);
+    ASSERT_TRUE(dma.isolated_dma_collective.has_value());
+  }
+}
+
+// ConCCL frees the CUs: a compute-bound GEMM slows less beside the DMA collective
+// than beside the CU collective given CUs first.
+TEST(C3, DmaOffloadSlowsAComputeBoundGemmLess) {
+  const NodeConfig node = mi300x();
+  // 16 x 19 = 304 tiles: one wave on all CUs, two when the collective holds some.
+  C3Spec s = spec(node, 4096, 4864, 2048, 64u << 20);
+  s.comm_first = true;
+  const C3Result cu = run(node, s, "c3");
+  const C3Result dma = run(node, s, "conccl");
+  EXPECT_LT(dma.gemm_slowdown, cu.gemm_slowdown);
+  EXPECT_GT(cu.gemm_slowdown, 1.5);   // its second wave waits for the CUs it lost
+  EXPECT_LT(dma.gemm_slowdown, 1.1);  // memory interference only
+}
+
+// A DMA collective is host-launched: each transfer pays the command launch and the
+// completion sync (seed 003 §VI-C), which the CU kernel does not.
+TEST(C3, DmaCollectivesPayLaunchAndSync) {
+  const C3Spec small = spec(mi300x(), 1024, 1024, 256, 1u << 20);
+  const NodeConfig free = mi300x({"dma.launch_latency=0ns", "dma.completion_latency=0ns"});
+  const NodeConfig costly = mi300x({"dma.launch_latency=20us", "dma.completion_latency=10us"});
+  const C3Result a = run(free, small, "conccl");
+  const C3Result b = run(costly, small, "conccl");
+  // Each engine's commands start 20 us later and end 10 us later; the transfers
+  // themselves shift a little against each other.
+  const Tick added = *b.isolated_dma_collective - *a.isolated_dma_collective;
+  EXPECT_GE(added, Tick::us(30));
+  EXPECT_LE(added, Tick::ns(30500));
+  EXPECT_EQ(b.isolated_collective, a.isolated_collective);  // the CU kernel pays neither
+}
+
+TEST(C3, SameSeedSameEverything) {
+  const NodeConfig node = mi300x();
+  C3Spec s = spec(node, kM, kN, kK, 8u << 20);
+  const C3Result a = run(node, s, "c3");
+  const C3Result b = run(node, s, "c3");
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.extra_events, b.extra_events);
+  EXPECT_EQ(a.json.dump(), b.json.dump());
+}
+
+TEST(C3, TaxonomyIsWithinFifteenPercentOrTheLongerOne) {
+  EXPECT_EQ(c3_taxonomy(Tick(115), Tick(100)), "GC-equal");
+  EXPECT_EQ(c3_taxonomy(Tick(100), Tick(115)), "GC-equal");
+  EXPECT_EQ(c3_taxonomy(Tick(116), Tick(100)), "G-long");
+  EXPECT_EQ(c3_taxonomy(Tick(100), Tick(116)), "C-long");
+}
+
+TEST(C3Presets, TableTwoCasesNameTableOneGemms) {
+  EXPECT_EQ(c3_cases().size(), 15u);
+  EXPECT_EQ(c3_gemms().size(), 7u);
+  for (const C3Case& c : c3_cases()) EXPECT_EQ(find_c3_gemm(c.gemm).tag, c.gemm) << c.name;
+  // mb1_896M: mb1's 57344 x 8192 FP16 weights, all-gathered.
+  EXPECT_EQ(find_c3_case("mb1_896M").collective_bytes, 57344ULL * 8192 * 2);
+  EXPECT_EQ(find_c3_case("cb5_1.63G").collective_bytes, 106496ULL * 8192 * 2);
+  EXPECT_THROW(find_c3_case("mb1_897M"), UserError);
+}
+
+}  // namespace
+}  // namespace t3sim
