@@ -441,6 +441,24 @@ TEST_F(Cli, C3RunReportsIsolatedConcurrentAndTheFractionOfIdeal) {
   EXPECT_GT(res["run"]["collective"]["l2_write_bytes"].get<std::uint64_t>(), 0u);
 }
 
+// scale: auto shrinks a Table II case while its GEMM keeps 8 waves of WGs on the GPU:
+// mb2 (26,624 tiles, 87.6 waves on 304 CUs) by 8, mb1 (23.6 waves) by 2, cb1 (3.4) not.
+TEST_F(Cli, C3AutoScaleKeepsTheGemmFillingTheGpu) {
+  const struct {
+    const char* preset;
+    const char* shape;
+  } cases[] = {{"mb2_3.25G", "mb2: 2048 x 106496 x 8192"},
+               {"mb1_896M", "mb1: 4096 x 57344 x 8192"},
+               {"cb1_896M", "cb1: 8192 x 8192 x 8192"}};
+  for (const auto& c : cases) {
+    const auto r = t3sim(fmt::format("validate configs/systems/mi300x.yaml configs/workloads/c3/table2.yaml --set "
+                                     "workload.preset={}",
+                                     c.preset));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(c.shape), std::string::npos) << r.out;
+  }
+}
+
 // A peer store in a GEMM alone (issue 21, C05) and a device given to merge (C07).
 TEST_F(Cli, PeerStoresWithoutPeersAndDevicesAsCsvsAreUserErrors) {
   const fs::path trace = write("peer.trace",

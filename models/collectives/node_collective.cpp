@@ -158,7 +158,9 @@ void NodeCollective::launch_kernel(std::uint32_t g, std::size_t index) {
 
 // Direct algorithm: one host-launched command per destination, spread round-robin
 // over the GPU's engines, starting with the next GPU so peers do not all target the
-// same one at once.
+// same one at once. One host thread submits them one after another (ConCCL, seed 003
+// §VI-B: a hsa_amd_memory_async_copy_on_engine call each), so the k-th reaches its
+// engine (k + 1) launch latencies after the start.
 void NodeCollective::start_dma(std::uint32_t g) {
   const std::uint32_t n = node_.num_gpus();
   const CollectiveTraceParams& t = trace_params_[g];
@@ -179,8 +181,9 @@ void NodeCollective::start_dma(std::uint32_t g) {
       if (--dma_left_[g] == 0) finish(g);
     };
     if (cmd.bytes == 0) continue;
+    DmaEngine& dma = node_.dma(g, engine);
+    dma.launch(std::move(cmd), dma.config().launch_latency * dma_left_[g]);
     ++dma_left_[g];
-    node_.dma(g, engine).launch(std::move(cmd));
     engine = (engine + 1) % node_.dma_engines();
   }
   if (dma_left_[g] == 0) finish(g);

@@ -50,13 +50,13 @@ DmaEngine::DmaEngine(Component& parent, std::string_view name, const DmaConfig& 
   }
 }
 
-void DmaEngine::launch(DmaCommand cmd) {
+void DmaEngine::launch(DmaCommand cmd, Tick host_delay) {
   T3SIM_CHECK(cmd.destination != nullptr && cmd.bytes > 0, "DMA command without destination or bytes");
   // Pooled callbacks hold two pointers; park the command until the launch latency passes.
   armed_.push_back(std::move(cmd));
   fired_.push_back(true);
   const auto id = static_cast<std::uint32_t>(armed_.size() - 1);
-  sim().events().schedule_callback(now() + cfg_.launch_latency,
+  sim().events().schedule_callback(now() + host_delay + cfg_.launch_latency,
                                    [this, id] { enqueue(std::move(armed_[id]), /*host_launched=*/true); });
 }
 

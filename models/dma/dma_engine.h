@@ -62,8 +62,11 @@ class DmaEngine final : public Component, public MemClient {
  public:
   DmaEngine(Component& parent, std::string_view name, const DmaConfig& cfg, MemTarget& local);
 
-  // A host-launched command: starts after launch_latency.
-  void launch(DmaCommand cmd);
+  // A host-launched command: starts after launch_latency, counted from `host_delay`
+  // from now (the host thread submitting commands one after another: its k-th
+  // command leaves it k x launch_latency after its first).
+  void launch(DmaCommand cmd, Tick host_delay = Tick::zero());
+  const DmaConfig& config() const { return cfg_; }
   // A pre-queued command; returns its id for trigger().
   std::uint32_t prequeue(DmaCommand cmd);
   // Contract: id from prequeue(), triggered at most once. Starts it now (queued behind

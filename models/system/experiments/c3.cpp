@@ -23,6 +23,11 @@
 namespace t3sim {
 namespace {
 
+// `scale: auto` keeps at least this many waves of GEMM WGs (seed 003's GEMMs fill an
+// MI300X 3.4 (cb1) to 88 (mb2) times over; a GEMM that no longer fills the GPU would
+// leave CUs to the collective that the full one does not).
+constexpr double kC3AutoScaleWaves = 8.0;
+
 C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t seed) {
   C3Spec spec;
   const GpuConfig& gpu = node.gpu;
@@ -53,7 +58,15 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
   if (gemm.has("cus"))
     gemm.fail("cus", "the GEMM's CUs follow the configuration: comm_cus reserves CUs for the collective");
 
-  spec.scale = static_cast<std::uint32_t>(workload.get_uint("scale", 1, 1, 1u << 20));
+  // scale: N, or auto (the largest power of two that leaves the GEMM kC3AutoScaleWaves
+  // waves of WGs on this GPU and divides M and the collective's size).
+  bool auto_scale = false;
+  if (const ConfigValue* v = workload.has("scale") ? workload.raw("scale") : nullptr;
+      v != nullptr && v->kind == ConfigValue::Kind::kScalar && v->scalar == "auto") {
+    auto_scale = true;
+  } else {
+    spec.scale = static_cast<std::uint32_t>(workload.get_uint("scale", 1, 1, 1u << 20));
+  }
   // The GEMM's size: the preset's or tag's (Table I), or m, n, k.
   GemmShape shape;
   std::string tag;
@@ -75,17 +88,6 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
     shape.n = gemm.get_uint("n", 1, 1ULL << 32, Required{});
     shape.k = gemm.get_uint("k", 1, 1ULL << 32, Required{});
   }
-  if (shape.m % spec.scale != 0)
-    workload.fail("scale", fmt::format("{} does not divide the GEMM's M ({})", spec.scale, shape.m));
-  shape.m /= spec.scale;
-  spec.gemm = read_gemm_workload(gemm, gpu, &shape);
-  spec.gemm_label = fmt::format("{}{} x {} x {}", tag.empty() ? "" : tag + ": ", shape.m, shape.n, shape.k);
-
-  // The collective: CU-based by the library's channel count; conccl derives its DMA one.
-  NodeCollectiveParams& p = spec.collective;
-  const std::string kind =
-      coll.get_enum("collective", "all_gather", {"all_gather", "all_to_all", "reduce_scatter", "all_reduce"});
-  p.kind = parse_collective_kind(kind);
   std::uint64_t size = 0;
   if (preset) {
     size = preset->collective_bytes;
@@ -93,10 +95,39 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
     if (!coll.has("size")) coll.fail("size", "required key missing (the collective's per-GPU array, e.g. 896MiB)");
     size = coll.get_bytes("size", 0, 1, 1ULL << 40);
   }
+  spec.gemm = read_gemm_workload(gemm, gpu, &shape);  // unscaled: its kernel decides auto
+  const std::uint32_t granule = gpu.memory.hbm.value_granule;
+  if (auto_scale) {
+    const GemmParams& g = *spec.gemm.params;
+    const std::uint64_t slots = std::uint64_t{gpu.num_cus} * wgs_per_cu(gpu.cu, spec.gemm.trace.resources);
+    auto waves = [&](std::uint64_t m) {
+      return static_cast<double>((m + g.tile_m - 1) / g.tile_m * ((g.n + g.tile_n - 1) / g.tile_n)) /
+             static_cast<double>(slots);
+    };
+    const std::uint64_t unit = std::uint64_t{node.num_gpus} * granule;  // equal chunks of whole granules
+    while (shape.m % (2 * spec.scale) == 0 && size % (2 * spec.scale * unit) == 0 &&
+           waves(shape.m / (2 * spec.scale)) >= kC3AutoScaleWaves)
+      spec.scale *= 2;
+  }
+  if (shape.m % spec.scale != 0)
+    workload.fail("scale", fmt::format("{} does not divide the GEMM's M ({})", spec.scale, shape.m));
+  if (spec.scale > 1) {
+    GemmParams g = *spec.gemm.params;
+    g.m /= spec.scale;
+    spec.gemm.trace = make_gemm_trace(g);
+    spec.gemm.params = g;
+    shape.m = g.m;
+  }
+  spec.gemm_label = fmt::format("{}{} x {} x {}", tag.empty() ? "" : tag + ": ", shape.m, shape.n, shape.k);
+
+  // The collective: CU-based by the library's channel count; conccl derives its DMA one.
+  NodeCollectiveParams& p = spec.collective;
+  const std::string kind =
+      coll.get_enum("collective", "all_gather", {"all_gather", "all_to_all", "reduce_scatter", "all_reduce"});
+  p.kind = parse_collective_kind(kind);
   if (size % spec.scale != 0)
     workload.fail("scale", fmt::format("{} does not divide the collective's size ({} B)", spec.scale, size));
   p.array_bytes = size / spec.scale;
-  const std::uint32_t granule = gpu.memory.hbm.value_granule;
   if (p.array_bytes % granule != 0)
     (preset ? workload : coll)
         .fail(preset ? "scale" : "size",

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# tools/plot_c3.py on small synthetic sweep CSVs of the C3 sweeps: every figure's PNG
+# and table exist, the numbers in the tables follow from the rows (slowdowns against
+# the row with the most CUs, DMA / CU ratios, variants named from configuration, order
+# and comm_cus, mean fraction of ideal beside the paper's), and bad input exits 2
+# with one line.
+# Usage: plot_c3_test.sh SOURCE_DIR
+set -euo pipefail
+
+src=${1:?usage: plot_c3_test.sh SOURCE_DIR}
+script="$src/tools/plot_c3.py"
+
+source "$(dirname "$0")/python_with_matplotlib.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() { grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks '$2'"; }
+png() { [ -s "$1" ] && head -c 8 "$1" | grep -q PNG || fail "$(basename "$1") missing or not a PNG"; }
+out="$tmp/plots"
+
+# Figure 5: GEMM time 100 at 304 CUs, 110 at 272 (n=8192); 100 flat for n=57344.
+{
+  echo "point,workload.n,workload.cus,status,error,time_ps,tflops"
+  echo "0,8192,304,ok,,100,1"
+  echo "1,8192,272,ok,,110,1"
+  echo "2,57344,304,ok,,100,1"
+  echo "3,57344,272,ok,,100,1"
+} > "$tmp/gemm.csv"
+{
+  echo "point,workload.collective,workload.cus,status,error,collective,time_ps"
+  echo "0,ring-ag,8,ok,,ring-ag,300"
+  echo "1,ring-ag,304,ok,,ring-ag,100"
+  echo "2,ring-ag,32,sim_error,boom,,"
+} > "$tmp/coll.csv"
+"$python" "$script" fig5 --gemm "$tmp/gemm.csv" --collective "$tmp/coll.csv" -o "$out" > /dev/null 2> "$tmp/err5" \
+  || { cat "$tmp/err5" >&2; fail "fig5 failed"; }
+png "$out/fig5.png"
+expect "$out/fig5.md" "| GEMM n=8192 | 32 taken | 1.100 |"
+expect "$out/fig5.md" "| GEMM n=57344 | 32 taken | 1.000 |"
+expect "$out/fig5.md" "| collective all | 8 given | 3.000 |"
+expect "$tmp/err5" "1 row(s) not ok"
+
+# Figure 9: DMA 4x the CU time at 1 MiB, half of it at 64 MiB.
+{
+  echo "point,workload.collective,workload.implementation,workload.size,status,error,collective,implementation,array_bytes,time_ps"
+  echo "0,ring-ag,cu,1MiB,ok,,ring-ag,cu,1048576,10000000"
+  echo "1,ring-ag,dma,1MiB,ok,,ring-ag,dma,1048576,40000000"
+  echo "2,ring-ag,cu,64MiB,ok,,ring-ag,cu,67108864,400000000"
+  echo "3,ring-ag,dma,64MiB,ok,,ring-ag,dma,67108864,200000000"
+} > "$tmp/fig9.csv"
+"$python" "$script" fig9 "$tmp/fig9.csv" -o "$out" > /dev/null 2>&1 || fail "fig9 failed"
+png "$out/fig9.png"
+expect "$out/fig9.md" "| ring-ag | 1 MiB | 10.0 | 40.0 | 4.00 |"
+expect "$out/fig9.md" "| ring-ag | 64 MiB | 400.0 | 200.0 | 0.50 |"
+
+# Table II: two cases, every variant (from three CSVs, as the three sweeps write them).
+cols="configuration,preset,gemm,collective,collective_bytes,order,comm_cus,scale,mode,num_gpus,time_ps,speedup,ideal_speedup,fraction_of_ideal,taxonomy,paper_taxonomy"
+row() {  # row POINT CONFIG ORDER COMM_CUS CASE SPEEDUP FRACTION
+  echo "$1,$5,ring-ag,ok,,$2,$5,g,ring-ag,1,$3,$4,2,homogeneous,8,1,$6,1.5,$7,G-long,G-long"
+}
+{
+  echo "point,workload.preset,workload.collective.collective,status,error,$cols"
+  row 0 c3 gemm-first 0 caseA 1.1 0.2
+  row 1 c3 comm-first 0 caseA 1.2 0.4
+  row 2 c3 gemm-first 0 caseB 1.0 0.0
+  row 3 c3 comm-first 0 caseB 1.3 0.6
+} > "$tmp/t2.csv"
+{
+  echo "point,workload.preset,workload.collective.collective,status,error,$cols"
+  row 0 c3 gemm-first 64 caseA 1.2 0.4
+  row 1 c3 gemm-first 64 caseB 1.2 0.4
+} > "$tmp/t2p.csv"
+{
+  echo "point,workload.preset,workload.collective.collective,status,error,$cols"
+  row 0 conccl gemm-first 0 caseA 1.4 0.8
+  row 1 conccl gemm-first 0 caseB 1.3 0.6
+} > "$tmp/t2c.csv"
+"$python" "$script" table2 "$tmp/t2.csv" "$tmp/t2p.csv" "$tmp/t2c.csv" -o "$out" > "$tmp/stdout" 2>&1 \
+  || { cat "$tmp/stdout" >&2; fail "table2 failed"; }
+png "$out/fig8.png"
+png "$out/fig10.png"
+expect "$out/table2.md" "| c3_base | 2 | 10.0 | 21 | -11.0 |"
+expect "$out/table2.md" "| c3_sp | 2 | 50.0 | 42 | +8.0 |"
+expect "$out/table2.md" "| c3_rp | 2 | 40.0 | 42 | -2.0 |"
+expect "$out/table2.md" "| conccl | 2 | 70.0 | 66 | +4.0 |"
+expect "$out/table2_cases.md" "| caseA | ring-ag | 2 | G-long | G-long | 1.500 | 1.100 (20%) | 1.200 (40%) | 1.200 (40%) | 1.400 (80%) |"
+expect "$tmp/stdout" "| conccl | 2 | 70.0 | 66 | +4.0 |"
+
+# Bad input: exit 2 and one line on stderr.
+bad_exit() {  # bad_exit TEXT ARGS...
+  local text=$1 rc=0
+  shift
+  "$python" "$script" "$@" -o "$tmp/bad" 2> "$tmp/bad_stderr" > /dev/null || rc=$?
+  [ "$rc" -eq 2 ] || fail "$*: exit $rc, expected 2"
+  [ "$(wc -l < "$tmp/bad_stderr")" -eq 1 ] || fail "$*: stderr is not one line"
+  expect "$tmp/bad_stderr" "$text"
+}
+bad_exit "cannot read" fig9 "$tmp/missing.csv"
+bad_exit "missing column(s) configuration, preset, order" table2 "$tmp/fig9.csv"
+head -1 "$tmp/coll.csv" > "$tmp/no_ok.csv"; tail -1 "$tmp/coll.csv" >> "$tmp/no_ok.csv"
+bad_exit "no ok rows" fig5 --gemm "$tmp/gemm.csv" --collective "$tmp/no_ok.csv"
+
+echo "plot_c3_test: all checks passed"

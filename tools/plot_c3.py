@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Seed 003's figures from `t3sim sweep` CSVs of the C3 sweeps (configs/sweeps/c3_*.yaml).
+
+Usage:
+    tools/plot_c3.py fig5 --gemm GEMM_CSV --collective COLLECTIVE_CSV -o OUTDIR
+    tools/plot_c3.py fig9 CSV -o OUTDIR
+    tools/plot_c3.py table2 CSV [CSV ...] -o OUTDIR
+
+fig5    Figure 5: (a) GEMM slowdown against the CUs taken away (a `kind: gemm` sweep over
+        `workload.cus`; one line per other varying parameter, e.g. workload.n = 8192
+        for cb1, 57344 for mb1), baseline the row with the most CUs; (b, c) collective
+        slowdown against the CUs given (a `kind: collective` sweep over `workload.cus`),
+        baseline the row with the most CUs. Writes fig5.png and fig5.md.
+fig9    Figure 9: CU-based and DMA-based collective time against size (a `kind:
+        collective` sweep over workload.implementation and workload.size) and the
+        DMA / CU ratio. Writes fig9.png and fig9.md.
+table2  Figures 8 and 10 and the fraction-of-ideal table from the `kind: c3` sweeps
+        (configs/sweeps/c3_table2*.yaml; give all of their CSVs). Each row's variant:
+        conccl; c3 with comm_cus > 0: c3_rp (CU partitioning); c3 comm-first: c3_sp;
+        c3 gemm-first: c3_base. Writes fig8.png (speedup per case and variant, ideal
+        marked), fig10.png (mean speedup per collective and taxonomy, every variant and
+        the ideal) and table2.md (per case, and the mean fraction of the ideal per
+        variant beside the paper's).
+
+Only rows with status `ok` are used; the others are counted on stderr. The tables are
+also printed on stdout.
+
+Exit codes: 0 success; 2 bad input (missing file or columns, no ok rows) or no
+matplotlib: one line on stderr and no PNG written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import NoReturn
+
+# Seed 003's mean fraction of the ideal speedup realized: c3_base 21 % (§IV-C), c3_sp
+# 42 % (§V-A; CU partitioning "similar benefits", §V-B), ConCCL 66 % without
+# partitioning (§VI-D; 72 % in the abstract with its best configuration).
+PAPER_FRACTION = {"c3_base": 21.0, "c3_sp": 42.0, "c3_rp": 42.0, "conccl": 66.0}
+VARIANTS = ["c3_base", "c3_sp", "c3_rp", "conccl"]
+MIB = 1024 * 1024
+
+
+def fail(message: str) -> NoReturn:
+    print(f"plot_c3: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_ok_rows(paths: list[Path], needed: list[str]) -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
+    skipped = 0
+    for path in paths:
+        try:
+            with path.open(newline="") as f:
+                reader = csv.DictReader(f)
+                header = reader.fieldnames or []
+                file_rows = list(reader)
+        except OSError as e:
+            fail(f"cannot read {path}: {e.strerror}")
+        missing = [c for c in needed if c not in header]
+        if missing:
+            fail(f"{path}: missing column(s) {', '.join(missing)}")
+        for row in file_rows:
+            if row.get("status") == "ok":
+                rows.append(row)
+            else:
+                skipped += 1
+    if not rows:
+        fail("no ok rows")
+    if skipped:
+        print(f"plot_c3: {skipped} row(s) not ok, left out", file=sys.stderr)
+    return rows
+
+
+def pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        fail("matplotlib is not installed (Debian: apt-get install python3-matplotlib)")
+    return plt
+
+
+def write_table(path: Path, header: list[str], lines: list[list[str]]) -> None:
+    text = "| " + " | ".join(header) + " |\n| " + " | ".join("---" for _ in header) + " |\n"
+    text += "".join("| " + " | ".join(line) + " |\n" for line in lines)
+    path.write_text(text)
+    sys.stdout.write(text)
+
+
+def parameter_columns(row_header: list[str]) -> list[str]:
+    """The sweep's parameter columns: between `point` and `status`."""
+    try:
+        return row_header[row_header.index("point") + 1 : row_header.index("status")]
+    except ValueError:
+        return []
+
+
+def header_of(path: Path) -> list[str]:
+    with path.open(newline="") as f:
+        return next(csv.reader(f), [])
+
+
+# ---------------------------------------------------------------------------- fig5
+
+
+def slowdown_lines(rows: list[dict[str, str]], params: list[str]) -> dict[str, list[tuple[int, float]]]:
+    """Per group of the other varying parameters: (cus, time / time at the most CUs)."""
+    others = [p for p in params if p != "workload.cus" and len({r[p] for r in rows}) > 1]
+    groups: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for r in rows:
+        groups[", ".join(f"{p.split('.')[-1]}={r[p]}" for p in others) or "all"].append(r)
+    lines = {}
+    for label, members in groups.items():
+        base = max(members, key=lambda r: int(r["workload.cus"]))
+        t0 = float(base["time_ps"])
+        lines[label] = sorted((int(r["workload.cus"]), float(r["time_ps"]) / t0) for r in members)
+    return lines
+
+
+def fig5(args: argparse.Namespace) -> None:
+    gemm_path, coll_path = Path(args.gemm), Path(args.collective)
+    gemm_rows = read_ok_rows([gemm_path], ["workload.cus", "time_ps"])
+    coll_rows = read_ok_rows([coll_path], ["workload.cus", "time_ps"])
+    gemm = slowdown_lines(gemm_rows, parameter_columns(header_of(gemm_path)))
+    coll = slowdown_lines(coll_rows, parameter_columns(header_of(coll_path)))
+    plt = pyplot()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    table = []
+    for label, points in gemm.items():
+        most = max(c for c, _ in points)
+        a.plot([most - c for c, _ in points], [s for _, s in points], marker="o", label=label)
+        table += [["GEMM " + label, str(most - c) + " taken", f"{s:.3f}"] for c, s in points]
+    a.axhline(1.0, color="grey", lw=0.8)
+    a.set_xlabel("CUs taken away")
+    a.set_ylabel("GEMM slowdown (x)")
+    a.set_title("(a) GEMM")
+    a.legend()
+    for label, points in coll.items():
+        b.plot([c for c, _ in points], [s for _, s in points], marker="o", label=label)
+        table += [["collective " + label, str(c) + " given", f"{s:.3f}"] for c, s in points]
+    b.axhline(1.0, color="grey", lw=0.8)
+    b.set_xscale("log", base=2)
+    b.set_xlabel("CUs given")
+    b.set_ylabel("slowdown vs all CUs (x)")
+    b.set_title("(b, c) collectives")
+    b.legend()
+    fig.tight_layout()
+    fig.savefig(args.output / "fig5.png", dpi=120)
+    write_table(args.output / "fig5.md", ["kernel", "CUs", "slowdown"], table)
+
+
+# ---------------------------------------------------------------------------- fig9
+
+
+def fig9(args: argparse.Namespace) -> None:
+    rows = read_ok_rows([Path(p) for p in args.csv], ["collective", "implementation", "array_bytes", "time_ps"])
+    series: dict[tuple[str, str], dict[int, float]] = defaultdict(dict)
+    for r in rows:
+        series[(r["collective"], r["implementation"])][int(r["array_bytes"])] = float(r["time_ps"]) * 1e-6
+    plt = pyplot()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    table = []
+    for (coll, impl), points in sorted(series.items()):
+        xs = sorted(points)
+        a.plot([x / MIB for x in xs], [points[x] for x in xs], marker="o", label=f"{coll} ({impl})")
+    for coll in sorted({c for c, _ in series}):
+        cu, dma = series.get((coll, "cu"), {}), series.get((coll, "dma"), {})
+        xs = sorted(set(cu) & set(dma))
+        if xs:
+            b.plot([x / MIB for x in xs], [dma[x] / cu[x] for x in xs], marker="o", label=coll)
+        table += [[coll, f"{x / MIB:g} MiB", f"{cu[x]:.1f}", f"{dma[x]:.1f}", f"{dma[x] / cu[x]:.2f}"] for x in xs]
+    for ax in (a, b):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("size per GPU (MiB)")
+        ax.legend()
+    a.set_yscale("log")
+    a.set_ylabel("time (us)")
+    a.set_title("CU-based vs DMA-based")
+    b.axhline(1.0, color="grey", lw=0.8)
+    b.set_ylabel("DMA time / CU time")
+    b.set_title("DMA / CU")
+    fig.tight_layout()
+    fig.savefig(args.output / "fig9.png", dpi=120)
+    write_table(args.output / "fig9.md", ["collective", "size", "CU (us)", "DMA (us)", "DMA / CU"], table)
+
+
+# ---------------------------------------------------------------------------- table2
+
+
+def variant(row: dict[str, str]) -> str:
+    if row["configuration"] == "conccl":
+        return "conccl"
+    if int(row["comm_cus"]) > 0:
+        return "c3_rp"
+    return "c3_sp" if row["order"] == "comm-first" else "c3_base"
+
+
+def table2(args: argparse.Namespace) -> None:
+    needed = ["configuration", "preset", "collective", "order", "comm_cus", "scale", "speedup", "ideal_speedup",
+              "fraction_of_ideal", "taxonomy", "paper_taxonomy"]
+    rows = read_ok_rows([Path(p) for p in args.csv], needed)
+    cases = list(dict.fromkeys(r["preset"] for r in rows))
+    colls = list(dict.fromkeys(r["collective"] for r in rows))
+    by = {(r["preset"], r["collective"], variant(r)): r for r in rows}
+    ideal = {(r["preset"], r["collective"]): float(r["ideal_speedup"]) for r in rows}
+    present = [v for v in VARIANTS if any(k[2] == v for k in by)]
+    plt = pyplot()
+
+    # Figure 8: speedup per case, one panel per collective.
+    fig, axes = plt.subplots(len(colls), 1, figsize=(max(8, len(cases) * 0.9), 3.6 * len(colls)), squeeze=False)
+    width = 0.8 / max(1, len(present))
+    for ax, coll in zip(axes[:, 0], colls):
+        for i, v in enumerate(present):
+            ys = [float(by[(c, coll, v)]["speedup"]) if (c, coll, v) in by else 0.0 for c in cases]
+            ax.bar([x + i * width for x in range(len(cases))], ys, width, label=v)
+        ax.scatter([x + 0.4 - width / 2 for x in range(len(cases))], [ideal.get((c, coll), 0.0) for c in cases],
+                   marker="_", s=300, color="black", label="ideal", zorder=3)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_xticks([x + 0.4 - width / 2 for x in range(len(cases))])
+        ax.set_xticklabels(cases, rotation=30, ha="right")
+        ax.set_ylabel("speedup over sequential")
+        ax.set_title(coll)
+        ax.legend(ncol=len(present) + 1, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(args.output / "fig8.png", dpi=120)
+
+    # Figure 10: mean speedup per collective and taxonomy (the simulated one).
+    groups = sorted({(r["collective"], r["taxonomy"]) for r in rows})
+    fig, ax = plt.subplots(figsize=(max(8, len(groups) * 1.4), 4))
+    width = 0.8 / (len(present) + 1)
+    for i, v in enumerate(present + ["ideal"]):
+        ys = []
+        for coll, tax in groups:
+            members = [r for r in rows if r["collective"] == coll and r["taxonomy"] == tax]
+            if v == "ideal":
+                vals = [float(r["ideal_speedup"]) for r in members]
+            else:
+                vals = [float(r["speedup"]) for r in members if variant(r) == v]
+            ys.append(sum(vals) / len(vals) if vals else 0.0)
+        ax.bar([x + i * width for x in range(len(groups))], ys, width, label=v)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(groups))])
+    ax.set_xticklabels([f"{c}\n{t}" for c, t in groups])
+    ax.set_ylabel("mean speedup over sequential")
+    ax.legend(ncol=len(present) + 1, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(args.output / "fig10.png", dpi=120)
+
+    # The tables: per case, then the mean fraction of the ideal per variant.
+    lines = []
+    for c in cases:
+        for coll in colls:
+            if (c, coll) not in ideal:
+                continue
+            some = next(by[(c, coll, v)] for v in present if (c, coll, v) in by)
+            cells = [c, coll, some["scale"], some["taxonomy"], some["paper_taxonomy"], f"{ideal[(c, coll)]:.3f}"]
+            for v in present:
+                r = by.get((c, coll, v))
+                cells.append(f"{float(r['speedup']):.3f} ({100 * float(r['fraction_of_ideal']):.0f}%)" if r else "")
+            lines.append(cells)
+    header = ["case", "collective", "scale", "taxonomy", "paper", "ideal"] + [f"{v} speedup (of ideal)" for v in present]
+    write_table(args.output / "table2_cases.md", header, lines)
+    summary = []
+    for v in present:
+        fr = [100 * float(r["fraction_of_ideal"]) for r in rows if variant(r) == v]
+        summary.append([v, str(len(fr)), f"{sum(fr) / len(fr):.1f}", f"{PAPER_FRACTION[v]:.0f}",
+                        f"{sum(fr) / len(fr) - PAPER_FRACTION[v]:+.1f}"])
+    write_table(args.output / "table2.md", ["variant", "cases", "mean % of ideal", "paper %", "difference (pp)"],
+                summary)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="figure", required=True)
+    p5 = sub.add_parser("fig5")
+    p5.add_argument("--gemm", required=True)
+    p5.add_argument("--collective", required=True)
+    p9 = sub.add_parser("fig9")
+    p9.add_argument("csv", nargs="+")
+    pt = sub.add_parser("table2")
+    pt.add_argument("csv", nargs="+")
+    for p in (p5, p9, pt):
+        p.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args()
+    args.output.mkdir(parents=True, exist_ok=True)
+    {"fig5": fig5, "fig9": fig9, "table2": table2}[args.figure](args)
+
+
+if __name__ == "__main__":
+    main()
