@@ -398,7 +398,11 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
        "workload.collective.size: the size comes from preset mb1_896M"},
       {"configs/workloads/c3/table2.yaml --set workload.gemm.tag=cb1", "workload.gemm.tag: the GEMM comes from preset"},
       {small + " --set workload.gemm.cus=8", "workload.gemm.cus: the GEMM's CUs follow the configuration"},
-      {small + " --set workload.gemm.preset=tnlg.fc2.tp8", "workload.gemm.preset: a C3 GEMM is generated"},
+      {small + " --set workload.gemm.trace=gemm.trace", "workload.gemm.trace: a C3 GEMM is generated"},
+      {small + " --set workload.gemm.preset=tnlg.fc2.tp8",
+       "workload.gemm.m: the GEMM comes from gemm.preset: give either the preset or the GEMM's size"},
+      {"configs/workloads/c3/table2.yaml --set workload.gemm.preset=tnlg.fc2.tp8",
+       "workload.gemm.preset: the GEMM comes from preset mb1_896M"},
       {small + " --set workload.collective.collective=all_to_al",
        "workload.collective.collective: expected one of all_gather, all_to_all, reduce_scatter, all_reduce"},
       {small + " --config conccl --set workload.collective.collective=reduce_scatter",
@@ -450,6 +454,10 @@ TEST_F(Cli, C3AutoScaleKeepsTheGemmFillingTheGpu) {
   } cases[] = {{"mb2_3.25G", "mb2: 2048 x 106496 x 8192"},
                {"mb1_896M", "mb1: 4096 x 57344 x 8192"},
                {"cb1_896M", "cb1: 8192 x 8192 x 8192"}};
+  // A T3 sub-layer's GEMM beside a collective of its output's size (size: gemm_output).
+  const auto h200 = t3sim("validate configs/systems/h200.yaml configs/workloads/c3/h200_sublayer.yaml");
+  EXPECT_EQ(h200.exit_code, 0) << h200.err;
+  EXPECT_NE(h200.out.find("tnlg.fc2.tp8: 8192 x 4256 x 2128"), std::string::npos) << h200.out;
   for (const auto& c : cases) {
     const auto r = t3sim(fmt::format("validate configs/systems/mi300x.yaml configs/workloads/c3/table2.yaml --set "
                                      "workload.preset={}",

@@ -51,10 +51,12 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
     if (coll.has("size"))
       coll.fail("size", fmt::format("the size comes from preset {}: give either the preset or the size", preset->name));
   }
-  for (const char* key : {"preset", "trace"}) {
-    if (gemm.has(key))
-      gemm.fail(key, "a C3 GEMM is generated: give tag (seed 003 Table I: cb1..cb5, mb1, mb2) or m, n, k");
-  }
+  if (gemm.has("trace"))
+    gemm.fail("trace", "a C3 GEMM is generated: give tag (seed 003 Table I: cb1..cb5, mb1, mb2), preset (T3 Table 2) "
+                       "or m, n, k");
+  if (preset && gemm.has("preset"))
+    gemm.fail("preset", fmt::format("the GEMM comes from preset {} ({}): give either the preset or the GEMM",
+                                    preset->name, preset->gemm));
   if (gemm.has("cus"))
     gemm.fail("cus", "the GEMM's CUs follow the configuration: comm_cus reserves CUs for the collective");
 
@@ -83,19 +85,37 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
   if (!tag.empty()) {
     const C3Gemm& g = find_c3_gemm(tag);
     shape = {g.m, g.n, g.k};
+  } else if (gemm.has("preset")) {  // a T3 Table 2 sub-layer's GEMM (its TP degree is not the node's)
+    for (const char* key : {"tag", "m", "n", "k"}) {
+      if (gemm.has(key)) gemm.fail(key, "the GEMM comes from gemm.preset: give either the preset or the GEMM's size");
+    }
+    tag = gemm.get_string("preset", "");
+    try {
+      const GemmPreset& g = find_gemm_preset(tag);
+      shape = {g.m, g.n, g.k};
+    } catch (const UserError& e) {
+      gemm.fail("preset", e.what());
+    }
   } else {
     shape.m = gemm.get_uint("m", 1, 1ULL << 32, Required{});
     shape.n = gemm.get_uint("n", 1, 1ULL << 32, Required{});
     shape.k = gemm.get_uint("k", 1, 1ULL << 32, Required{});
   }
   std::uint64_t size = 0;
+  bool size_is_output = false;
   if (preset) {
     size = preset->collective_bytes;
   } else {
-    if (!coll.has("size")) coll.fail("size", "required key missing (the collective's per-GPU array, e.g. 896MiB)");
-    size = coll.get_bytes("size", 0, 1, 1ULL << 40);
+    if (!coll.has("size"))
+      coll.fail("size", "required key missing (the collective's per-GPU array, e.g. 896MiB, or gemm_output)");
+    // gemm_output: the GEMM's M x N output (T3's sub-layers: the collective of that size).
+    if (const ConfigValue* v = coll.raw("size"); v->kind == ConfigValue::Kind::kScalar && v->scalar == "gemm_output")
+      size_is_output = true;
+    else
+      size = coll.get_bytes("size", 0, 1, 1ULL << 40);
   }
   spec.gemm = read_gemm_workload(gemm, gpu, &shape);  // unscaled: its kernel decides auto
+  if (size_is_output) size = shape.m * shape.n * spec.gemm.params->dtype_bytes;
   const std::uint32_t granule = gpu.memory.hbm.value_granule;
   if (auto_scale) {
     const GemmParams& g = *spec.gemm.params;
