@@ -170,6 +170,26 @@ TEST(C3, SameSeedSameEverything) {
   EXPECT_EQ(a.json.dump(), b.json.dump());
 }
 
+// RCCL's kernels take 32 KiB of LDS per WG on MI300X (gpu.collective.lds_per_wg): a
+// CU's 64 KiB holds two channels, so 8 CUs hold 16 of the 64 at once.
+TEST(C3Dispatch, TheLibrarysLdsBoundsTheChannelsPerCu) {
+  const NodeConfig node = mi300x();
+  ASSERT_EQ(node.gpu.collective_lds_per_wg, 32u << 10);
+  Simulator sim(1);
+  Node n(sim, node);
+  NodeCollectiveParams p;
+  p.kind = CollectiveKind::kRingAllGather;
+  p.array_bytes = 1u << 20;
+  p.channels = 64;
+  p.cus = 8;
+  NodeCollective ag(n, p);
+  ag.start_all();
+  sim.run();
+  ASSERT_TRUE(ag.all_done());
+  EXPECT_EQ(n.gpu(0).kernel_stats(0).concurrent_slots, 16u);
+  EXPECT_EQ(n.gpu(0).kernel_stats(0).stages(), 4u);
+}
+
 TEST(C3, TaxonomyIsWithinFifteenPercentOrTheLongerOne) {
   EXPECT_EQ(c3_taxonomy(Tick(115), Tick(100)), "GC-equal");
   EXPECT_EQ(c3_taxonomy(Tick(100), Tick(115)), "GC-equal");

@@ -748,7 +748,7 @@ KernelTrace make_kernel(const CollectiveTraceParams& p, std::string name) {
   t.resources.wfs_per_wg = p.wfs_per_wg;
   t.resources.threads_per_wg = p.wfs_per_wg * p.wave_size;
   t.resources.regs_per_thread = p.regs_per_thread;
-  t.resources.lds_bytes = 0;
+  t.resources.lds_bytes = p.lds_bytes;
 
   const Builder b(p);
   for (std::uint32_t ch = 0; ch < p.channels; ++ch) {

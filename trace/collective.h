@@ -237,6 +237,7 @@ struct CollectiveTraceParams {
   std::uint32_t wfs_per_wg = 4;
   std::uint32_t wave_size = 64;
   std::uint32_t regs_per_thread = 32;
+  std::uint64_t lds_bytes = 0;           // per WG (the library kernel's shared memory)
   std::uint32_t adds_per_cycle = 128;    // element adds per CU cycle (vector ALUs, FP16)
   std::uint64_t data_base = 0;           // the array (input; RS result in place; AG in place)
   std::uint64_t recv_base = 0;           // channels' FIFOs (ring) or N-1 chunk slots (direct RS); unset = after data

@@ -58,6 +58,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     t.channels = channels_;
     t.set_pipeline(pipeline);
     t.ring_strides = ring_strides_;
+    t.lds_bytes = node.config().gpu.collective_lds_per_wg;
     t.data_base = p.data_base;
     t.data_uncached = p.data_uncached;
     t.flag_base = p.flag_base;

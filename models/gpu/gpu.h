@@ -47,6 +47,9 @@ struct GpuConfig {
   // Whether the library enables LL128 here (`gpu.collective.ll128`): a candidate of
   // the `auto` protocol choice (models/collectives/protocol_tuner.h).
   bool collective_ll128 = false;
+  // The LDS a collective kernel's WG takes (`gpu.collective.lds_per_wg`; the library
+  // kernel's shared memory): with the CU's LDS it bounds the channels one CU holds.
+  std::uint64_t collective_lds_per_wg = 0;
 };
 
 // Reads the kernel-shape keys of a GEMM (tile_m, tile_n, k_step, stages, wfs_per_wg,
