@@ -407,6 +407,10 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
        "workload.collective.collective: expected one of all_gather, all_to_all, reduce_scatter, all_reduce"},
       {small + " --config conccl --set workload.collective.collective=reduce_scatter",
        "workload.collective.collective: conccl runs the collective on DMA engines, which copy and do not reduce"},
+      // A collective the node cannot build: caught when the experiment is built (so by
+      // validate too), named at the collective.
+      {small + " --set workload.collective.channels=4096",
+       "workload.collective.collective: collective: chunk_slices: 4096 channels"},
       {small + " --set workload.collective.size=100",
        "workload.collective.size: 100 B is not a whole number of 32-byte value granules"},
       {small + " --set workload.scale=64 --set workload.collective.size=1000032",

@@ -195,6 +195,11 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
     : sim_(sim), node_(node), spec_(std::move(spec)), configuration_(std::move(configuration)), seed_(seed) {
   if (!spec_.gemm.params) throw std::invalid_argument("C3 needs a generated GEMM");
   config_ = c3_configurations().get(configuration_, "C3 configuration").make();
+  // The sequential run is built now, so what cannot be built (a collective the node
+  // cannot run) is an error of `t3sim validate` too. Concurrent configurations run it
+  // on a simulator of their own; the others on the main one.
+  if (config_->concurrent()) own_sim_ = std::make_unique<Simulator>(seed_);
+  seq_ = std::make_unique<C3Run>(own_sim_ ? *own_sim_ : sim_, node_, spec_, /*with_cu=*/true, config_->uses_dma());
 }
 
 C3System::~C3System() = default;
@@ -210,9 +215,9 @@ C3Result C3System::run(Tick max_time) {
   std::optional<C3KernelResult> iso_dma;
   std::uint32_t stages = 0, channels = 0;
   {
-    std::optional<Simulator> own;
-    Simulator& seq_sim = concurrent ? own.emplace(seed_) : sim_;
-    C3Run seq(seq_sim, node_, spec_, /*with_cu=*/true, dma);
+    if (!seq_) internal_error(Tick(), "c3", "run() called twice", __FILE__, __LINE__);
+    Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
+    C3Run& seq = *seq_;
     for (std::uint32_t g = 0; g < seq.node().simulated_gpus(); ++g) {
       Simulator::InPartition in(seq_sim, seq.node().partition(g));
       seq.start_sequential(g);
@@ -225,6 +230,8 @@ C3Result C3System::run(Tick max_time) {
     stages = seq.gemm_stages();
     channels = seq.collective_channels();
     if (concurrent) r.extra_events = seq.events();
+    seq_.reset();  // its node is gone before the concurrent run builds one
+    own_sim_.reset();
   }
   r.isolated_gemm = iso_gemm.time();
   r.isolated_collective = iso_cu.time();

@@ -153,14 +153,14 @@ class C3Run {
 // simulator of its own when the configuration is concurrent.
 class C3System {
  public:
-  // configuration: a registered name (UserError listing them otherwise).
+  // configuration: a registered name (UserError listing them otherwise). Builds the
+  // sequential run's node and collectives (UserError for ones that cannot run).
   C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::string configuration, std::uint64_t seed);
   ~C3System();
   C3Result run(Tick max_time = Tick::max());
   std::string summary(const C3Result& r) const;
   const C3Spec& spec() const { return spec_; }
   const std::string& configuration() const { return configuration_; }
-  bool uses_dma() const { return config_->uses_dma(); }
 
  private:
   Simulator& sim_;
@@ -169,6 +169,8 @@ class C3System {
   std::string configuration_;
   std::uint64_t seed_;
   std::unique_ptr<C3Configuration> config_;
+  std::unique_ptr<Simulator> own_sim_;  // the sequential run's, for concurrent configurations
+  std::unique_ptr<C3Run> seq_;          // built at construction (validate), run and dropped by run()
 };
 
 // `kind: c3` as an experiment.

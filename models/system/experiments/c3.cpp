@@ -199,16 +199,23 @@ class C3Experiment final : public Experiment {
                fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
                std::uint64_t{simulated} * 3 * (spec.collective.array_bytes / node_.gpu.memory.hbm.value_granule), 8);
     run.check_host_memory(need);
-    model_.emplace(sim, node_, std::move(spec), configuration_, run.seed);
-    // Build-time checks (a collective that cannot run here) at validate, not mid-run:
-    // the DMA collective copies only.
-    const bool dma = model_->uses_dma();
-    const CollectiveKind k = model_->spec().collective.kind;
+    // The DMA collective copies only: say so at the key, before anything is built.
+    const bool dma = c3_configurations().get(configuration_, "C3 configuration").make()->uses_dma();
+    const CollectiveKind k = spec.collective.kind;
     if (dma && k != CollectiveKind::kRingAllGather && k != CollectiveKind::kAllToAll)
       workload.child("collective")
           .fail("collective", fmt::format("{} runs the collective on DMA engines, which copy and do not reduce: "
                                           "all_gather or all_to_all, not {}",
                                           configuration_, to_string(k)));
+    try {
+      model_.emplace(sim, node_, std::move(spec), configuration_, run.seed);
+    } catch (const ConfigError&) {
+      throw;
+    } catch (const WgDoesNotFit&) {
+      throw;  // names the system key itself
+    } catch (const UserError& e) {
+      workload.child("collective").fail("collective", e.what());  // a collective the node cannot run
+    }
   }
 
   std::string validated() const override {
