@@ -190,6 +190,25 @@ TEST(C3Dispatch, TheLibrarysLdsBoundsTheChannelsPerCu) {
   EXPECT_EQ(n.gpu(0).kernel_stats(0).stages(), 4u);
 }
 
+// Full mode (every GPU simulated) and homogeneous mode (GPU 0, its peers mirrored)
+// agree on a symmetric C3 run, and both check the collective's values.
+TEST(C3, FullAndHomogeneousModesAgree) {
+  C3Result r[2];
+  for (int m = 0; m < 2; ++m) {
+    NodeConfig node = table1(4, m == 0 ? NetMode::kFull : NetMode::kHomogeneous, {"net.topology=fully-connected"});
+    node.partitioned = true;
+    C3Spec s = spec(node, 2560, 1024, 1024, 4u << 20);  // 80 tiles of 256 x 128: one per CU
+    s.comm_first = true;
+    r[m] = run(node, s, "c3");
+    EXPECT_TRUE(r[m].values_checked);
+    EXPECT_GT(r[m].words_checked, 0u);
+  }
+  const double full = static_cast<double>(r[0].time.ps()), homogeneous = static_cast<double>(r[1].time.ps());
+  EXPECT_NEAR(homogeneous / full, 1.0, 0.02) << full << " vs " << homogeneous;
+  EXPECT_NEAR(static_cast<double>(r[1].isolated_collective.ps()) / static_cast<double>(r[0].isolated_collective.ps()),
+              1.0, 0.02);
+}
+
 TEST(C3, TaxonomyIsWithinFifteenPercentOrTheLongerOne) {
   EXPECT_EQ(c3_taxonomy(Tick(115), Tick(100)), "GC-equal");
   EXPECT_EQ(c3_taxonomy(Tick(100), Tick(115)), "GC-equal");
