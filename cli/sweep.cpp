@@ -67,6 +67,9 @@ bool needs_yaml_quotes(std::string_view text) {
   // Plain, these read back as null (the value was a quoted string).
   if (text == "~" || text == "null" || text == "Null" || text == "NULL") return true;
   if (text.find(": ") != std::string_view::npos || text.back() == ':') return true;
+  // A value that starts like a document marker ends or restarts the document once
+  // applied as key=value ("..." read back as null: fuzz finding S4).
+  if (text.starts_with("---") || text.starts_with("...")) return true;
   return text == "-" || text.starts_with("- ") || text.starts_with("? ");
 }
 

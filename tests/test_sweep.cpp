@@ -621,10 +621,10 @@ std::string sweep_file_error(const fs::path& dir, const std::string& body) {
 TEST_F(SweepTest, EveryValueSurvivesBeingAppliedAsAnOverride) {
   write_text(dir_ / "s.yaml",
              "system: s.yaml\nworkload: w.yaml\nparameters:\n"
-             "  workload.a: [\"x\\ny\", \"NULL\", \"tab\\there\", \"~\", plain]\n"
+             "  workload.a: [\"x\\ny\", \"NULL\", \"tab\\there\", \"~\", plain, ..., \"---\", ...x]\n"
              "  workload.m: [{\"a,b\": 1, c: \"null\"}]\n");
   const SweepSpec spec = load_sweep_spec(dir_ / "s.yaml");
-  const std::vector<std::string> expected = {"x\ny", "NULL", "tab\there", "~", "plain"};
+  const std::vector<std::string> expected = {"x\ny", "NULL", "tab\there", "~", "plain", "...", "---", "...x"};
   const auto points = enumerate_points(spec);
   ASSERT_EQ(points.size(), expected.size());
   for (std::size_t i = 0; i < points.size(); ++i) {
