@@ -49,28 +49,32 @@ const std::vector<C3Case>& c3_cases() {
   return cases;
 }
 
-const C3Gemm& find_c3_gemm(std::string_view tag) {
+namespace {
+
+// The entry of `table` whose name (`name_of`) is `name`; otherwise a UserError naming
+// `what`, with a did-you-mean and the names of `source`.
+template <class Entry, class NameOf>
+const Entry& find_named(const std::vector<Entry>& table, std::string_view name, NameOf name_of,
+                        std::string_view what, std::string_view source) {
   std::vector<std::string> names;
-  for (const C3Gemm& g : c3_gemms()) {
-    if (g.tag == tag) return g;
-    names.push_back(g.tag);
+  for (const Entry& e : table) {
+    if (name_of(e) == name) return e;
+    names.push_back(name_of(e));
   }
-  const std::string best = closest_match(tag, names);
-  throw UserError(fmt::format("unknown C3 GEMM '{}'{} (seed 003 Table I: {})", tag,
-                              best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best),
+  const std::string best = closest_match(name, names);
+  throw UserError(fmt::format("unknown {} '{}'{} ({}: {})", what, name,
+                              best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best), source,
                               fmt::join(names, ", ")));
 }
 
+}  // namespace
+
+const C3Gemm& find_c3_gemm(std::string_view tag) {
+  return find_named(c3_gemms(), tag, [](const C3Gemm& g) { return g.tag; }, "C3 GEMM", "seed 003 Table I");
+}
+
 const C3Case& find_c3_case(std::string_view name) {
-  std::vector<std::string> names;
-  for (const C3Case& c : c3_cases()) {
-    if (c.name == name) return c;
-    names.push_back(c.name);
-  }
-  const std::string best = closest_match(name, names);
-  throw UserError(fmt::format("unknown C3 case '{}'{} (seed 003 Table II: {})", name,
-                              best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best),
-                              fmt::join(names, ", ")));
+  return find_named(c3_cases(), name, [](const C3Case& c) { return c.name; }, "C3 case", "seed 003 Table II");
 }
 
 }  // namespace t3sim

@@ -129,6 +129,13 @@ void C3Run::start_collective(std::uint32_t g, Coll which) {
   });
 }
 
+std::vector<std::uint32_t> C3Run::gemm_cus() const {
+  std::vector<std::uint32_t> cus;
+  const std::uint32_t all = node_->config().gpu.num_cus;
+  for (std::uint32_t cu = 0; spec_.comm_cus > 0 && cu < all - spec_.comm_cus; ++cu) cus.push_back(cu);
+  return cus;
+}
+
 void C3Run::start_sequential(std::uint32_t g) {
   sequential_ = true;
   launch_gemm(g, {});

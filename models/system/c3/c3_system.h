@@ -115,7 +115,9 @@ class C3Run {
   void start_collective(std::uint32_t g, Coll which);
   const C3Spec& spec() const { return spec_; }
   Node& node() { return *node_; }
-  std::uint32_t num_cus() const { return node_->config().gpu.num_cus; }
+  // The CUs the GEMM may use: all but the last spec().comm_cus (reserved for the
+  // communication stream); empty (every CU) when none are reserved.
+  std::vector<std::uint32_t> gemm_cus() const;
 
   // ---- the driver
   // The sequential procedure on GPU g: GEMM, then the CU collective, then (with_dma)
@@ -127,7 +129,6 @@ class C3Run {
   C3KernelResult gemm_result();
   C3KernelResult collective_result(Coll which);
   std::uint64_t words_checked() const { return words_checked_; }
-  bool values() const { return spec_.collective.values; }
   std::uint64_t events() const;
   std::uint32_t gemm_stages() const;
   std::uint32_t collective_channels() const { return cu_ ? cu_->channels() : 0; }

@@ -3,7 +3,7 @@
 //
 //   kind: c3
 //   preset: mb1_896M          # seed 003 Table II: the GEMM tag and the collective size
-//   gemm: {tag: cb1}          # or m, n, k; plus the kernel keys of kind: gemm
+//   gemm: {tag: cb1}          # or preset (T3 Table 2) or m, n, k; plus kind gemm's kernel keys
 //   collective: {collective: all_gather, size: 896MiB, channels: 64}
 //   order: gemm-first         # c3: gemm-first (c3_base) | comm-first (c3_sp)
 //   comm_cus: 0               # CUs reserved for the communication stream
@@ -69,8 +69,9 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
   } else {
     spec.scale = static_cast<std::uint32_t>(workload.get_uint("scale", 1, 1, 1u << 20));
   }
-  // The GEMM's size: the preset's or tag's (Table I), or m, n, k.
-  GemmShape shape;
+  // The GEMM: a Table I tag (the case's, or gemm.tag) gives its size; otherwise kind
+  // gemm's reader takes gemm.preset (a T3 Table 2 sub-layer's GEMM; its TP degree is
+  // not the node's) or m, n, k.
   std::string tag;
   if (preset) {
     tag = preset->gemm;
@@ -82,24 +83,15 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
       gemm.fail("tag", e.what());
     }
   }
+  std::optional<GemmShape> tagged;
   if (!tag.empty()) {
     const C3Gemm& g = find_c3_gemm(tag);
-    shape = {g.m, g.n, g.k};
-  } else if (gemm.has("preset")) {  // a T3 Table 2 sub-layer's GEMM (its TP degree is not the node's)
-    for (const char* key : {"tag", "m", "n", "k"}) {
+    tagged = GemmShape{g.m, g.n, g.k};
+  } else if (gemm.has("preset")) {
+    for (const char* key : {"m", "n", "k"}) {
       if (gemm.has(key)) gemm.fail(key, "the GEMM comes from gemm.preset: give either the preset or the GEMM's size");
     }
     tag = gemm.get_string("preset", "");
-    try {
-      const GemmPreset& g = find_gemm_preset(tag);
-      shape = {g.m, g.n, g.k};
-    } catch (const UserError& e) {
-      gemm.fail("preset", e.what());
-    }
-  } else {
-    shape.m = gemm.get_uint("m", 1, 1ULL << 32, Required{});
-    shape.n = gemm.get_uint("n", 1, 1ULL << 32, Required{});
-    shape.k = gemm.get_uint("k", 1, 1ULL << 32, Required{});
   }
   std::uint64_t size = 0;
   bool size_is_output = false;
@@ -114,7 +106,8 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
     else
       size = coll.get_bytes("size", 0, 1, 1ULL << 40);
   }
-  spec.gemm = read_gemm_workload(gemm, gpu, &shape);  // unscaled: its kernel decides auto
+  spec.gemm = read_gemm_workload(gemm, gpu, tagged ? &*tagged : nullptr);  // unscaled: its kernel decides auto
+  GemmShape shape{spec.gemm.params->m, spec.gemm.params->n, spec.gemm.params->k};
   if (size_is_output) size = shape.m * shape.n * spec.gemm.params->dtype_bytes;
   const std::uint32_t granule = gpu.memory.hbm.value_granule;
   if (auto_scale) {
@@ -219,8 +212,10 @@ class C3Experiment final : public Experiment {
   }
 
   std::string validated() const override {
-    return fmt::format("ok: C3 {} on {} GPUs ({} mode), configuration {}\n", model_->spec().gemm_label,
-                       node_.num_gpus, to_string(node_.mode), configuration_);
+    const C3Spec& s = model_->spec();
+    return fmt::format("ok: C3 {} with a {} of {} B per GPU on {} GPUs ({} mode), configuration {}\n", s.gemm_label,
+                       to_string(s.collective.kind), s.collective.array_bytes, node_.num_gpus, to_string(node_.mode),
+                       configuration_);
   }
 
   ExperimentResult run(Tick max_time) override {

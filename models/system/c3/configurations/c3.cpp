@@ -17,14 +17,11 @@ class C3Concurrent final : public C3Configuration {
  public:
   bool concurrent() const override { return true; }
   void start(C3Run& run, std::uint32_t g) override {
-    const C3Spec& s = run.spec();
-    std::vector<std::uint32_t> gemm_cus;  // empty: every CU
-    for (std::uint32_t c = 0; s.comm_cus > 0 && c < run.num_cus() - s.comm_cus; ++c) gemm_cus.push_back(c);
-    if (s.comm_first) {
+    if (run.spec().comm_first) {
       run.start_collective(g, C3Run::Coll::kCu);
-      run.launch_gemm(g, std::move(gemm_cus));
+      run.launch_gemm(g, run.gemm_cus());
     } else {
-      run.launch_gemm(g, std::move(gemm_cus));
+      run.launch_gemm(g, run.gemm_cus());
       run.start_collective(g, C3Run::Coll::kCu);
     }
   }

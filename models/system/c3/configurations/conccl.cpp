@@ -17,10 +17,7 @@ class C3Conccl final : public C3Configuration {
   bool concurrent() const override { return true; }
   bool uses_dma() const override { return true; }
   void start(C3Run& run, std::uint32_t g) override {
-    const C3Spec& s = run.spec();
-    std::vector<std::uint32_t> gemm_cus;
-    for (std::uint32_t c = 0; s.comm_cus > 0 && c < run.num_cus() - s.comm_cus; ++c) gemm_cus.push_back(c);
-    run.launch_gemm(g, std::move(gemm_cus));
+    run.launch_gemm(g, run.gemm_cus());
     run.start_collective(g, C3Run::Coll::kDma);
   }
   Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
