@@ -411,6 +411,11 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
       // validate too), named at the collective.
       {small + " --set workload.collective.channels=4096",
        "workload.collective.collective: collective: chunk_slices: 4096 channels"},
+      {small + " --set system.gpu.collective.lds_per_wg=lots",
+       "system.gpu.collective.lds_per_wg: expected a size like '16MiB', got 'lots'"},
+      {small + " --set system.gpu.collective.lds_per_wg=128KiB",
+       "the ring-ag kernel cannot run: a WG needs 131072 B of LDS and a CU has 65536 B (system.gpu.cu.lds_size); its "
+       "LDS per WG is system.gpu.collective.lds_per_wg"},
       {small + " --set workload.collective.size=100",
        "workload.collective.size: 100 B is not a whole number of 32-byte value granules"},
       {small + " --set workload.scale=64 --set workload.collective.size=1000032",
@@ -461,7 +466,8 @@ TEST_F(Cli, C3AutoScaleKeepsTheGemmFillingTheGpu) {
   // A T3 sub-layer's GEMM beside a collective of its output's size (size: gemm_output).
   const auto h200 = t3sim("validate configs/systems/h200.yaml configs/workloads/c3/h200_sublayer.yaml");
   EXPECT_EQ(h200.exit_code, 0) << h200.err;
-  EXPECT_NE(h200.out.find("tnlg.fc2.tp8: 8192 x 4256 x 2128"), std::string::npos) << h200.out;
+  EXPECT_NE(h200.out.find("tnlg.fc2.tp8: 8192 x 4256 x 2128 with a ring-ag of 69730304 B per GPU"), std::string::npos)
+      << h200.out;
   for (const auto& c : cases) {
     const auto r = t3sim(fmt::format("validate configs/systems/mi300x.yaml configs/workloads/c3/table2.yaml --set "
                                      "workload.preset={}",

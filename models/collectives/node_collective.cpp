@@ -68,7 +68,9 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
       traces_.push_back(make_collective_traces(t));
       for (const KernelTrace& k : traces_.back()) {
         if (const std::string why = why_a_wg_does_not_fit(node.config().gpu.cu, k.resources); !why.empty())
-          throw WgDoesNotFit(fmt::format("the {} kernel cannot run: {}", to_string(p.kind), why));
+          throw WgDoesNotFit(fmt::format("the {} kernel cannot run: {}{}", to_string(p.kind), why,
+                                         t.lds_bytes > 0 ? "; its LDS per WG is system.gpu.collective.lds_per_wg"
+                                                         : ""));
       }
     }
   }
