@@ -100,6 +100,20 @@ TEST(C3Dispatch, ReservedCusAreHonoured) {
   EXPECT_EQ(d.collective.first_dispatch, Tick::zero());
 }
 
+// The isolated times are the kernels alone as launched by default: reserving CUs for
+// the collective changes the concurrent run, never the ideal it is measured against.
+TEST(C3, ReservingCusLeavesTheIsolatedTimes) {
+  const NodeConfig node = mi300x();
+  C3Spec s = spec(node, kM, kN, kK, 8u << 20);
+  const C3Result base = run(node, s, "c3");
+  s.comm_cus = 16;  // 64 channels on 16 CUs (4 would fit by registers; LDS allows 2)
+  const C3Result partitioned = run(node, s, "c3");
+  EXPECT_EQ(partitioned.isolated_gemm, base.isolated_gemm);
+  EXPECT_EQ(partitioned.isolated_collective, base.isolated_collective);
+  EXPECT_DOUBLE_EQ(partitioned.ideal_speedup, base.ideal_speedup);
+  EXPECT_NE(partitioned.time, base.time);
+}
+
 // Every configuration checks the collective's values under concurrency, and never
 // beats the ideal.
 TEST(C3, ValuesSurviveConcurrencyAndNoConfigurationBeatsTheIdeal) {

@@ -206,7 +206,12 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
   // cannot run) is an error of `t3sim validate` too. Concurrent configurations run it
   // on a simulator of their own; the others on the main one.
   if (config_->concurrent()) own_sim_ = std::make_unique<Simulator>(seed_);
-  seq_ = std::make_unique<C3Run>(own_sim_ ? *own_sim_ : sim_, node_, spec_, /*with_cu=*/true, config_->uses_dma());
+  // Isolated means each kernel alone as the library launches it: the collective on any
+  // CU, whatever CUs the configuration reserves for it, so every configuration of a
+  // case shares one ideal (seed 003 §IV-B3: "all times from isolated executions").
+  C3Spec isolated = spec_;
+  isolated.comm_cus = 0;
+  seq_ = std::make_unique<C3Run>(own_sim_ ? *own_sim_ : sim_, node_, isolated, /*with_cu=*/true, config_->uses_dma());
 }
 
 C3System::~C3System() = default;

@@ -13,8 +13,8 @@
 //   ideal       max(isolated GEMM, isolated collective) (§IV-B3)
 //
 // Every run reports the isolated times (from a sequential run: the GEMM alone, then
-// the CU collective alone, then, for conccl, the DMA collective alone), the run's
-// time, each kernel's time and slowdown, the ideal speedup (GEMM + collective) /
+// the CU collective alone on any CU (comm_cus does not apply), then, for conccl, the
+// DMA collective alone), the run's time, each kernel's time and slowdown, the ideal speedup (GEMM + collective) /
 // max(GEMM, collective), the realized speedup (GEMM + collective) / time, the fraction
 // of the ideal realized (realized - 1) / (ideal - 1) (§IV-C: 1.13x is "about 21 % of
 // ideal"), the taxonomy from the isolated times (G-long, C-long, GC-equal within
