@@ -204,6 +204,32 @@ TEST(C3Dispatch, TheLibrarysLdsBoundsTheChannelsPerCu) {
   EXPECT_EQ(n.gpu(0).kernel_stats(0).stages(), 4u);
 }
 
+// NCCL's CTAs hold 61,440 of an H200 SM's 65,536 registers
+// (gpu.collective.registers_per_wg): one channel per SM, so 24 channels on 8 SMs run
+// 8 at a time; with the simulated WG's own 8,192 registers 8 fit on an SM (by
+// threads), 64 on the 8 SMs.
+TEST(C3Dispatch, TheLibrarysRegistersBoundTheChannelsPerSm) {
+  for (const bool library : {true, false}) {
+    NodeConfig node = system_node("h200.yaml", NetMode::kHomogeneous,
+                                  library ? std::vector<std::string>{} : std::vector<std::string>{"gpu.collective.registers_per_wg=0"});
+    node.partitioned = true;
+    ASSERT_EQ(node.gpu.collective_registers_per_wg, library ? 61440u : 0u);
+    Simulator sim(1);
+    Node n(sim, node);
+    NodeCollectiveParams p;
+    p.kind = CollectiveKind::kRingAllGather;
+    p.array_bytes = 1u << 20;
+    p.channels = 24;
+    p.cus = 8;
+    NodeCollective ag(n, p);
+    ag.start_all();
+    sim.run();
+    ASSERT_TRUE(ag.all_done());
+    EXPECT_EQ(n.gpu(0).kernel_stats(0).concurrent_slots, library ? 8u : 64u);
+    EXPECT_EQ(n.gpu(0).kernel_stats(0).stages(), library ? 3u : 1u);
+  }
+}
+
 // Full mode (every GPU simulated) and homogeneous mode (GPU 0, its peers mirrored)
 // agree on a symmetric C3 run, and both check the collective's values.
 TEST(C3, FullAndHomogeneousModesAgree) {

@@ -416,6 +416,10 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
       {small + " --set system.gpu.collective.lds_per_wg=128KiB",
        "the ring-ag kernel cannot run: a WG needs 131072 B of LDS and a CU has 65536 B (system.gpu.cu.lds_size); its "
        "LDS per WG is system.gpu.collective.lds_per_wg"},
+      {small + " --set system.gpu.collective.registers_per_wg=many",
+       "system.gpu.collective.registers_per_wg: expected"},
+      {small + " --set system.gpu.collective.registers_per_wg=200000",
+       "the ring-ag kernel cannot run: a WG needs 200192 registers"},
       {small + " --set workload.collective.size=100",
        "workload.collective.size: 100 B is not a whole number of 32-byte value granules"},
       {small + " --set workload.scale=64 --set workload.collective.size=1000032",

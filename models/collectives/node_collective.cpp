@@ -10,6 +10,16 @@
 
 namespace t3sim {
 
+namespace {
+// Where a collective WG's occupancy needs come from, for a kernel that does not fit.
+std::string collective_resource_hint(const GpuConfig& gpu) {
+  std::string hint;
+  if (gpu.collective_lds_per_wg > 0) hint += "; its LDS per WG is system.gpu.collective.lds_per_wg";
+  if (gpu.collective_registers_per_wg > 0) hint += "; its registers per WG are system.gpu.collective.registers_per_wg";
+  return hint;
+}
+}  // namespace
+
 
 NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     : node_(node), p_(p), granule_(node.config().gpu.memory.hbm.value_granule) {
@@ -59,6 +69,12 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     t.set_pipeline(pipeline);
     t.ring_strides = ring_strides_;
     t.lds_bytes = node.config().gpu.collective_lds_per_wg;
+    // The library's register footprint, held by the simulated WG's threads (its waves
+    // stay the generator's: only occupancy changes).
+    if (const std::uint64_t regs = node.config().gpu.collective_registers_per_wg; regs > 0) {
+      const std::uint64_t threads = std::uint64_t{t.wfs_per_wg} * t.wave_size;
+      t.regs_per_thread = static_cast<std::uint32_t>((regs + threads - 1) / threads);
+    }
     t.data_base = p.data_base;
     t.data_uncached = p.data_uncached;
     t.flag_base = p.flag_base;
@@ -69,8 +85,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
       for (const KernelTrace& k : traces_.back()) {
         if (const std::string why = why_a_wg_does_not_fit(node.config().gpu.cu, k.resources); !why.empty())
           throw WgDoesNotFit(fmt::format("the {} kernel cannot run: {}{}", to_string(p.kind), why,
-                                         t.lds_bytes > 0 ? "; its LDS per WG is system.gpu.collective.lds_per_wg"
-                                                         : ""));
+                                         collective_resource_hint(node.config().gpu)));
       }
     }
   }

@@ -22,6 +22,7 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   cfg.collective_channels = static_cast<std::uint32_t>(collective.get_uint("channels", 0, 0, 4096));
   cfg.collective_ll128 = collective.get_bool("ll128", false);
   cfg.collective_lds_per_wg = collective.get_bytes("lds_per_wg", 0, 0, 1ULL << 30);
+  cfg.collective_registers_per_wg = collective.get_uint("registers_per_wg", 0, 0, 1ULL << 24);
   collective.finish();
   gpu.finish();
   cfg.memory = read_gpu_memory_config(memory);

@@ -50,6 +50,11 @@ struct GpuConfig {
   // The LDS a collective kernel's WG takes (`gpu.collective.lds_per_wg`; the library
   // kernel's shared memory): with the CU's LDS it bounds the channels one CU holds.
   std::uint64_t collective_lds_per_wg = 0;
+  // The registers a collective kernel's WG holds (`gpu.collective.registers_per_wg`;
+  // the library's CTA size x its registers per thread): with the CU's register file it
+  // bounds the channels one CU holds, as lds_per_wg does. 0: the simulated WG's own
+  // (4 waves x 64 threads x 32 registers).
+  std::uint64_t collective_registers_per_wg = 0;
 };
 
 // Reads the kernel-shape keys of a GEMM (tile_m, tile_n, k_step, stages, wfs_per_wg,
