@@ -110,6 +110,16 @@ class Link final : public Component {
     waiting_.push_back(std::move(msg));
     start_transmissions();
   }
+  // Sends past the transmit buffer's bound: for a node that forwards packets it
+  // received and must never block on its own transmit buffer (a GPU relaying ring
+  // traffic; see models/net/README.md, "deadlock freedom"). The receive buffer's
+  // credits still apply.
+  void send_unbounded(Msg msg) {
+    T3SIM_CHECK(cfg_.rx_buffer_bytes == 0 || msg.size_bytes() <= cfg_.rx_buffer_bytes,
+                fmt::format("a {} B message never fits the {} B receive buffer", msg.size_bytes(), cfg_.rx_buffer_bytes));
+    waiting_.push_back(std::move(msg));
+    start_transmissions();
+  }
   // Called (once per blocking episode) when a sender that saw can_send()==false may retry.
   void set_on_send_ready(std::function<void()> fn) { on_send_ready_ = std::move(fn); }
 

@@ -337,12 +337,19 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
        "workload.fifo_depth: 4 steps do not exceed a chunk of 4 steps"},
       {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.chanels=4",
        "unknown key (did you mean 'channels'?)"},
-      {"configs/workloads/gemm/small.yaml --config fused",
-       "run.config: expected one of c3, conccl, ideal, ideal-overlap, ideal-rs-nmc, sequential, t3, t3-mca; got "
-       "'fused'"},
+      {"configs/workloads/gemm/small.yaml --config fusde",
+       "run.config: expected one of c3, conccl, fused, ideal, ideal-overlap, ideal-rs-nmc, sequential, t3, t3-mca; "
+       "got 'fusde'"},
       {"configs/workloads/gemm/small.yaml --config conccl",
-       "run.config: kind gemm takes one of the sub-layer configurations (ideal-overlap, ideal-rs-nmc, sequential, "
-       "t3, t3-mca), not 'conccl'"},
+       "run.config: kind gemm takes one of the sub-layer configurations (fused, ideal-overlap, ideal-rs-nmc, "
+       "sequential, t3, t3-mca), not 'conccl'"},
+      {"configs/workloads/gemm/small.yaml --config fused --set workload.collective.fused_order=sideways",
+       "workload.collective.fused_order: expected one of comm-aware, oblivious; got 'sideways'"},
+      {"configs/workloads/gemm/small.yaml --config fused --set system.num_gpus=3",
+       "system.num_gpus: fused gives each of the 3 GPUs M / 3 whole rows of the GEMM's output, and M = 1024"},
+      {"configs/workloads/gemm/small.yaml --config fused --set run.mode=homogeneous "
+       "--set workload.collective.fused_order=oblivious",
+       "use --mode full or fused_order: comm-aware"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.sest=4",
        "system.memory.tracker.sest: unknown key (known keys: sets, ways"},
       {"configs/workloads/gemm/small.yaml --config t3 --set system.memory.tracker.ways=0",

@@ -527,6 +527,33 @@ TEST(Network, RingTieGoesForward) {
   rig.expect_drained_and_conserved();
 }
 
+// Every GPU of a ring storing to every other at once (a fused kernel's remote tile
+// stores): the far stores cross middle GPUs, whose receive buffers would otherwise
+// fill with packets waiting for their own full transmit buffers, in a cycle around
+// the ring. GPUs relay without waiting for their transmit buffers, so it drains
+// (this deadlocked with 5 us links before they did).
+TEST(Network, RingAllToAllWithLongLinksDrains) {
+  NetConfig c = test_config();
+  c.link.latency = Tick::us(5);
+  Rig rig(4, c);
+  std::vector<Sender*> senders;
+  for (std::uint32_t from = 0; from < 4; ++from)
+    for (std::uint32_t to = 0; to < 4; ++to) {
+      if (to == from) continue;
+      Sender& s = rig.sender(from, to);
+      for (int i = 0; i < 64; ++i) s.queue(store(std::uint64_t(i) << 20, 64u << 10));
+      senders.push_back(&s);
+    }
+  for (Sender* s : senders) s->start();
+  rig.sim.run();
+  for (std::uint32_t to = 0; to < 4; ++to)
+    for (std::uint32_t from = 0; from < 4; ++from)
+      if (from != to) {
+        EXPECT_EQ(rig.net.bytes_delivered(to, from), 64u * (64u << 10)) << from << " -> " << to;
+      }
+  rig.expect_drained_and_conserved();
+}
+
 TEST(Network, FullyConnectedPairsAreIndependent) {
   const std::uint64_t bytes = 2 << 20;
   Rig rig(3, test_config("fully-connected"));

@@ -512,10 +512,10 @@ TEST(Sequential, HomogeneousWithinThreePercentOfFullAndValuesChecked) {
   EXPECT_NEAR(total(NetMode::kHomogeneous) / total(NetMode::kFull), 1.0, 0.03);
 }
 
-TEST(Sequential, OtherConfigurationsAreNotYetAvailable) {
+TEST(Sequential, UnknownConfigurationsAreRejected) {
   const NodeConfig cfg = table1(4);
   Simulator sim(3);
-  EXPECT_THROW(SublayerSystem(sim, cfg, small_gemm(cfg), SublayerOptions{}, "fused", 3), UserError);
+  EXPECT_THROW(SublayerSystem(sim, cfg, small_gemm(cfg), SublayerOptions{}, "no-such-configuration", 3), UserError);
 }
 
 // T3 on a sub-layer: the fused RS leaves exactly the reduced values, beats

@@ -90,11 +90,11 @@ TEST(Registry, AnUnknownConfigurationListsTheRegisteredOnes) {
   const NodeConfig cfg = table1(4);
   Simulator sim(3);
   try {
-    SublayerSystem sys(sim, cfg, small_gemm(cfg), SublayerOptions{}, "fused", 3);
+    SublayerSystem sys(sim, cfg, small_gemm(cfg), SublayerOptions{}, "pipelined", 3);
     FAIL() << "no error";
   } catch (const UserError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("configuration 'fused'"), std::string::npos) << what;
+    EXPECT_NE(what.find("configuration 'pipelined'"), std::string::npos) << what;
     EXPECT_NE(what.find("sequential, t3, t3-mca, test-gemm-then-ag"), std::string::npos) << what;
   }
 }

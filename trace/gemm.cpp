@@ -182,39 +182,56 @@ namespace {
 // Variable slots: the parameters a, b, c, then loop variables.
 constexpr std::uint32_t kVarA = 0, kVarB = 1, kVarC = 2;
 
-// The program of a tm x tn tile. `rank` of `cluster` (1: no cluster) picks the share
-// of each K step's B tile this WG fetches: with TMA multicast the cluster's CTAs each
-// fetch a slice of the shared B tile (split along K) and receive the others' slices.
-TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t tn, std::uint32_t rank = 0,
-                          std::uint32_t cluster = 1) {
-  TraceProgram prog;
-  prog.name = cluster == 1 ? fmt::format("tile_{}x{}", tm, tn) : fmt::format("tile_{}x{}_b{}of{}", tm, tn, rank, cluster);
+// A load or store of `rows` rows of `bytes` bytes, `stride` apart, at `addr`.
+TraceOp range_access(TraceProgram& prog, TraceOpKind kind, TraceExpr addr, std::int64_t bytes, std::int64_t rows,
+                     std::int64_t stride) {
+  TraceOp op;
+  op.kind = kind;
+  op.arg[0] = addr;
+  op.arg[1] = prog.expr(bytes);
+  op.arg[2] = prog.expr(rows);
+  op.arg[3] = prog.expr(stride);
+  return op;
+}
+
+}  // namespace
+
+TraceResources gemm_resources(const GemmParams& p) {
+  TraceResources r;
+  r.wfs_per_wg = p.wfs_per_wg;
+  r.threads_per_wg = p.wfs_per_wg * p.wave_size;
+  r.regs_per_thread = p.regs_per_thread;
+  r.stages = p.stages;
+  r.tma = p.tma;
+  r.lds_bytes =
+      p.lds_bytes != 0 ? p.lds_bytes : std::uint64_t{p.stages} * (p.tile_m + p.tile_n) * p.k_step * p.dtype_bytes;
+  return r;
+}
+
+void append_tile_mainloop(TraceProgram& prog, const GemmParams& p, std::uint64_t tm, std::uint64_t tn,
+                          TileBase a_base, TileBase b_base, std::uint32_t num_params, std::uint32_t rank,
+                          std::uint32_t cluster) {
   const auto i64 = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
   const std::int64_t dt = p.dtype_bytes;
   const std::int64_t M = i64(p.m), N = i64(p.n), K = i64(p.k), ks = p.k_step;
 
   auto push = [&](const TraceOp& op) { prog.ops.push_back(op); };
   auto range_op = [&](TraceOpKind kind, TraceExpr addr, std::int64_t bytes, std::int64_t rows, std::int64_t stride) {
-    TraceOp op;
-    op.kind = kind;
-    op.arg[0] = addr;
-    op.arg[1] = prog.expr(bytes);
-    op.arg[2] = prog.expr(rows);
-    op.arg[3] = prog.expr(stride);
-    return op;
+    return range_access(prog, kind, addr, bytes, rows, stride);
   };
   // The loads and compute of one K block of `kc` elements starting at k0 + step * kvar.
   auto k_block = [&](std::int64_t kc, std::int64_t k0, std::optional<std::uint32_t> kvar) {
     // The address of K index `first` (+ the loop's step) in the matrix at `base`.
-    auto address = [&](std::uint32_t base, std::int64_t per_k, std::int64_t first) {
-      std::vector<TraceTerm> terms{{1, base}};
+    auto address = [&](const TileBase& base, std::int64_t per_k, std::int64_t first) {
+      std::vector<TraceTerm> terms;
+      if (base.var) terms.push_back({1, *base.var});
       if (kvar) terms.push_back({per_k * ks, *kvar});
-      return prog.expr(per_k * first, terms);
+      return prog.expr(base.constant + per_k * first, terms);
     };
     if (p.a_layout == MatrixLayout::kRowMajor) {
-      push(range_op(TraceOpKind::kLoad, address(kVarA, dt, k0), kc * dt, i64(tm), K * dt));
+      push(range_op(TraceOpKind::kLoad, address(a_base, dt, k0), kc * dt, i64(tm), K * dt));
     } else {
-      push(range_op(TraceOpKind::kLoad, address(kVarA, M * dt, k0), i64(tm) * dt, kc, M * dt));
+      push(range_op(TraceOpKind::kLoad, address(a_base, M * dt, k0), i64(tm) * dt, kc, M * dt));
     }
     // This WG's slice of the K step's B tile: all of it, or its rank's share.
     const std::int64_t share = kc / cluster, extra = kc % cluster;
@@ -223,9 +240,9 @@ TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t t
     if (b_kc == 0) {
       // kc < cluster: the other ranks fetch this step's rows.
     } else if (p.b_layout == MatrixLayout::kRowMajor) {
-      push(range_op(TraceOpKind::kLoad, address(kVarB, N * dt, b_k0), i64(tn) * dt, b_kc, N * dt));
+      push(range_op(TraceOpKind::kLoad, address(b_base, N * dt, b_k0), i64(tn) * dt, b_kc, N * dt));
     } else {
-      push(range_op(TraceOpKind::kLoad, address(kVarB, dt, b_k0), b_kc * dt, i64(tn), K * dt));
+      push(range_op(TraceOpKind::kLoad, address(b_base, dt, b_k0), b_kc * dt, i64(tn), K * dt));
     }
     TraceOp c;
     c.kind = TraceOpKind::kCompute;
@@ -235,6 +252,45 @@ TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t t
     c.arg[2] = prog.expr(i64(lds_read_bytes(p, tm, tn, static_cast<std::uint64_t>(kc))));
     c.arg[3] = prog.expr(i64(p.issue_cycles));
     push(c);
+  };
+
+  // K loop, then the partial last step.
+  const std::int64_t full_steps = K / ks;
+  const std::int64_t tail = K % ks;
+  if (full_steps > 0) {
+    const auto slot = static_cast<std::uint32_t>(num_params + prog.loop_vars.size());
+    prog.loop_vars.emplace_back("k");
+    const auto loop_at = static_cast<std::uint32_t>(prog.ops.size());
+    TraceOp loop;
+    loop.kind = TraceOpKind::kLoop;
+    loop.loop_var = static_cast<std::uint8_t>(slot);
+    loop.arg[0] = prog.expr(full_steps);
+    prog.ops.push_back(loop);
+    k_block(ks, 0, slot);
+    TraceOp end;
+    end.kind = TraceOpKind::kEnd;
+    end.jump = loop_at;
+    prog.ops[loop_at].jump = static_cast<std::uint32_t>(prog.ops.size());
+    prog.ops.push_back(end);
+  }
+  if (tail > 0) k_block(tail, full_steps * ks, std::nullopt);
+}
+
+namespace {
+
+// The program of a tm x tn tile (parameters a, b, c): its K loop, then each WF's
+// store of its sub-tile.
+TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t tn, std::uint32_t rank = 0,
+                          std::uint32_t cluster = 1) {
+  TraceProgram prog;
+  prog.name = cluster == 1 ? fmt::format("tile_{}x{}", tm, tn) : fmt::format("tile_{}x{}_b{}of{}", tm, tn, rank, cluster);
+  const auto i64 = [](std::uint64_t v) { return static_cast<std::int64_t>(v); };
+  const std::int64_t dt = p.dtype_bytes;
+  const std::int64_t M = i64(p.m), N = i64(p.n);
+
+  auto push = [&](const TraceOp& op) { prog.ops.push_back(op); };
+  auto range_op = [&](TraceOpKind kind, TraceExpr addr, std::int64_t bytes, std::int64_t rows, std::int64_t stride) {
+    return range_access(prog, kind, addr, bytes, rows, stride);
   };
   auto loop = [&](const char* var, std::int64_t count) {
     const auto slot = static_cast<std::uint32_t>(3 + prog.loop_vars.size());
@@ -260,15 +316,7 @@ TraceProgram tile_program(const GemmParams& p, std::uint64_t tm, std::uint64_t t
     prog.ops.push_back(op);
   };
 
-  // K loop, then the partial last step.
-  const std::int64_t full_steps = K / ks;
-  const std::int64_t tail = K % ks;
-  if (full_steps > 0) {
-    const std::uint32_t k = begin_loop("k", full_steps);
-    k_block(ks, 0, k);
-    end_loop();
-  }
-  if (tail > 0) k_block(tail, full_steps * ks, std::nullopt);
+  append_tile_mainloop(prog, p, tm, tn, TileBase{0, kVarA}, TileBase{0, kVarB}, 3, rank, cluster);
 
   // Each WF stores its sub-tile.
   const WfGrid g = wf_grid(p);
@@ -330,13 +378,7 @@ KernelTrace make_gemm_trace(const GemmParams& p) {
   t.attrs.emplace_back("generator", "t3sim tiled GEMM");
   t.attrs.emplace_back("gemm", describe(p));
   if (2 * uint128(p.m) * p.n * p.k <= UINT64_MAX) t.attrs.emplace_back("flops", fmt::format("{}", 2 * p.m * p.n * p.k));
-  t.resources.wfs_per_wg = p.wfs_per_wg;
-  t.resources.threads_per_wg = p.wfs_per_wg * p.wave_size;
-  t.resources.regs_per_thread = p.regs_per_thread;
-  t.resources.stages = p.stages;
-  t.resources.tma = p.tma;
-  t.resources.lds_bytes =
-      p.lds_bytes != 0 ? p.lds_bytes : std::uint64_t{p.stages} * (p.tile_m + p.tile_n) * p.k_step * p.dtype_bytes;
+  t.resources = gemm_resources(p);
   t.params = {"a", "b", "c"};
 
   const std::uint64_t tiles_n = gemm_tiles_n(p);

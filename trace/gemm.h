@@ -120,6 +120,26 @@ std::uint64_t lds_read_bytes(const GemmParams& p, std::uint64_t tm, std::uint64_
 std::string describe(const GemmParams& p);
 
 KernelTrace make_gemm_trace(const GemmParams& p);
+// A GEMM WG's occupancy needs (LDS: lds_bytes, or the A and B tiles of every stage).
+TraceResources gemm_resources(const GemmParams& p);
+
+// A matrix's base address in a program: a parameter slot plus a constant, or a
+// constant alone.
+struct TileBase {
+  std::int64_t constant = 0;
+  std::optional<std::uint32_t> var;
+};
+// Appends the K loop of a tm x tn tile to `prog` (whose first `num_params` variable
+// slots are parameters; its loop variable takes the next free slot): per K step an A
+// and a B tile load (from a_base / b_base, the tile's first element) and the step's
+// compute, then the partial last step. `rank` of `cluster` (1: no cluster) picks the
+// share of each K step's B tile this WG fetches: with TMA multicast the cluster's
+// CTAs each fetch a slice of the shared B tile (split along K) and receive the
+// others' slices. make_gemm_trace's tiles and fused kernels (trace/fused_gemm.h)
+// share it.
+void append_tile_mainloop(TraceProgram& prog, const GemmParams& p, std::uint64_t tm, std::uint64_t tn,
+                          TileBase a_base, TileBase b_base, std::uint32_t num_params, std::uint32_t rank = 0,
+                          std::uint32_t cluster = 1);
 
 // ---------------------------------------------------------------------------
 // Table 2 sub-layers. Output T x H (T = SL x B tokens); K = H/TP (op: attention

@@ -115,7 +115,9 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
                                       "CU cycles during which some WG waited for in-flight load room (MSHRs full)")),
       load_latency_(average("load_latency", "ns", "load request issue to its data landing in the CU")),
       inflight_load_bytes_stat_(time_weighted("inflight_load_bytes", "bytes", "load bytes in flight from this CU",
-                                              4096, 64)) {}
+                                              4096, 64)),
+      flag_waits_(counter("flag_waits", "ops", "wait ops that found their flag below the value and blocked")),
+      flag_waiting_wgs_(time_weighted("flag_waiting_wgs", "WGs", "WGs holding their slot while they wait on a flag")) {}
 
 std::uint32_t wgs_per_cu(const CuConfig& cfg, const TraceResources& r) {
   std::uint64_t n = cfg.max_wgs;
@@ -263,8 +265,11 @@ void ComputeUnit::advance(std::uint32_t s) {
         if (flags_.get(op.flag()) < op.value()) {
           w.waiting_flag = true;
           w.has_op = false;  // the wait is satisfied when woken
+          ++flag_waits_;
+          flag_waiting_wgs_.add(now(), 1);
           flags_.wait(op.flag(), op.value(), [this, s] {
             slots_[s].waiting_flag = false;
+            flag_waiting_wgs_.add(now(), -1);
             advance(s);
           });
           return;
@@ -302,10 +307,16 @@ ComputeUnit::LoadPiece ComputeUnit::load_piece(const WgOp& op, std::uint64_t ind
   return LoadPiece{row, 0, std::min(rows_per_piece, op.rows() - row), op.row_bytes()};
 }
 
+std::uint32_t ComputeUnit::load_granule(const Slot& w, const WgOp& op) const {
+  const StoreRouting* routing = w.launch.routing;
+  if (routing != nullptr && routing->has_values() && !routing->loads_values(op.addr())) return 0;
+  return w.launch.value_granule;
+}
+
 bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
   Slot& w = slots_[s];
   const std::uint64_t pieces = load_pieces(w.op);
-  const std::uint32_t granule = w.launch.routing != nullptr && w.launch.routing->has_values() ? 0 : w.launch.value_granule;
+  const std::uint32_t granule = load_granule(w, w.op);
   if (w.next_piece == 0 && granule > 0) {
     // Values: the group's sum covers the op's words; every load of a group has the
     // same size (local + received chunk), each piece adds its words in place.
@@ -390,9 +401,19 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
       target = &remote_->peer_memory(static_cast<std::uint32_t>(peer));
     }
   }
-  // Synthetic producer values (functional T3 runs): loads carry none, stores carry
-  // the routing's values instead of a reduction of loaded words.
-  const bool synthetic = routing != nullptr && routing->has_values();
+  // Synthetic producer values (functional T3 and fused runs): loads carry none unless
+  // the routing says so, and a store whose group loaded none carries the routing's
+  // values instead of a reduction of loaded words.
+  std::uint32_t granule = w.launch.value_granule;
+  bool synthetic = false;
+  if (routing != nullptr && routing->has_values()) {
+    if (mem_op == MemOp::kRead) {
+      granule = load_granule(w, op);
+    } else if (w.group_sum[ring(w, value_group)].words.empty()) {
+      granule = 0;
+      synthetic = true;
+    }
+  }
   MemRequest r;
   r.op = mem_op;
   r.stream = w.launch.stream;
@@ -413,7 +434,6 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
     r.track_wg = w.launch.wg;  // T3 tracker metadata (§4.2.1) of a mapped producer's stores
     r.track_wf = static_cast<std::uint8_t>(op.wf >= 0 ? op.wf : 0);
   }
-  const std::uint32_t granule = synthetic ? 0 : w.launch.value_granule;
   const std::uint64_t words = granule > 0 ? r.total_bytes() / granule : 0;
   if (granule > 0 && mem_op != MemOp::kRead) {
     const Payload& sum = w.group_sum[ring(w, value_group)];  // the store's compute's group
@@ -459,7 +479,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
     } else {
       r.data = w.group_sum[ring(w, value_group)];
     }
-  } else if (synthetic && mem_op != MemOp::kRead && w.launch.value_granule > 0) {
+  } else if (synthetic && w.launch.value_granule > 0) {
     const std::uint32_t g = w.launch.value_granule;
     r.data.words.reserve(r.total_bytes() / g);
     for (std::uint32_t row = 0; row < r.rows; ++row)

@@ -261,6 +261,9 @@ class ComputeUnit final : public Component, public MemClient {
   void wg_done(std::uint32_t record);
   // A request of `op` (the slot's current op for loads); a store carries the sum of
   // group `value_group`.
+  // Bytes per functional word a load of this kernel carries: the launch's granule, or
+  // 0 (none) under a routing with synthetic values that says the load carries none.
+  std::uint32_t load_granule(const Slot& w, const WgOp& op) const;
   bool issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, const LoadPiece& piece,
                     std::uint64_t value_group = 0);
   // Issues the slot's pending stores whose computes are done, in order; true when
@@ -313,6 +316,8 @@ class ComputeUnit final : public Component, public MemClient {
   Counter& load_room_stall_cycles_;
   Average& load_latency_;
   TimeWeighted& inflight_load_bytes_stat_;
+  Counter& flag_waits_;
+  TimeWeighted& flag_waiting_wgs_;
 };
 
 }  // namespace t3sim

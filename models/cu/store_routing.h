@@ -17,8 +17,17 @@ class StoreRouting {
   // Contract: whether stores carry synthetic values (store_value) in functional runs.
   virtual bool has_values() const = 0;
   // Contract: the value a store writes at granule-aligned `address` (the producer's
-  // output element, a function of this GPU and the address).
+  // output element, a function of this GPU and the address). Used for a store whose
+  // group loaded no values (see loads_values).
   virtual std::uint64_t store_value(std::uint64_t address) const = 0;
+  // Contract: whether a load at `address` brings back the words it reads (a fused
+  // kernel's reduction of partial outputs) rather than none (a GEMM's operands, whose
+  // arithmetic is not modelled). A store whose group loaded words carries their sum,
+  // as in a collective. Default: none.
+  virtual bool loads_values(std::uint64_t address) const {
+    (void)address;
+    return false;
+  }
 };
 
 }  // namespace t3sim

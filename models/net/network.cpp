@@ -186,6 +186,11 @@ class Network::Impl {
   void after_take(std::uint32_t source, std::uint32_t server);
   NetPacket cut(PeerPort& port);
   bool offer(Server& sv, std::uint32_t source);
+  // Whether `source` is a link's receive end at a GPU: packets that GPU relays (ring).
+  bool relayed_by_gpu(std::uint32_t source) const {
+    const Source& s = sources_[source];
+    return s.kind == SourceKind::kLinkIn && links_[s.a].to < n_;
+  }
   bool deliver(Endpoint& ep, std::uint32_t source);
   void serve(std::uint32_t server);
   void drain(Worklist& w);
@@ -601,15 +606,22 @@ NetPacket Network::Impl::cut(PeerPort& port) {
 bool Network::Impl::offer(Server& sv, std::uint32_t source) {
   switch (sv.kind) {
     case ServerKind::kLink: {
-      if (sv.blocked) return false;
       LinkSlot& ls = links_[sv.index];
-      if (!ls.link->can_send()) {
-        sv.blocked = true;  // the link calls on_send_ready when it has room
-        return false;
+      // A GPU relaying ring traffic never waits for its own transmit buffer: the
+      // packets it forwards are taken out of its receive buffers at once, so the
+      // ring's buffers cannot fill in a cycle and deadlock (README, "deadlock
+      // freedom"). Its injected packets and a switch's forwarding stay bounded.
+      const bool relayed = relayed_by_gpu(source);
+      if (!relayed) {
+        if (sv.blocked) return false;
+        if (!ls.link->can_send()) {
+          sv.blocked = true;  // the link calls on_send_ready when it has room
+          return false;
+        }
       }
       NetPacket p = take(source);
       ++ls.messages;
-      ls.link->send(std::move(p));
+      relayed ? ls.link->send_unbounded(std::move(p)) : ls.link->send(std::move(p));
       return true;
     }
     case ServerKind::kDeliver: return deliver(*endpoints_[sv.index], source);
@@ -717,17 +729,22 @@ void Network::Impl::serve(std::uint32_t server) {
   Server& sv = servers_[server];
   const auto n = static_cast<std::uint32_t>(sv.feeders.size());
   for (;;) {
+    // A blocked link still takes what a GPU relays (offer()).
+    const bool only_relayed = sv.kind == ServerKind::kLink && sv.blocked;
     std::uint32_t pick = n;
     for (std::uint32_t k = 0; k < n; ++k) {
       const std::uint32_t i = (sv.rr + k) % n;
-      if (next_hop(sv.feeders[i]) == server) {
+      if (next_hop(sv.feeders[i]) == server && (!only_relayed || relayed_by_gpu(sv.feeders[i]))) {
         pick = i;
         break;
       }
     }
     if (pick == n) return;
     const std::uint32_t source = sv.feeders[pick];
-    if (!offer(sv, source)) return;
+    if (!offer(sv, source)) {
+      if (sv.kind == ServerKind::kLink && sv.blocked && !only_relayed) continue;  // relayed packets may still go
+      return;
+    }
     sv.rr = (pick + 1) % n;
     after_take(source, server);
   }

@@ -12,6 +12,8 @@
 //                   round-robin or MCA arbitration (T3 §4.5), then the AG
 //   ideal-overlap   max(isolated GEMM, isolated RS) + AG (T3 §5.3)
 //   ideal-rs-nmc    max(isolated GEMM, isolated RS with NMC) + AG (T3 §5.3)
+//   fused           the GEMM and the RS in one persistent kernel: remote stores of
+//                   finished tiles + flags, the owner reduces; then the AG (seed 000)
 //
 // See CONTRIBUTING.md for adding one.
 

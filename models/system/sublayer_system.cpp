@@ -17,6 +17,7 @@ SublayerOptions read_sublayer_options(ConfigNode c, std::uint32_t value_granule)
   o.functional = c.get_enum("functional", o.functional, {"auto", "values", "off"});
   o.values_limit = c.get_bytes("values_limit", o.values_limit, 0, 1ULL << 40);
   o.t3_all_gather = c.get_enum("t3_all_gather", o.t3_all_gather, {"cu", "dma"});
+  o.fused_order = c.get_enum("fused_order", o.fused_order, {"comm-aware", "oblivious"});
   c.finish();
   return o;
 }

@@ -44,6 +44,10 @@ struct SublayerOptions {
   // tracker and DMA engines (T3 §7.1; ring, or direct on a fully-connected node),
   // started once every GPU's RS is done (the driver reprograms the trackers).
   std::string t3_all_gather = "cu";
+  // fused: the order the persistent WGs take the output tiles in. comm-aware: tiles
+  // owned by other GPUs first, the own chunk's last (seed 000 §III); oblivious: the
+  // GEMM's own tile order.
+  std::string fused_order = "comm-aware";
 };
 
 // A CU collective's channel pipeline keys (protocol: simple | ll | ll128 | auto, the

@@ -1,0 +1,190 @@
+// `fused` (../shared/seeds/000 §III-B, applied to T3's sub-layers): software fusion of
+// the GEMM and its reduce-scatter, beside T3's hardware (the T3 paper argues it, never
+// measures it). One persistent kernel per GPU (trace/fused_gemm.h): its WGs compute
+// the output tiles, remote-tile-first by default (`collective.fused_order:
+// comm-aware | oblivious`), send each finished tile's rows to the GPU that owns them
+// with remote stores into a staging slot and a release flag, and then reduce the own
+// chunk's segments on those flags; then the CU ring all-gather, as in `sequential`.
+//
+// The reduction is the owner's, on staged partials (seed 000's GEMV + all-reduce
+// uses the same two-phase scheme with temporary buffers), so no hardware atomics
+// are assumed.
+//
+// Phases: GEMM = until the fused kernel ends (its reduce-scatter included: the RS
+// phase is empty); AG. Traffic: the GEMM phase holds the compute stream's (the
+// kernel's loads and stores, the partials it receives included, are the compute
+// stream's). Functional check: after the all-gather every chunk of every GPU holds
+// the sum over GPUs of their partial outputs (synthetic values, shift-invariant per
+// GPU so homogeneous mode mirrors them).
+
+#include <fmt/format.h>
+
+#include "models/common/payload.h"
+#include "models/system/sublayer_system.h"
+#include "sim/error.h"
+#include "trace/collective.h"
+#include "trace/fused_gemm.h"
+
+namespace t3sim {
+namespace {
+
+constexpr std::uint64_t kAlign = 2ULL << 20;
+constexpr std::uint64_t kFusedFlagBase = 1ULL << 34;  // apart from the CU collectives' (sublayer_system.cpp)
+
+// GPU g's partial output and where its stores land: a store to C (its own chunk) or
+// to a staging slot at the owner (a remote store) carries the partial's element; a
+// load of C or of a staging slot (the reduction) carries what memory holds; the GEMM's
+// operand loads carry nothing.
+class FusedRouting final : public StoreRouting {
+ public:
+  FusedRouting(const FusedRsLayout& l, std::uint64_t staging_base, std::uint32_t gpu, std::uint32_t num_gpus,
+               std::uint32_t granule, std::uint64_t seed, bool values)
+      : l_(l), staging_(staging_base), gpu_(gpu), n_(num_gpus), granule_(granule), pattern_(seed, 0),
+        values_(values) {}
+  int remote_peer(std::uint32_t, std::uint64_t) const override { return -1; }  // remote stores say so themselves
+  bool has_values() const override { return values_; }
+  bool loads_values(std::uint64_t address) const override { return address >= l_.c_base; }
+  std::uint64_t store_value(std::uint64_t address) const override {
+    std::uint64_t element;  // byte offset in C
+    if (address >= staging_) {
+      const std::uint64_t slot = (address - staging_) / l_.chunk_bytes;
+      const std::uint64_t owner = (gpu_ + slot + 1) % n_;
+      element = owner * l_.chunk_bytes + (address - staging_) % l_.chunk_bytes;
+    } else {
+      element = address - l_.c_base;
+    }
+    return partial(gpu_, element);
+  }
+  // GPU g's partial output at byte offset `element` of C: one pattern, shifted by g
+  // chunks (so every GPU's partials are GPU 0's, mirrored).
+  std::uint64_t partial(std::uint32_t g, std::uint64_t element) const {
+    const std::uint64_t shifted = (element + l_.array_bytes - std::uint64_t{g} * l_.chunk_bytes) % l_.array_bytes;
+    return pattern_.value(shifted / granule_);
+  }
+
+ private:
+  FusedRsLayout l_;
+  std::uint64_t staging_;
+  std::uint32_t gpu_, n_, granule_;
+  InputPattern pattern_;
+  bool values_;
+};
+
+class FusedConfiguration final : public SublayerConfiguration {
+ public:
+  void build(SublayerSystem& s) override {
+    Node& node = s.node();
+    const GpuConfig& gpu = node.config().gpu;
+    ag_ = s.make_ring_collective(CollectiveKind::kRingAllGather, /*uncached=*/false, s.values());
+    const std::uint64_t staging =
+        (collective_out_base(ag_->trace_params(0)) + s.array_bytes() + kAlign - 1) / kAlign * kAlign;
+    FusedGemmRsParams p;
+    p.gemm = *s.gemm().params;
+    p.num_gpus = node.num_gpus();
+    p.comm_aware = s.options().fused_order == "comm-aware";
+    p.staging_base = staging;
+    p.flag_base = kFusedFlagBase;
+    const std::uint32_t cus = s.gemm().cus > 0 ? s.gemm().cus : gpu.num_cus;
+    p.grid = cus * wgs_per_cu(gpu.cu, s.gemm().trace.resources);
+    if (p.gemm.m % p.num_gpus != 0)
+      throw UserError(fmt::format("system.num_gpus: fused gives each of the {} GPUs M / {} whole rows of the "
+                                  "GEMM's output, and M = {} is not a multiple of {}",
+                                  p.num_gpus, p.num_gpus, p.gemm.m, p.num_gpus));
+    layout_ = fused_rs_layout(p);
+    // Homogeneous mode stands GPU 0 in for every GPU, its peers' traffic mirrored from
+    // its own: right only for a schedule that is GPU 0's shifted by g chunks.
+    if (node.config().mode == NetMode::kHomogeneous && !p.comm_aware)
+      throw UserError("homogeneous mode mirrors GPU 0's schedule onto its peers, but in the oblivious tile order "
+                      "every GPU computes the same chunk first (not GPU 0's order shifted); use --mode full or "
+                      "fused_order: comm-aware");
+    if (node.config().mode == NetMode::kHomogeneous && !layout_.same_segments)
+      throw UserError(fmt::format("homogeneous mode mirrors the fused reduce-scatter chunk by chunk, but the {} "
+                                  "output rows per GPU cut the {}-row tiles differently from chunk to chunk; use "
+                                  "--mode full",
+                                  layout_.chunk_rows, p.gemm.tile_m));
+    const std::uint32_t granule = gpu.memory.hbm.value_granule;
+    if (s.values() && (layout_.chunk_bytes % granule != 0 || (p.gemm.n * p.gemm.dtype_bytes) % granule != 0 ||
+                       (p.gemm.tile_n * p.gemm.dtype_bytes) % granule != 0))
+      throw UserError(fmt::format("functional values need the output's rows and tiles in whole {} B value granules",
+                                  granule));
+    for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
+      p.gpu = g;
+      traces_.push_back(make_fused_gemm_rs_trace(p));
+      routing_.push_back(
+          std::make_unique<FusedRouting>(layout_, staging, g, p.num_gpus, granule, s.seed(), s.values()));
+    }
+    grid_ = traces_.front().num_wgs();
+  }
+
+  void start(SublayerSystem& s, std::uint32_t g) override {
+    KernelLaunch k;
+    k.trace = &traces_[g];
+    k.routing = routing_[g].get();
+    k.value_granule = s.values() ? s.node().config().gpu.memory.hbm.value_granule : 0;
+    s.launch_gemm(g, std::move(k));
+  }
+
+  bool rs_overlaps_gemm() const override { return true; }
+
+  void on_gemm_end(SublayerSystem& s, std::uint32_t g) override {
+    // The kernel ended once its own chunk was reduced: the reduce-scatter is done.
+    // Kernel boundary: the output leaves the L2 for DRAM, as in `sequential`.
+    s.node().gpu(g).memory().l2().write_back_dirty_lines();
+    s.rs_ended(g, s.node().gpu(g).now());
+    s.start_all_gather(g, *ag_);
+  }
+
+  std::uint64_t verify(SublayerSystem& s, std::string& error) override {
+    if (!s.values()) return 0;
+    Node& node = s.node();
+    const std::uint32_t granule = node.config().gpu.memory.hbm.value_granule;
+    const FusedRouting& f = *routing_.front();
+    std::uint64_t checked = 0;
+    const std::uint64_t row_bytes = s.gemm().params->n * s.gemm().params->dtype_bytes;
+    for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
+      for (std::uint64_t row = 0; row < layout_.array_bytes / row_bytes; ++row) {
+        const std::uint64_t a = layout_.c_base + row * row_bytes;
+        const Payload got = node.gpu(g).memory().peek(a, static_cast<std::uint32_t>(row_bytes));
+        for (std::uint64_t i = 0; i < got.words.size(); ++i) {
+          const std::uint64_t element = row * row_bytes + i * granule;
+          std::uint64_t want = 0;
+          for (std::uint32_t src = 0; src < node.num_gpus(); ++src) want += f.partial(src, element);
+          ++checked;
+          if (got.words[i] != want && error.empty())
+            error = fmt::format("gpu{} {:#x}: got {:#x}, expected {:#x} (the sum of the GPUs' partials)", g,
+                                a + i * granule, got.words[i], want);
+        }
+      }
+    }
+    return checked;
+  }
+
+  void complete(SublayerSystem& s, SublayerResult& r) override {
+    (void)s;
+    r.json["fused"] = {{"persistent_wgs", grid_},
+                       {"order", s.options().fused_order},
+                       {"chunk_rows", layout_.chunk_rows},
+                       {"segments_per_chunk", layout_.segments_per_chunk}};
+  }
+
+  std::string rs_label(const SublayerSystem& s) const override {
+    return fmt::format("fused into the GEMM: {} persistent WGs, {} tile order, remote stores + flags, owner reduces",
+                       grid_, s.options().fused_order);
+  }
+
+ private:
+  std::vector<KernelTrace> traces_;                     // per simulated GPU
+  std::vector<std::unique_ptr<FusedRouting>> routing_;  // per simulated GPU
+  std::unique_ptr<NodeCollective> ag_;
+  FusedRsLayout layout_;
+  std::uint32_t grid_ = 0;
+};
+
+}  // namespace
+
+T3SIM_REGISTER(sublayer_configurations, "fused",
+               "the GEMM and its RS in one persistent kernel: WGs send finished tiles to their owners with remote "
+               "stores and flags, owners reduce; then the AG (seed 000 §III-B)",
+               [] { return std::make_unique<FusedConfiguration>(); })
+
+}  // namespace t3sim
