@@ -15,15 +15,14 @@
 // How it works. Packets move between *sources* and *servers*:
 //
 //   sources: a GPU's injection queue for one destination, the receive end of a
-//            link, a homogeneous-mode mirror line (below);
-//   servers: the sending end of a link, a GPU's delivery into its memory, a mirror
-//            line's entrance.
+//            link;
+//   servers: the sending end of a link, a GPU's delivery into its memory.
 //
 // A source's head packet wants exactly one server (its next hop, from the routing
 // table), and each server knows the sources that can feed it. A server takes head
 // packets round-robin from its feeders while it can (the link has room, the memory
 // accepts); when it cannot, whatever blocked it (the link's on_send_ready, the
-// memory's on_mem_retry, a mirror line draining) kicks it again later. Anything that
+// memory's on_mem_retry) kicks it again later. Anything that
 // changes a head (an arrival, a pop, a new request) kicks the server it now wants.
 // Kicks go through a worklist so that no server runs inside another.
 
@@ -64,20 +63,20 @@ class Network::Impl {
   class PeerPort;
   class Endpoint;
 
-  enum class ServerKind : std::uint8_t { kLink, kDeliver, kMirror };
+  enum class ServerKind : std::uint8_t { kLink, kDeliver };
   struct Server {
     ServerKind kind;
-    std::uint32_t index;                 // link slot, GPU, or mirror line
+    std::uint32_t index;                 // link slot or GPU
     std::uint32_t partition = 0;         // where it runs: its node's (partitioned simulation)
     std::vector<std::uint32_t> feeders;  // sources whose packets may come here
     std::uint32_t rr = 0;                // round-robin position in feeders
     bool queued = false;                 // on the worklist
     bool blocked = false;                // kLink: can_send() said no; on_send_ready clears
   };
-  enum class SourceKind : std::uint8_t { kInjection, kLinkIn, kMirror };
+  enum class SourceKind : std::uint8_t { kInjection, kLinkIn };
   struct Source {
     SourceKind kind;
-    std::uint32_t a;      // kInjection: sending GPU; kLinkIn: link slot; kMirror: line
+    std::uint32_t a;      // kInjection: sending GPU; kLinkIn: link slot
     std::uint32_t b = 0;  // kInjection: destination GPU
   };
   struct LinkSlot {
@@ -85,25 +84,7 @@ class Network::Impl {
     std::uint32_t from = 0, to = 0;  // node ids (Topology's: GPUs, then the switch)
     std::uint32_t server = kNone;    // its sending end
     std::uint32_t source = kNone;    // its receive end
-    std::vector<std::uint32_t> line_by_hops;  // kHomogeneous ring: mirror line per hop count
     std::uint64_t messages = 0;
-  };
-  // kHomogeneous ring: a packet GPU 0 sends h > 1 hops away crosses GPU 0's first
-  // link for real, then waits here for the (h - 1) hops it would take on peers'
-  // links, (latency + serialization) each, before it is delivered to GPU 0. FIFO
-  // (ready times never decrease) so a flag stays behind earlier data.
-  struct MirrorLine {
-    struct Delayed {
-      Tick ready;
-      NetPacket packet;
-    };
-    std::uint32_t link = 0;
-    std::uint32_t hops = 0;
-    std::deque<Delayed> packets;
-    std::uint64_t bytes = 0;  // wire bytes of `packets`
-    Tick last_ready;
-    std::uint32_t server = kNone;
-    std::uint32_t source = kNone;
   };
 
   // ---- used by Network's public methods
@@ -125,8 +106,7 @@ class Network::Impl {
   void mirror(const NetPacket& p, MemRequest& req) const;
   // A receive buffer holds rx_buffer_packets maximum-size packets' worth of bytes (a
   // flit buffer): a 256 B DMA row or a 64 B flag takes 256 B or 64 B of it, so small
-  // packets can cover the link's bandwidth-delay product too. Mirror lines, which
-  // stand for receive buffers, are bounded alike.
+  // packets can cover the link's bandwidth-delay product too.
   std::uint64_t rx_buffer_bytes() const {
     return std::uint64_t{cfg_.link.rx_buffer} * std::max<std::uint64_t>(cfg_.packet_bytes, cfg_.flag_bytes);
   }
@@ -145,12 +125,11 @@ class Network::Impl {
   std::vector<std::uint32_t> route_;  // [node * n_ + dst] -> link slot of the next hop
   // kHomogeneous, by destination d: the GPU-to-GPU hops on GPU 0's path to d, the
   // GPUs it passes, d included (a switch is not one). All but the first hop are on
-  // peers' links, which a mirror line stands for.
+  // peers' links, which GPU 0's first link stands for again (after_link).
   std::vector<std::uint32_t> gpu_hops_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;  // simulated GPUs only
   std::vector<Server> servers_;
   std::vector<Source> sources_;
-  std::vector<MirrorLine> lines_;
   struct MirrorBlocks {
     std::uint64_t base, block_bytes;
   };
@@ -175,11 +154,14 @@ class Network::Impl {
   std::uint32_t find_link(std::uint32_t from, std::uint32_t to) const;
   void build_links();
   void build_routes();
-  void build_mirror_lines();
+  void count_gpu_hops();
   void build_feeders();
 
-  // Which server a packet for `dst` wants once it is at the receive end of `slot`.
-  std::uint32_t after_link(std::uint32_t slot, std::uint32_t dst) const;
+  // Which server a packet for `dst` wants once it is at the receive end of `slot`,
+  // having crossed `crossed` links (kHomogeneous ring: GPU 0's link again until it
+  // crossed as many as its path has GPU-to-GPU hops; kLastCrossing: delivery).
+  static constexpr std::uint32_t kLastCrossing = UINT32_MAX;
+  std::uint32_t after_link(std::uint32_t slot, std::uint32_t dst, std::uint32_t crossed) const;
   std::uint32_t next_hop(std::uint32_t source) const;
   const NetPacket& peek(std::uint32_t source) const;
   NetPacket take(std::uint32_t source);
@@ -351,7 +333,7 @@ Network::Impl::Impl(Network& owner, std::uint32_t num_gpus, const NetConfig& cfg
     for (std::uint32_t d = 0; d < n_; ++d)
       if (d != g) ep.injection_source[d] = add_source(SourceKind::kInjection, g, d);
   }
-  build_mirror_lines();
+  count_gpu_hops();
   build_feeders();
   for (LinkSlot& ls : links_) {
     const std::uint32_t server = ls.server, source = ls.source;
@@ -420,28 +402,13 @@ void Network::Impl::build_routes() {
       route_[std::size_t{sw} * n_ + d] = find_link(sw, topology_->next_node(sw, mode_ == NetMode::kFull ? d : 0));
 }
 
-void Network::Impl::build_mirror_lines() {
+void Network::Impl::count_gpu_hops() {
   if (mode_ != NetMode::kHomogeneous) return;
   gpu_hops_.assign(n_, 0);
   for (std::uint32_t d = 1; d < n_; ++d) {
     const std::vector<std::uint32_t> path = topology_->path(0, d);
     gpu_hops_[d] = static_cast<std::uint32_t>(
         std::count_if(path.begin() + 1, path.end(), [this](std::uint32_t node) { return node < n_; }));
-  }
-  for (std::uint32_t d = 1; d < n_; ++d) {
-    const std::uint32_t h = gpu_hops_[d];
-    if (h < 2) continue;
-    LinkSlot& ls = links_[route(0, d)];
-    if (ls.line_by_hops.size() <= h) ls.line_by_hops.resize(h + 1, kNone);
-    if (ls.line_by_hops[h] != kNone) continue;
-    const auto id = static_cast<std::uint32_t>(lines_.size());
-    MirrorLine line;
-    line.link = route(0, d);
-    line.hops = h;
-    line.server = add_server(ServerKind::kMirror, id, 0);
-    line.source = add_source(SourceKind::kMirror, id);
-    lines_.push_back(std::move(line));
-    ls.line_by_hops[h] = id;
   }
 }
 
@@ -464,14 +431,16 @@ void Network::Impl::build_feeders() {
       for (;;) {
         if (walked[slot] == d) break;
         walked[slot] = d;
-        const std::uint32_t next = after_link(slot, d);
+        // kHomogeneous ring: a far packet re-crosses this link before it is delivered.
+        if (mode_ == NetMode::kHomogeneous && links_[slot].to < n_ && gpu_hops_[d] > 1)
+          add_feeder(links_[slot].server, links_[slot].source);
+        const std::uint32_t next = after_link(slot, d, kLastCrossing);
         add_feeder(next, links_[slot].source);
         const Server& sv = servers_[next];
         if (sv.kind == ServerKind::kLink) {
           slot = sv.index;
           continue;
         }
-        if (sv.kind == ServerKind::kMirror) add_feeder(endpoints_[0]->deliver_server, lines_[sv.index].source);
         break;
       }
     }
@@ -480,14 +449,16 @@ void Network::Impl::build_feeders() {
 
 // ---------------------------------------------------------------- routing
 
-std::uint32_t Network::Impl::after_link(std::uint32_t slot, std::uint32_t dst) const {
+std::uint32_t Network::Impl::after_link(std::uint32_t slot, std::uint32_t dst, std::uint32_t crossed) const {
   const LinkSlot& ls = links_[slot];
   if (ls.to >= n_) return links_[route(ls.to, dst)].server;  // a switch forwards
   if (mode_ == NetMode::kFull)
     return dst == ls.to ? endpoints_[dst]->deliver_server : links_[route(ls.to, dst)].server;
-  // kHomogeneous: the receive end of GPU 0's link stands for GPU 0's own input.
-  const std::uint32_t hops = gpu_hops_[dst];
-  return hops <= 1 ? endpoints_[0]->deliver_server : lines_[ls.line_by_hops[hops]].server;
+  // kHomogeneous: GPU 0's link stands for every GPU's in its direction, so a packet
+  // with GPU-to-GPU hops left crosses it again (as the next peer relays it, sharing
+  // the link with what that peer sends: GPU 0's own traffic, by symmetry); then its
+  // receive end stands for GPU 0's own input.
+  return crossed < gpu_hops_[dst] ? ls.server : endpoints_[0]->deliver_server;
 }
 
 std::uint32_t Network::Impl::next_hop(std::uint32_t source) const {
@@ -499,11 +470,7 @@ std::uint32_t Network::Impl::next_hop(std::uint32_t source) const {
     }
     case SourceKind::kLinkIn: {
       const Link<NetPacket>& l = *links_[s.a].link;
-      return l.has_message() ? after_link(s.a, l.front().dst) : kNone;
-    }
-    case SourceKind::kMirror: {
-      const MirrorLine& m = lines_[s.a];
-      return !m.packets.empty() && m.packets.front().ready <= now() ? endpoints_[0]->deliver_server : kNone;
+      return l.has_message() ? after_link(s.a, l.front().dst, l.front().links_crossed) : kNone;
     }
   }
   return kNone;
@@ -517,9 +484,8 @@ Tick Network::Impl::path_latency(std::uint32_t src, std::uint32_t dst) const {
 
 const NetPacket& Network::Impl::peek(std::uint32_t source) const {
   const Source& s = sources_[source];
-  T3SIM_CHECK(s.kind != SourceKind::kInjection, "peek at an injection queue");
-  if (s.kind == SourceKind::kLinkIn) return links_[s.a].link->front();
-  return lines_[s.a].packets.front().packet;
+  T3SIM_CHECK(s.kind == SourceKind::kLinkIn, "peek at an injection queue");
+  return links_[s.a].link->front();
 }
 
 NetPacket Network::Impl::take(std::uint32_t source) {
@@ -527,13 +493,8 @@ NetPacket Network::Impl::take(std::uint32_t source) {
   switch (s.kind) {
     case SourceKind::kInjection: return cut(*endpoints_[s.a]->peers[s.b]);
     case SourceKind::kLinkIn: return links_[s.a].link->pop();
-    case SourceKind::kMirror: break;
   }
-  MirrorLine& m = lines_[s.a];
-  NetPacket p = std::move(m.packets.front().packet);
-  m.packets.pop_front();
-  m.bytes -= p.wire_bytes;
-  return p;
+  return NetPacket{};
 }
 
 void Network::Impl::after_take(std::uint32_t source, std::uint32_t server) {
@@ -546,7 +507,6 @@ void Network::Impl::after_take(std::uint32_t source, std::uint32_t server) {
       if (next != kNone && next != server) kick(next);
       break;
     }
-    case SourceKind::kMirror: kick(lines_[s.a].server); break;  // room for the next packet
   }
 }
 
@@ -621,26 +581,11 @@ bool Network::Impl::offer(Server& sv, std::uint32_t source) {
       }
       NetPacket p = take(source);
       ++ls.messages;
+      ++p.links_crossed;
       relayed ? ls.link->send_unbounded(std::move(p)) : ls.link->send(std::move(p));
       return true;
     }
     case ServerKind::kDeliver: return deliver(*endpoints_[sv.index], source);
-    case ServerKind::kMirror: {
-      MirrorLine& m = lines_[sv.index];
-      // Bounded like the receive buffers it stands for; a full line holds the head
-      // packet in the link's receive buffer, which back-pressures GPU 0's sending.
-      if (m.bytes + peek(source).wire_bytes > rx_buffer_bytes()) return false;
-      NetPacket p = take(source);
-      m.bytes += p.wire_bytes;
-      const Tick per_hop = cfg_.link.latency + cfg_.link.bandwidth.transfer_time(p.wire_bytes);
-      const Tick ready = std::max(m.last_ready, now() + per_hop * (m.hops - 1));
-      m.last_ready = ready;
-      m.packets.push_back(MirrorLine::Delayed{ready, std::move(p)});
-      const std::uint32_t deliver_server = endpoints_[0]->deliver_server;
-      owner_.sim().events().schedule_callback(ready, [this, deliver_server] { kick(deliver_server); },
-                                              EventPriority::kDelivery);
-      return true;
-    }
   }
   return false;
 }
@@ -873,8 +818,6 @@ Network::Impl::Endpoint& Network::Impl::endpoint(std::uint32_t gpu) const {
 bool Network::Impl::idle() const {
   for (const LinkSlot& ls : links_)
     if (!ls.link->idle()) return false;
-  for (const MirrorLine& m : lines_)
-    if (!m.packets.empty()) return false;
   for (const auto& ep : endpoints_) {
     if (ep->pending_count > 0) return false;
     for (const auto& port : ep->peers)
@@ -903,10 +846,6 @@ void Network::Impl::report_in_flight(std::vector<std::string>& out) const {
     if (ep->memory_blocked)
       out.push_back(fmt::format("gpu{}: arrived packets wait for its memory to accept (retry pending)", ep->gpu));
   }
-  for (const MirrorLine& m : lines_)
-    if (!m.packets.empty())
-      out.push_back(fmt::format("{} packets on the mirrored further {} hops of {}", m.packets.size(), m.hops - 1,
-                                links_[m.link].link->name()));
 }
 
 nlohmann::json Network::Impl::link_results(Tick elapsed) const {

@@ -70,6 +70,7 @@ struct NetPacket {
   std::uint32_t wire_bytes = 0;  // what the link serializes (payload, or flag_bytes)
   std::uint32_t track_wg = MemRequest::kNoWg;  // T3 tracker metadata of the request
   std::uint8_t track_wf = 0;
+  std::uint16_t links_crossed = 0;  // links it has been sent on (kHomogeneous: GPU-to-GPU hops done)
   std::uint64_t size_bytes() const { return wire_bytes; }
 };
 
