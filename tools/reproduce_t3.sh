@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reproduce T3's sub-layer results (T3 §6): the 28 Table 2 cases x sequential, t3,
-# t3-mca, ideal-overlap, ideal-rs-nmc (configs/sweeps/t3_reproduction.yaml), then the
+# t3-mca, ideal-overlap, ideal-rs-nmc and fused (seed 000's software fusion beside
+# T3's hardware; configs/sweeps/t3_reproduction.yaml), then the
 # report: OUTDIR/t3_reproduction.csv (one row per point), OUTDIR/t3_results.md and
 # t3_summary.csv (speedups, geomeans, exposed communication, share of the ideal
 # speedup, DRAM breakdown, paper targets), fig16_speedup.png and fig18_dram.png.
