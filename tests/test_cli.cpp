@@ -347,6 +347,10 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
        "workload.collective.fused_order: expected one of comm-aware, oblivious; got 'sideways'"},
       {"configs/workloads/gemm/small.yaml --config fused --set system.num_gpus=3",
        "system.num_gpus: fused gives each of the 3 GPUs M / 3 whole rows of the GEMM's output, and M = 1024"},
+      // 8.4 M tiles spelled out on 8 GPUs: ~128 GiB, refused before it is built.
+      {"configs/workloads/gemm/small.yaml --config fused --set workload.m=1048576 --set workload.n=262144 "
+       "--set system.num_gpus=8",
+       "workload.m: fused's persistent kernels spell out every one of the GEMM's 8388608 tiles on 8 simulated GPUs"},
       {"configs/workloads/gemm/small.yaml --config fused --set run.mode=homogeneous "
        "--set workload.collective.fused_order=oblivious",
        "use --mode full or fused_order: comm-aware"},

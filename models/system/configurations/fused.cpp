@@ -22,6 +22,7 @@
 #include "models/common/payload.h"
 #include "models/system/sublayer_system.h"
 #include "sim/error.h"
+#include "sim/host_memory.h"
 #include "trace/collective.h"
 #include "trace/fused_gemm.h"
 
@@ -30,6 +31,10 @@ namespace {
 
 constexpr std::uint64_t kAlign = 2ULL << 20;
 constexpr std::uint64_t kFusedFlagBase = 1ULL << 34;  // apart from the CU collectives' (sublayer_system.cpp)
+// Host bytes of the persistent kernel per output tile and GPU: its ops (104 B each)
+// and their expression terms: 1,306 B measured on T-NLG FC-2 TP8 (13,328 ops and
+// 2,176 terms for 1,088 tiles), with room for the vectors' slack.
+constexpr std::uint64_t kFusedBytesPerTile = 2048;
 
 // GPU g's partial output and where its stores land: a store to C (its own chunk) or
 // to a staging slot at the owner (a remote store) carries the partial's element; a
@@ -91,6 +96,17 @@ class FusedConfiguration final : public SublayerConfiguration {
                                   "GEMM's output, and M = {} is not a multiple of {}",
                                   p.num_gpus, p.num_gpus, p.gemm.m, p.num_gpus));
     layout_ = fused_rs_layout(p);
+    // Guard: unlike a GEMM's trace (one program per tile shape), the persistent kernel
+    // spells out every tile's ops, about 12 of them with their terms (~2 KiB) per tile
+    // and simulated GPU: refuse what the host cannot hold before building it.
+    const std::uint64_t tiles = gemm_tiles_m(p.gemm) * gemm_tiles_n(p.gemm);
+    const std::uint64_t bytes = tiles * node.simulated_gpus() * kFusedBytesPerTile;
+    if (const std::uint64_t available = host_memory_available(); bytes > available / 2)
+      throw UserError(fmt::format("workload.m: fused's persistent kernels spell out every one of the GEMM's {} "
+                                  "tiles on {} simulated GPUs, about {} of host memory, more than half of the {} "
+                                  "available; a smaller GEMM, or --mode homogeneous",
+                                  tiles, node.simulated_gpus(), format_host_bytes(bytes),
+                                  format_host_bytes(available)));
     // Homogeneous mode stands GPU 0 in for every GPU, its peers' traffic mirrored from
     // its own: right only for a schedule that is GPU 0's shifted by g chunks.
     if (node.config().mode == NetMode::kHomogeneous && !p.comm_aware)
