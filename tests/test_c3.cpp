@@ -184,24 +184,30 @@ TEST(C3, SameSeedSameEverything) {
   EXPECT_EQ(a.json.dump(), b.json.dump());
 }
 
-// RCCL's kernels take 32 KiB of LDS per WG on MI300X (gpu.collective.lds_per_wg): a
-// CU's 64 KiB holds two channels, so 8 CUs hold 16 of the 64 at once.
-TEST(C3Dispatch, TheLibrarysLdsBoundsTheChannelsPerCu) {
-  const NodeConfig node = mi300x();
-  ASSERT_EQ(node.gpu.collective_lds_per_wg, 32u << 10);
+// GPU 0's dispatch of a 1 MiB ring all-gather of `channels` channels masked to `cus` CUs.
+KernelStats masked_all_gather(const NodeConfig& node, std::uint32_t channels, std::uint32_t cus) {
   Simulator sim(1);
   Node n(sim, node);
   NodeCollectiveParams p;
   p.kind = CollectiveKind::kRingAllGather;
   p.array_bytes = 1u << 20;
-  p.channels = 64;
-  p.cus = 8;
+  p.channels = channels;
+  p.cus = cus;
   NodeCollective ag(n, p);
   ag.start_all();
   sim.run();
-  ASSERT_TRUE(ag.all_done());
-  EXPECT_EQ(n.gpu(0).kernel_stats(0).concurrent_slots, 16u);
-  EXPECT_EQ(n.gpu(0).kernel_stats(0).stages(), 4u);
+  EXPECT_TRUE(ag.all_done());
+  return n.gpu(0).kernel_stats(0);
+}
+
+// RCCL's kernels take 32 KiB of LDS per WG on MI300X (gpu.collective.lds_per_wg): a
+// CU's 64 KiB holds two channels, so 8 CUs hold 16 of the 64 at once.
+TEST(C3Dispatch, TheLibrarysLdsBoundsTheChannelsPerCu) {
+  const NodeConfig node = mi300x();
+  ASSERT_EQ(node.gpu.collective_lds_per_wg, 32u << 10);
+  const KernelStats k = masked_all_gather(node, 64, 8);
+  EXPECT_EQ(k.concurrent_slots, 16u);
+  EXPECT_EQ(k.stages(), 4u);
 }
 
 // NCCL's CTAs hold 61,440 of an H200 SM's 65,536 registers
@@ -214,19 +220,9 @@ TEST(C3Dispatch, TheLibrarysRegistersBoundTheChannelsPerSm) {
                                   library ? std::vector<std::string>{} : std::vector<std::string>{"gpu.collective.registers_per_wg=0"});
     node.partitioned = true;
     ASSERT_EQ(node.gpu.collective_registers_per_wg, library ? 61440u : 0u);
-    Simulator sim(1);
-    Node n(sim, node);
-    NodeCollectiveParams p;
-    p.kind = CollectiveKind::kRingAllGather;
-    p.array_bytes = 1u << 20;
-    p.channels = 24;
-    p.cus = 8;
-    NodeCollective ag(n, p);
-    ag.start_all();
-    sim.run();
-    ASSERT_TRUE(ag.all_done());
-    EXPECT_EQ(n.gpu(0).kernel_stats(0).concurrent_slots, library ? 8u : 64u);
-    EXPECT_EQ(n.gpu(0).kernel_stats(0).stages(), library ? 3u : 1u);
+    const KernelStats k = masked_all_gather(node, 24, 8);
+    EXPECT_EQ(k.concurrent_slots, library ? 8u : 64u);
+    EXPECT_EQ(k.stages(), library ? 3u : 1u);
   }
 }
 

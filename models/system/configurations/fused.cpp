@@ -176,7 +176,6 @@ class FusedConfiguration final : public SublayerConfiguration {
   }
 
   void complete(SublayerSystem& s, SublayerResult& r) override {
-    (void)s;
     r.json["fused"] = {{"persistent_wgs", grid_},
                        {"order", s.options().fused_order},
                        {"chunk_rows", layout_.chunk_rows},
