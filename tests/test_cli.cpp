@@ -54,6 +54,15 @@ class Cli : public ::testing::Test {
     const int status = std::system(cmd.c_str());
     return Result{WEXITSTATUS(status), slurp(out), slurp(err)};
   }
+  // `t3sim run ARGS` is bad input: exit 2, `expected` on stderr, nothing on stdout, no
+  // results written.
+  void expect_bad_input(const std::string& args, const std::string& expected) {
+    const auto r = t3sim(fmt::format("run {} -o '{}'", args, (dir_ / "o").string()));
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json")) << args;
+  }
   fs::path write(const std::string& name, const std::string& text) {
     std::ofstream(dir_ / name) << text;
     return dir_ / name;
@@ -70,7 +79,8 @@ TEST_F(Cli, ListPrintsTheRegistries) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* expected :
        {"configurations (--config, run.config; kind gemm):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
-        "C3 configurations (--config, run.config; kind c3):", "  conccl ", "C3 presets", "  mb1_896M ",
+        "C3 configurations (--config, run.config; kind c3):", "  conccl ",
+        "all-gather + GEMM configurations (--config, run.config; kind ag_gemm):", "  ag_gemm ", "C3 presets", "  mb1_896M ",
         "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "DRAM command schedulers", "  fcfs ",
         "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {
@@ -389,6 +399,34 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
   }
 }
 
+// kind ag_gemm (seed 001): every key's bad value names the key.
+TEST_F(Cli, AgGemmBadInputNamesTheKey) {
+  struct Case {
+    std::string args, expected;
+  };
+  const std::string w = "configs/workloads/ag_gemm/seed001.yaml";
+  const Case cases[] = {
+      {w + " --config t3",
+       "run.config: kind ag_gemm takes one of fused, ideal-overlap, sequential, not 't3'"},
+      {w + " --set workload.chunk_rows=128",
+       "workload.chunk_rows: chunk_rows: 128 is not a multiple of the GEMM's tile_m (256)"},
+      {w + " --set workload.chunk_rows=384",
+       "workload.chunk_rows: chunk_rows: 384 does not divide a GPU's 1024 rows of A"},
+      {w + " --set workload.gemm.n=11004",
+       "workload.gemm.n: each of the 8 GPUs computes N / 8 columns (seed 001's local_N), and 11004 is not"},
+      {w + " --set workload.gemm.m=8196",
+       "workload.gemm.m: each of the 8 GPUs holds M / 8 rows of A, and 8196 is not"},
+      {w + " --set workload.order=sideways",
+       "workload.order: expected one of comm-aware, oblivious; got 'sideways'"},
+      {w + " --set workload.launch_order=later",
+       "workload.launch_order: expected one of copies-first, gemm-first; got 'later'"},
+      {w + " --set workload.streams=-1", "workload.streams"},
+      {w + " --set workload.gemm.cus=8",
+       "workload.gemm.cus: the all-gather + GEMM's GEMM is generated from m, n, k"},
+  };
+  for (const auto& c : cases) expect_bad_input("configs/systems/mi300x.yaml " + c.args, c.expected);
+}
+
 // kind c3 (seed 003): every new key's bad value names the key.
 TEST_F(Cli, C3BadInputNamesTheKey) {
   struct Case {
@@ -438,13 +476,7 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
       {small + " --set workload.collective.functional=values --set workload.collective.size=1056",
        "workload.collective.functional: values needs the 1056 B array to split into 8 equal chunks"},
   };
-  for (const auto& c : cases) {
-    const auto r = t3sim(fmt::format("run configs/systems/mi300x.yaml {} -o '{}'", c.args, (dir_ / "o").string()));
-    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.err;
-    EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.args << "\n" << r.err;
-    EXPECT_EQ(r.out, "") << c.args;
-    EXPECT_FALSE(fs::exists(dir_ / "o" / "results.json")) << c.args;
-  }
+  for (const auto& c : cases) expect_bad_input("configs/systems/mi300x.yaml " + c.args, c.expected);
 }
 
 // kind c3 end to end: the summary, the results and the sweep row's metrics.

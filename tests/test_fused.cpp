@@ -11,6 +11,7 @@
 #include "models/system/sublayer_system.h"
 #include "sim/error.h"
 #include "tests/table1_node.h"
+#include "tests/wg_ops.h"
 #include "trace/fused_gemm.h"
 
 namespace t3sim {
@@ -35,15 +36,6 @@ FusedGemmRsParams fused(const GemmParams& g, std::uint32_t gpus, std::uint32_t g
   return p;
 }
 
-// Every WG's ops, in program order.
-std::vector<std::vector<WgOp>> ops_of(const KernelTrace& t) {
-  std::vector<std::vector<WgOp>> out(t.num_wgs());
-  for (std::uint32_t wg = 0; wg < t.num_wgs(); ++wg) {
-    WgExpander x(t, wg);
-    for (WgOp op; x.next(op);) out[wg].push_back(op);
-  }
-  return out;
-}
 
 // 1024 x 1024 on 4 GPUs: chunks of 256 rows, one tile row (256 x 128 tiles) each.
 TEST(FusedGemmRs, MovesEveryPartialOnceAndReducesTheOwnChunk) {

@@ -151,13 +151,6 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
   t.programs.resize(grid);
   for (std::uint32_t w = 0; w < grid; ++w) t.programs[w].name = fmt::format("wg_{}", w);
 
-  auto op = [](TraceProgram& prog, TraceOpKind kind, std::initializer_list<std::int64_t> args) {
-    TraceOp o;
-    o.kind = kind;
-    int i = 0;
-    for (std::int64_t a : args) o.arg[i++] = prog.expr(a);
-    return o;
-  };
   auto flag = [&](std::uint32_t d, std::uint64_t index) { return i64(p.flag_base + d * l.segments_per_chunk + index); };
   // Where segment s's partial lands at its owner, from this GPU.
   auto staged = [&](const Segment& s, std::uint32_t d) {
@@ -181,14 +174,14 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
     for (const Segment& s : geo.segments(g, r, c)) {
       const std::uint32_t d = distance(p, s.chunk);
       if (d == 0) {
-        prog.ops.push_back(op(prog, TraceOpKind::kStore, {c_address(s), i64(s.cols) * dt, i64(s.rows), row_stride}));
-        prog.ops.push_back(op(prog, TraceOpKind::kSet, {flag(0, s.index), 1}));
+        prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {c_address(s), i64(s.cols) * dt, i64(s.rows), row_stride}));
+        prog.ops.push_back(prog.constant_op(TraceOpKind::kSet, {flag(0, s.index), 1}));
       } else {
-        TraceOp st = op(prog, TraceOpKind::kStore,
+        TraceOp st = prog.constant_op(TraceOpKind::kStore,
                         {staged(s, d), i64(s.cols) * dt, i64(s.rows), row_stride, i64(s.chunk)});
         st.flags = kTraceUncached | kTraceRemote;
         prog.ops.push_back(st);
-        TraceOp set = op(prog, TraceOpKind::kSet, {flag(d, s.index), 1, 0, 0, i64(s.chunk)});
+        TraceOp set = prog.constant_op(TraceOpKind::kSet, {flag(d, s.index), 1, 0, 0, i64(s.chunk)});
         set.flags = kTraceRemote;
         prog.ops.push_back(set);
       }
@@ -199,18 +192,18 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
     const Segment& s = own[i];
     TraceProgram& prog = t.programs[(tiles.size() + i) % grid];
     for (std::uint32_t d = 0; d < p.num_gpus; ++d)
-      prog.ops.push_back(op(prog, TraceOpKind::kWait, {flag(d, s.index), 1}));
+      prog.ops.push_back(prog.constant_op(TraceOpKind::kWait, {flag(d, s.index), 1}));
     const std::int64_t bytes = i64(s.cols) * dt, rows = i64(s.rows);
-    prog.ops.push_back(op(prog, TraceOpKind::kLoad, {c_address(s), bytes, rows, row_stride}));
+    prog.ops.push_back(prog.constant_op(TraceOpKind::kLoad, {c_address(s), bytes, rows, row_stride}));
     for (std::uint32_t d = 1; d < p.num_gpus; ++d) {
-      TraceOp ld = op(prog, TraceOpKind::kLoad, {staged(s, d), bytes, rows, row_stride});
+      TraceOp ld = prog.constant_op(TraceOpKind::kLoad, {staged(s, d), bytes, rows, row_stride});
       ld.flags = kTraceUncached;
       prog.ops.push_back(ld);
     }
     const std::uint64_t elements = s.rows * s.cols;
-    prog.ops.push_back(op(prog, TraceOpKind::kCompute,
+    prog.ops.push_back(prog.constant_op(TraceOpKind::kCompute,
                           {i64((std::uint64_t{p.num_gpus - 1} * elements + p.adds_per_cycle - 1) / p.adds_per_cycle)}));
-    prog.ops.push_back(op(prog, TraceOpKind::kStore, {c_address(s), bytes, rows, row_stride}));
+    prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {c_address(s), bytes, rows, row_stride}));
   }
   for (std::uint32_t w = 0; w < grid; ++w) t.add_wg(static_cast<std::uint16_t>(w), {});
   validate_trace(t);

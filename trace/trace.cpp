@@ -47,6 +47,14 @@ TraceExpr append_expr(std::vector<TraceTerm>& pool, std::int64_t constant, const
 
 }  // namespace
 
+TraceOp TraceProgram::constant_op(TraceOpKind kind, std::initializer_list<std::int64_t> args) {
+  TraceOp o;
+  o.kind = kind;
+  int i = 0;
+  for (std::int64_t a : args) o.arg[i++] = expr(a);
+  return o;
+}
+
 TraceExpr TraceProgram::expr(std::int64_t constant, std::initializer_list<TraceTerm> list) {
   return append_expr(terms, constant, list.begin(), list.end());
 }

@@ -102,6 +102,9 @@ struct TraceProgram {
   // coefficients dropped).
   TraceExpr expr(std::int64_t constant, std::initializer_list<TraceTerm> terms = {});
   TraceExpr expr(std::int64_t constant, const std::vector<TraceTerm>& terms);
+  // An op of `kind` whose arguments are these constants, in order (the generators of
+  // spelled-out persistent kernels).
+  TraceOp constant_op(TraceOpKind kind, std::initializer_list<std::int64_t> args);
 };
 
 // The most WGs a kernel may have: 2^24 (16.7 M). Every WG costs host memory in the

@@ -156,6 +156,8 @@ class ComputeUnit final : public Component, public MemClient {
   void set_remote(RemoteAccess* remote) { remote_ = remote; }
 
   std::uint32_t wgs_running() const { return running_; }
+  // Waits on a flag that blocked (the `flag_waits` stat).
+  std::uint64_t flag_waits() const { return flag_waits_.value(); }
 
   // MemClient
   void on_mem_response(MemRequest&& req) override;

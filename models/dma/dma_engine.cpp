@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "models/mem/remote_access.h"
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/simulator.h"
@@ -42,7 +43,8 @@ DmaEngine::DmaEngine(Component& parent, std::string_view name, const DmaConfig& 
       commands_done_(counter("commands_done", "commands", "DMA commands completed")),
       bytes_read_(counter("bytes_read", "bytes", "bytes read from local memory")),
       bytes_written_(counter("bytes_written", "bytes", "bytes stored or updated at destinations")),
-      refusals_(counter("refusals", "requests", "requests refused by a memory (back-pressure)")) {
+      refusals_(counter("refusals", "requests", "requests refused by a memory (back-pressure)")),
+      signals_(counter("signals", "flags", "flags set at peers after a command completed (copy-engine signals)")) {
   // Timeline tracks exist before the run (a partitioned run cannot add any).
   if (sim().timeline().enabled()) {
     timeline_track_ = sim().timeline().track(this->name());
@@ -51,7 +53,9 @@ DmaEngine::DmaEngine(Component& parent, std::string_view name, const DmaConfig& 
 }
 
 void DmaEngine::launch(DmaCommand cmd, Tick host_delay) {
-  T3SIM_CHECK(cmd.destination != nullptr && cmd.bytes > 0, "DMA command without destination or bytes");
+  T3SIM_CHECK((cmd.destination != nullptr && cmd.bytes > 0) || (cmd.bytes == 0 && cmd.signal),
+              "DMA command without destination or bytes");
+  T3SIM_CHECK(!cmd.signal || remote_ != nullptr, "DMA command with a signal on an engine without a network");
   // Pooled callbacks hold two pointers; park the command until the launch latency passes.
   armed_.push_back(std::move(cmd));
   fired_.push_back(true);
@@ -80,6 +84,7 @@ void DmaEngine::enqueue(DmaCommand cmd, bool host_launched) {
   a.host_launched = host_launched;
   a.started = now();
   queue_.push_back(std::move(a));
+  finish_front_if_done();  // a signal-only command at the front completes at once
   pump();
 }
 
@@ -181,6 +186,10 @@ void DmaEngine::finish_front_if_done() {
     Active& f = queue_.front();
     if (f.next_chunk_offset < f.total() || f.chunks_in_flight > 0 || f.writes_unacked > 0) return;
     ++commands_done_;
+    if (f.cmd.signal) {
+      ++signals_;
+      remote_->set_peer_flag(f.cmd.signal->peer, f.cmd.signal->flag, f.cmd.signal->value);
+    }
     // Timeline (T3 Figure 17b): one slice per command, from its start to its last ack.
     Timeline& tl = sim().timeline();
     if (tl.enabled()) {
@@ -188,7 +197,9 @@ void DmaEngine::finish_front_if_done() {
         timeline_track_ = tl.track(name());
         timeline_track_made_ = true;
       }
-      tl.slice(timeline_track_, f.cmd.op == MemOp::kUpdate ? "dma update" : "dma store", f.started, now());
+      tl.slice(timeline_track_,
+               f.total() == 0 ? "dma signal" : f.cmd.op == MemOp::kUpdate ? "dma update" : "dma store", f.started,
+               now());
     }
     if (f.cmd.on_done) {
       if (f.host_launched) {

@@ -8,6 +8,10 @@
 //    `completion_latency` (ConCCL's CPU-orchestrated transfers), or
 //  - pre-queued: armed ahead of time and started by trigger() with no latency (T3's
 //    tracker fires them, T3 §4.2).
+// A command may carry a signal: once its writes are acknowledged and every earlier
+// command of the engine is complete (a stream's order), the engine sets a flag at a
+// peer GPU (seed 001's copy-engine all-gather: the chunk's hipMemcpyAsync is followed
+// on its stream by a 4-byte one of the flag). A signal-only command has no bytes.
 // An engine works on its commands in order; at most `max_outstanding` chunk reads
 // are in flight (plus writes it could not hand over yet), and chunks leave no faster
 // than `bandwidth`. Writes are posted, as DMA writes over a fabric are: a chunk's
@@ -17,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +33,7 @@
 namespace t3sim {
 
 class ConfigNode;
+class RemoteAccess;
 
 struct DmaConfig {
   Bandwidth bandwidth = Bandwidth(64'000'000'000ULL);  // per engine
@@ -56,6 +62,15 @@ struct DmaCommand {
   // read their words and carry them to the destination.
   std::uint32_t value_granule = 0;
   std::function<void()> on_done;   // called once, when the command is complete
+  // Set `flag` to `value` at GPU `peer` once the command is complete (its writes
+  // acknowledged, every earlier command of the engine complete): the flag travels
+  // behind the command's data (RemoteAccess::set_peer_flag). Needs connect().
+  struct Signal {
+    std::uint32_t peer = 0;
+    std::uint64_t flag = 0;
+    std::uint64_t value = 1;
+  };
+  std::optional<Signal> signal;
 };
 
 class DmaEngine final : public Component, public MemClient {
@@ -67,6 +82,8 @@ class DmaEngine final : public Component, public MemClient {
   // command leaves it k x launch_latency after its first).
   void launch(DmaCommand cmd, Tick host_delay = Tick::zero());
   const DmaConfig& config() const { return cfg_; }
+  // Where signals go (the node's network). Contract: before a command with a signal.
+  void connect(RemoteAccess& remote) { remote_ = &remote; }
   // A pre-queued command; returns its id for trigger().
   std::uint32_t prequeue(DmaCommand cmd);
   // Contract: id from prequeue(), triggered at most once. Starts it now (queued behind
@@ -99,6 +116,7 @@ class DmaEngine final : public Component, public MemClient {
 
   DmaConfig cfg_;
   MemTarget& local_;
+  RemoteAccess* remote_ = nullptr;
   std::deque<Active> queue_;        // started commands, in order
   std::uint64_t command_base_ = 0;  // sequence number of queue_.front()
   std::vector<DmaCommand> armed_;   // pre-queued, by id
@@ -116,6 +134,7 @@ class DmaEngine final : public Component, public MemClient {
   Counter& bytes_read_;
   Counter& bytes_written_;
   Counter& refusals_;
+  Counter& signals_;
 };
 
 }  // namespace t3sim

@@ -65,7 +65,10 @@ Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
     gpu.connect(net_->access(g));
     dma_.emplace_back();
     for (std::uint32_t e = 0; e < cfg.dma_engines; ++e)
+    {
       dma_.back().push_back(std::make_unique<DmaEngine>(gpu, fmt::format("dma{}", e), cfg.dma, gpu.memory()));
+      dma_.back().back()->connect(net_->access(g));
+    }
   }
 }
 

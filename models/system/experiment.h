@@ -10,6 +10,7 @@
 //               and its collective on a node (the sub-layer, sublayer_system.h)
 //   collective  one collective on a node
 //   c3          a GEMM and an independent collective on a node (seed 003)
+//   ag_gemm     an all-gather of A, then the GEMM that consumes it (seed 001)
 //
 // See CONTRIBUTING.md for adding a kind.
 

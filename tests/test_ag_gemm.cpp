@@ -1,0 +1,254 @@
+// The consumer all-gather + GEMM (seed 001): the persistent consumer GEMM's generator
+// (trace/consumer_gemm.h), the copy engines' signals (models/dma) and the runs
+// (models/system/ag_gemm/).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/system/ag_gemm/ag_gemm_system.h"
+#include "sim/error.h"
+#include "tests/table1_node.h"
+#include "tests/wg_ops.h"
+#include "trace/consumer_gemm.h"
+
+namespace t3sim {
+namespace {
+
+// 4 GPUs; A is 4096 x 512 (1024 rows each: 4 chunks of 256); tiles 256 x 256.
+ConsumerGemmParams consumer(std::uint32_t gpu, std::uint32_t grid = 8) {
+  ConsumerGemmParams p;
+  p.gemm.m = 4096;
+  p.gemm.n = 512;
+  p.gemm.k = 512;
+  p.gemm.tile_m = 256;
+  p.gemm.tile_n = 256;
+  p.num_gpus = 4;
+  p.gpu = gpu;
+  p.grid = grid;
+  p.chunk_rows = 256;
+  p.flag_base = 1000;
+  return p;
+}
+
+
+// The tutorial's swizzle: own rows first, then chunk 0 of g+1, g+2, ..., then chunk 1
+// of every GPU (own first): the order the copies land in, one stream per peer.
+TEST(ConsumerGemm, SwizzleTakesOwnRowsFirstThenChunksInDeliveryOrder) {
+  for (std::uint32_t gpu = 0; gpu < 4; ++gpu) {
+    const std::vector<std::uint64_t> order = consumer_tile_order(consumer(gpu));
+    ASSERT_EQ(order.size(), 16u * 2);
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const std::uint64_t row = order[i] / 2 * 256;  // 2 tiles per row of tiles
+      const std::uint64_t source = row / 1024, chunk = row % 1024 / 256;
+      EXPECT_EQ(source, (gpu + i / 2 % 4) % 4) << "GPU " << gpu << " position " << i;
+      EXPECT_EQ(chunk, i / 8) << "GPU " << gpu << " position " << i;
+    }
+    ConsumerGemmParams oblivious = consumer(gpu);
+    oblivious.swizzle = false;
+    EXPECT_EQ(consumer_tile_order(oblivious), gemm_tile_order(oblivious.gemm));
+  }
+}
+
+// Acquire: a tile whose rows another GPU sends waits for that chunk's signal before
+// its first load of A; tiles of the GPU's own rows wait for nothing.
+TEST(ConsumerGemm, EveryRemoteTileWaitsForItsChunkBeforeReadingIt) {
+  const ConsumerGemmParams p = consumer(1, 5);
+  const KernelTrace t = make_consumer_gemm_trace(p);
+  ASSERT_EQ(t.num_wgs(), 5u);
+  const std::uint64_t a_bytes = 4096ULL * 512 * 2;
+  std::uint64_t waits = 0, a_loads = 0;
+  for (const auto& ops : ops_of(t)) {
+    std::set<std::uint64_t> waited;
+    for (const WgOp& op : ops) {
+      if (op.kind == TraceOpKind::kWait) {
+        waited.insert(op.flag());
+        ++waits;
+      } else if (op.kind == TraceOpKind::kLoad && op.addr() < a_bytes) {
+        ++a_loads;
+        const std::uint64_t row = op.addr() / (512 * 2);
+        const auto source = static_cast<std::uint32_t>(row / 1024);
+        if (source == 1) continue;
+        EXPECT_TRUE(waited.count(consumer_chunk_flag(p, source, row % 1024 / 256)))
+            << "a load of row " << row << " before its chunk's signal";
+      }
+    }
+  }
+  EXPECT_EQ(waits, 24u);  // the 3 other GPUs' 4 chunks x 2 tiles each
+  EXPECT_GT(a_loads, 0u);
+  // Flags are by ring distance: GPU 1 waits for GPU 2's chunk 3 on the id GPU 0 uses
+  // for GPU 1's.
+  ConsumerGemmParams zero = p;
+  zero.gpu = 0;
+  EXPECT_EQ(consumer_chunk_flag(p, 2, 3), consumer_chunk_flag(zero, 1, 3));
+  EXPECT_EQ(consumer_chunk_flag(p, 2, 3), 1000u + 1 * 4 + 3);
+}
+
+TEST(ConsumerGemm, RejectsChunksThatAreNotWholeTilesOrRows) {
+  ConsumerGemmParams p = consumer(0);
+  p.chunk_rows = 128;  // half a 256-row tile
+  EXPECT_THROW(validate_consumer_gemm(p), UserError);
+  p.chunk_rows = 768;  // does not divide 1024 rows
+  EXPECT_THROW(validate_consumer_gemm(p), UserError);
+  p = consumer(0);
+  p.gemm.m = 4100;
+  EXPECT_THROW(validate_consumer_gemm(p), UserError);
+  p = consumer(0);
+  p.gemm.a_layout = MatrixLayout::kColumnMajor;
+  EXPECT_THROW(validate_consumer_gemm(p), UserError);
+}
+
+// A signal is a stream's next command: it reaches the peer only after the copy before
+// it on the same engine is complete (release); alone, it arrives within a link latency.
+TEST(DmaSignal, ASignalFollowsTheCopyBeforeIt) {
+  auto flag_time = [](bool with_copy) {
+    Simulator sim(1);
+    NodeConfig cfg = table1(2);
+    cfg.dma.launch_latency = Tick::zero();
+    Node node(sim, cfg);
+    DmaEngine& engine = node.dma(0, 0);
+    if (with_copy) {
+      DmaCommand copy;
+      copy.src = 0;
+      copy.dst = 1 << 20;
+      copy.bytes = 1 << 20;
+      copy.destination = &node.dma_destination(0, 1);
+      engine.launch(std::move(copy));
+    }
+    DmaCommand signal;
+    signal.signal = DmaCommand::Signal{1, 77, 1};
+    engine.launch(std::move(signal));
+    Tick set_at = Tick::max();
+    node.gpu(1).flags().wait(77, 1, [&] { set_at = node.gpu(1).now(); });
+    sim.run(Tick::max());
+    EXPECT_EQ(node.gpu(1).flags().get(77), 1u);
+    return set_at;
+  };
+  const Tick alone = flag_time(false), after = flag_time(true);
+  const NodeConfig cfg = table1(2);
+  EXPECT_LE(alone, cfg.net.link.latency * 2);
+  // 1 MiB at the engine's or the link's rate, whichever is slower, before the flag.
+  const Bandwidth slower = std::min(cfg.dma.bandwidth, cfg.net.link.bandwidth);
+  EXPECT_GE(after, slower.transfer_time(1 << 20));
+}
+
+// ---------------------------------------------------------------------------- runs
+
+// The MI300X-like node cut to 4 GPUs (full mode: every GPU simulated).
+NodeConfig node4(const std::vector<std::string>& overrides = {}, NetMode mode = NetMode::kHomogeneous) {
+  std::vector<std::string> o = {"num_gpus=4"};
+  o.insert(o.end(), overrides.begin(), overrides.end());
+  NodeConfig cfg = system_node("mi300x.yaml", mode, o);
+  cfg.partitioned = true;
+  return cfg;
+}
+
+AgGemmSpec spec(const NodeConfig& node, std::uint64_t m, std::uint64_t n, std::uint64_t k) {
+  AgGemmSpec s;
+  s.gemm = node.gpu.gemm;
+  s.gemm.m = m;
+  s.gemm.n = n;
+  s.gemm.k = k;
+  s.gemm.flops_per_cycle = node.gpu.cu.flops_per_cycle;
+  s.gemm.b_layout = MatrixLayout::kColumnMajor;
+  s.gemm_label = "test";
+  s.ag.kind = CollectiveKind::kRingAllGather;
+  s.ag.channels = node.gpu.collective_channels;
+  s.ag.values = true;
+  s.chunk_rows = 256;
+  return s;
+}
+
+AgGemmResult run(const NodeConfig& node, const AgGemmSpec& s, const std::string& configuration) {
+  Simulator sim(1);
+  AgGemmSystem sys(sim, node, s, configuration, 1);
+  AgGemmResult r = sys.run();
+  r.extra_events += sim.dispatched();
+  return r;
+}
+
+// Values: every GPU's gathered A holds every GPU's rows after both procedures; the
+// configurations' times follow from their runs.
+TEST(AgGemm, GathersEveryRowAndTimesFollowTheRuns) {
+  const NodeConfig node = node4({}, NetMode::kFull);
+  const AgGemmSpec s = spec(node, 4096, 2048, 512);
+  const AgGemmResult seq = run(node, s, "sequential");
+  const AgGemmResult ideal = run(node, s, "ideal-overlap");
+  const AgGemmResult fused = run(node, s, "fused");
+  for (const AgGemmResult* r : {&seq, &ideal, &fused}) {
+    EXPECT_TRUE(r->values_checked);
+    EXPECT_GT(r->words_checked, 0u);
+    EXPECT_EQ(r->sequential, seq.time);
+  }
+  EXPECT_EQ(seq.time, seq.isolated_ag + seq.isolated_gemm);
+  EXPECT_EQ(ideal.time, std::max(seq.isolated_ag, seq.isolated_gemm));
+  EXPECT_EQ(fused.words_checked, 2 * seq.words_checked);  // both runs checked
+  EXPECT_GT(fused.time, fused.fused_gemm_launch);
+  EXPECT_GE(fused.time, fused.fused_copies_end);  // the last chunk is read after it lands
+}
+
+// The host thread submits a copy and a signal per peer and chunk (2 x 3 x 4 here),
+// each costing it dma.launch_latency, then launches the GEMM (the library's order);
+// gemm-first launches it at once.
+TEST(AgGemm, TheHostLaunchesTheGemmAfterItsCopySubmissions) {
+  const NodeConfig node = node4({"dma.launch_latency=2us"});
+  AgGemmSpec s = spec(node, 4096, 2048, 512);
+  const AgGemmResult after = run(node, s, "fused");
+  EXPECT_EQ(after.fused_gemm_launch, Tick::us(2 * 24));
+  s.copies_first = false;
+  const AgGemmResult before = run(node, s, "fused");
+  EXPECT_EQ(before.fused_gemm_launch, Tick::zero());
+  // Each of the 32 WGs has one tile here, so both end with the last chunk's tile.
+  EXPECT_GE(before.time, before.fused_copies_end);
+}
+
+// A chunk delayed on the links is waited for (the waits block, values stay right);
+// with no latency and instant submissions, fewer waits block.
+TEST(AgGemm, ADelayedChunkIsWaitedFor) {
+  AgGemmSpec s = spec(node4(), 4096, 2048, 512);
+  s.copies_first = false;
+  const AgGemmResult slow = run(node4({"net.latency=20us"}), s, "fused");
+  EXPECT_TRUE(slow.values_checked);
+  EXPECT_GT(slow.flag_waits, 0u);
+  EXPECT_GE(slow.time, Tick::us(20));
+  const AgGemmResult fast = run(node4({"dma.launch_latency=0us"}), s, "fused");
+  EXPECT_LT(fast.time, slow.time);
+}
+
+// Tiles of several waves per persistent WG (one per CU) and cheap submissions: the
+// overlap pays. Homogeneous mode, for speed.
+TEST(AgGemm, OverlapBeatsSequentialWhenTheGemmHasWork) {
+  const NodeConfig node = node4({"dma.launch_latency=500ns"});
+  AgGemmSpec s = spec(node, 8192, 4096, 2048);
+  s.gemm.tile_m = 128;
+  s.gemm.tile_n = 128;  // 64 x 8 = 512 tiles on 304 WGs
+  s.ag.values = false;
+  const AgGemmResult r = run(node, s, "fused");
+  EXPECT_LT(r.time, r.sequential);
+  EXPECT_GE(r.time.ps() * 2, r.ideal.ps()) << "far below max(AG, GEMM): suspicious";
+}
+
+TEST(AgGemm, SameSeedSameEverything) {
+  const NodeConfig node = node4();
+  const AgGemmSpec s = spec(node, 4096, 2048, 512);
+  const AgGemmResult a = run(node, s, "fused"), b = run(node, s, "fused");
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.extra_events, b.extra_events);
+  EXPECT_EQ(a.flag_waits, b.flag_waits);
+}
+
+// Homogeneous mode mirrors GPU 0's copies and signals to its peers: the same times as
+// the full node within a few percent.
+TEST(AgGemm, HomogeneousModeAgreesWithTheFullNode) {
+  AgGemmSpec s = spec(node4(), 4096, 2048, 512);
+  const AgGemmResult full = run(node4({}, NetMode::kFull), s, "fused");
+  const AgGemmResult mirrored = run(node4(), s, "fused");
+  EXPECT_TRUE(mirrored.values_checked);
+  EXPECT_NEAR(static_cast<double>(mirrored.time.ps()), static_cast<double>(full.time.ps()),
+              0.05 * static_cast<double>(full.time.ps()));
+}
+
+}  // namespace
+}  // namespace t3sim
