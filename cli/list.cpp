@@ -8,7 +8,7 @@
 #include "models/mc/i_arbiter.h"
 #include "models/mc/i_scheduler.h"
 #include "models/net/i_topology.h"
-#include "models/system/ag_gemm/ag_gemm_system.h"
+#include "models/system/overlap/overlap_system.h"
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
 #include "models/system/experiment.h"
@@ -34,8 +34,8 @@ std::string registry_listing() {
   std::string out;
   section(out, "configurations", "--config, run.config; kind gemm", sublayer_configurations().listing());
   section(out, "C3 configurations", "--config, run.config; kind c3", c3_configurations().listing());
-  section(out, "all-gather + GEMM configurations", "--config, run.config; kind ag_gemm",
-          ag_gemm_configurations().listing());
+  section(out, "overlap configurations", "--config, run.config; kinds ag_gemm, gemm_a2a",
+          overlap_configurations().listing());
   section(out, "workload kinds", "workload kind", workload_kinds().listing());
   section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiter_types());
   section(out, "DRAM command schedulers", "system.memory.mc.scheduler", scheduler_types());

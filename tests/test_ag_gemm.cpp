@@ -1,6 +1,6 @@
 // The consumer all-gather + GEMM (seed 001): the persistent consumer GEMM's generator
 // (trace/consumer_gemm.h), the copy engines' signals (models/dma) and the runs
-// (models/system/ag_gemm/).
+// (models/system/overlap/ops/ag_gemm.cpp).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "models/system/ag_gemm/ag_gemm_system.h"
+#include "models/system/overlap/ops.h"
 #include "sim/error.h"
 #include "tests/table1_node.h"
 #include "tests/wg_ops.h"
@@ -153,7 +153,6 @@ AgGemmSpec spec(const NodeConfig& node, std::uint64_t m, std::uint64_t n, std::u
   s.gemm.k = k;
   s.gemm.flops_per_cycle = node.gpu.cu.flops_per_cycle;
   s.gemm.b_layout = MatrixLayout::kColumnMajor;
-  s.gemm_label = "test";
   s.ag.kind = CollectiveKind::kRingAllGather;
   s.ag.channels = node.gpu.collective_channels;
   s.ag.values = true;
@@ -161,11 +160,18 @@ AgGemmSpec spec(const NodeConfig& node, std::uint64_t m, std::uint64_t n, std::u
   return s;
 }
 
-AgGemmResult run(const NodeConfig& node, const AgGemmSpec& s, const std::string& configuration) {
+struct Result : OverlapResult {
+  Tick gemm_launch, copies_end;  // the fused run's (results.json "fused")
+};
+Result run(const NodeConfig& node, const AgGemmSpec& s, const std::string& configuration) {
   Simulator sim(1);
-  AgGemmSystem sys(sim, node, s, configuration, 1);
-  AgGemmResult r = sys.run();
+  OverlapSystem sys(sim, node, ag_gemm_op(s), configuration, 1);
+  Result r{sys.run(), {}, {}};
   r.extra_events += sim.dispatched();
+  if (r.json.contains("fused")) {
+    r.gemm_launch = Tick::ps(r.json["fused"]["gemm_launch_ps"].get<std::int64_t>());
+    r.copies_end = Tick::ps(r.json["fused"]["copies_end_ps"].get<std::int64_t>());
+  }
   return r;
 }
 
@@ -174,19 +180,19 @@ AgGemmResult run(const NodeConfig& node, const AgGemmSpec& s, const std::string&
 TEST(AgGemm, GathersEveryRowAndTimesFollowTheRuns) {
   const NodeConfig node = node4({}, NetMode::kFull);
   const AgGemmSpec s = spec(node, 4096, 2048, 512);
-  const AgGemmResult seq = run(node, s, "sequential");
-  const AgGemmResult ideal = run(node, s, "ideal-overlap");
-  const AgGemmResult fused = run(node, s, "fused");
-  for (const AgGemmResult* r : {&seq, &ideal, &fused}) {
+  const Result seq = run(node, s, "sequential");
+  const Result ideal = run(node, s, "ideal-overlap");
+  const Result fused = run(node, s, "fused");
+  for (const Result* r : {&seq, &ideal, &fused}) {
     EXPECT_TRUE(r->values_checked);
     EXPECT_GT(r->words_checked, 0u);
     EXPECT_EQ(r->sequential, seq.time);
   }
-  EXPECT_EQ(seq.time, seq.isolated_ag + seq.isolated_gemm);
-  EXPECT_EQ(ideal.time, std::max(seq.isolated_ag, seq.isolated_gemm));
+  EXPECT_EQ(seq.time, seq.isolated_collective + seq.isolated_compute);
+  EXPECT_EQ(ideal.time, std::max(seq.isolated_collective, seq.isolated_compute));
   EXPECT_EQ(fused.words_checked, 2 * seq.words_checked);  // both runs checked
-  EXPECT_GT(fused.time, fused.fused_gemm_launch);
-  EXPECT_GE(fused.time, fused.fused_copies_end);  // the last chunk is read after it lands
+  EXPECT_GT(fused.time, fused.gemm_launch);
+  EXPECT_GE(fused.time, fused.copies_end);  // the last chunk is read after it lands
 }
 
 // The host thread submits a copy and a signal per peer and chunk (2 x 3 x 4 here),
@@ -195,13 +201,13 @@ TEST(AgGemm, GathersEveryRowAndTimesFollowTheRuns) {
 TEST(AgGemm, TheHostLaunchesTheGemmAfterItsCopySubmissions) {
   const NodeConfig node = node4({"dma.launch_latency=2us"});
   AgGemmSpec s = spec(node, 4096, 2048, 512);
-  const AgGemmResult after = run(node, s, "fused");
-  EXPECT_EQ(after.fused_gemm_launch, Tick::us(2 * 24));
+  const Result after = run(node, s, "fused");
+  EXPECT_EQ(after.gemm_launch, Tick::us(2 * 24));
   s.copies_first = false;
-  const AgGemmResult before = run(node, s, "fused");
-  EXPECT_EQ(before.fused_gemm_launch, Tick::zero());
+  const Result before = run(node, s, "fused");
+  EXPECT_EQ(before.gemm_launch, Tick::zero());
   // Each of the 32 WGs has one tile here, so both end with the last chunk's tile.
-  EXPECT_GE(before.time, before.fused_copies_end);
+  EXPECT_GE(before.time, before.copies_end);
 }
 
 // A chunk delayed on the links is waited for (the waits block, values stay right);
@@ -209,11 +215,11 @@ TEST(AgGemm, TheHostLaunchesTheGemmAfterItsCopySubmissions) {
 TEST(AgGemm, ADelayedChunkIsWaitedFor) {
   AgGemmSpec s = spec(node4(), 4096, 2048, 512);
   s.copies_first = false;
-  const AgGemmResult slow = run(node4({"net.latency=20us"}), s, "fused");
+  const Result slow = run(node4({"net.latency=20us"}), s, "fused");
   EXPECT_TRUE(slow.values_checked);
   EXPECT_GT(slow.flag_waits, 0u);
   EXPECT_GE(slow.time, Tick::us(20));
-  const AgGemmResult fast = run(node4({"dma.launch_latency=0us"}), s, "fused");
+  const Result fast = run(node4({"dma.launch_latency=0us"}), s, "fused");
   EXPECT_LT(fast.time, slow.time);
 }
 
@@ -225,7 +231,7 @@ TEST(AgGemm, OverlapBeatsSequentialWhenTheGemmHasWork) {
   s.gemm.tile_m = 128;
   s.gemm.tile_n = 128;  // 64 x 8 = 512 tiles on 304 WGs
   s.ag.values = false;
-  const AgGemmResult r = run(node, s, "fused");
+  const Result r = run(node, s, "fused");
   EXPECT_LT(r.time, r.sequential);
   EXPECT_GE(r.time.ps() * 2, r.ideal.ps()) << "far below max(AG, GEMM): suspicious";
 }
@@ -233,7 +239,7 @@ TEST(AgGemm, OverlapBeatsSequentialWhenTheGemmHasWork) {
 TEST(AgGemm, SameSeedSameEverything) {
   const NodeConfig node = node4();
   const AgGemmSpec s = spec(node, 4096, 2048, 512);
-  const AgGemmResult a = run(node, s, "fused"), b = run(node, s, "fused");
+  const Result a = run(node, s, "fused"), b = run(node, s, "fused");
   EXPECT_EQ(a.time, b.time);
   EXPECT_EQ(a.extra_events, b.extra_events);
   EXPECT_EQ(a.flag_waits, b.flag_waits);
@@ -243,8 +249,8 @@ TEST(AgGemm, SameSeedSameEverything) {
 // the full node within a few percent.
 TEST(AgGemm, HomogeneousModeAgreesWithTheFullNode) {
   AgGemmSpec s = spec(node4(), 4096, 2048, 512);
-  const AgGemmResult full = run(node4({}, NetMode::kFull), s, "fused");
-  const AgGemmResult mirrored = run(node4(), s, "fused");
+  const Result full = run(node4({}, NetMode::kFull), s, "fused");
+  const Result mirrored = run(node4(), s, "fused");
   EXPECT_TRUE(mirrored.values_checked);
   EXPECT_NEAR(static_cast<double>(mirrored.time.ps()), static_cast<double>(full.time.ps()),
               0.05 * static_cast<double>(full.time.ps()));

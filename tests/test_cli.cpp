@@ -80,7 +80,7 @@ TEST_F(Cli, ListPrintsTheRegistries) {
   for (const char* expected :
        {"configurations (--config, run.config; kind gemm):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
         "C3 configurations (--config, run.config; kind c3):", "  conccl ",
-        "all-gather + GEMM configurations (--config, run.config; kind ag_gemm):", "  ag_gemm ", "C3 presets", "  mb1_896M ",
+        "overlap configurations (--config, run.config; kinds ag_gemm, gemm_a2a):", "  ag_gemm ", "C3 presets", "  mb1_896M ",
         "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "DRAM command schedulers", "  fcfs ",
         "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {

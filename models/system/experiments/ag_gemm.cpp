@@ -1,5 +1,5 @@
-// kind: ag_gemm — the consumer all-gather + GEMM of seed 001 on every GPU of a node,
-// under a registered configuration (models/system/ag_gemm/ag_gemm_system.h).
+// kind: ag_gemm — the consumer all-gather + GEMM of seed 001 on every GPU of a node
+// (models/system/overlap/ops/ag_gemm.cpp), under sequential, fused or ideal-overlap.
 //
 //   kind: ag_gemm
 //   gemm: {m: 8192, n: 11008, k: 4096}  # A: M x K gathered; N split over the GPUs; plus kind gemm's kernel keys
@@ -10,13 +10,11 @@
 //   grid: 0                             # persistent WGs (0: one per CU)
 //   collective: {channels: 0, functional: auto, values_limit: 16MiB}  # the CU all-gather (sequential)
 
-#include <optional>
-
 #include <fmt/format.h>
 
-#include "models/system/ag_gemm/ag_gemm_system.h"
 #include "models/system/experiment.h"
 #include "models/system/gemm_system.h"
+#include "models/system/overlap/ops.h"
 #include "models/system/sublayer_system.h"  // read_channel_pipeline
 #include "sim/config.h"
 #include "sim/error.h"
@@ -48,7 +46,6 @@ AgGemmSpec read_ag_gemm_spec(ConfigNode workload, const NodeConfig& node, std::u
   spec.gemm = *wl.params;
   // The weight is [local_N, K] (the tutorial's weight, used transposed): B stored N x K.
   spec.gemm.b_layout = MatrixLayout::kColumnMajor;
-  spec.gemm_label = fmt::format("{} x {} x {}", m, n / node.num_gpus, k);
 
   spec.chunk_rows = workload.get_uint("chunk_rows", 256, 1, 1ULL << 32);
   spec.streams = static_cast<std::uint32_t>(workload.get_uint("streams", 0, 0, 1024));
@@ -56,13 +53,8 @@ AgGemmSpec read_ag_gemm_spec(ConfigNode workload, const NodeConfig& node, std::u
   spec.copies_first =
       workload.get_enum("launch_order", "copies-first", {"copies-first", "gemm-first"}) == "copies-first";
   spec.grid = static_cast<std::uint32_t>(workload.get_uint("grid", 0, 0, 65535));
-  ConsumerGemmParams check;
-  check.gemm = spec.gemm;
-  check.num_gpus = node.num_gpus;
-  check.grid = 1;
-  check.chunk_rows = spec.chunk_rows;
   try {
-    validate_consumer_gemm(check);
+    validate_ag_gemm(spec, node.num_gpus);
   } catch (const UserError& e) {
     workload.fail("chunk_rows", e.what());
   }
@@ -90,85 +82,36 @@ AgGemmSpec read_ag_gemm_spec(ConfigNode workload, const NodeConfig& node, std::u
   return spec;
 }
 
-class AgGemmExperiment final : public Experiment {
- public:
-  AgGemmExperiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
-      : configuration_(run.configuration.empty() ? "fused" : run.configuration) {
-    if (ag_gemm_configurations().find(configuration_) == nullptr)
-      run.reject_configuration(fmt::format("kind ag_gemm takes one of {}, not '{}'",
-                                           fmt::join(ag_gemm_configurations().names(), ", "), configuration_));
-    node_ = read_node_config(system, run.mode);
-    node_.partitioned = true;
-    AgGemmSpec spec = read_ag_gemm_spec(workload, node_, run.seed);
-    HostMemoryEstimate need;
-    const std::uint32_t simulated = node_.mode == NetMode::kFull ? node_.num_gpus : 1;
-    estimate_host_memory(node_.gpu, simulated, need);
-    if (spec.ag.values)
-      need.add("workload.collective.values_limit",
-               fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
-               std::uint64_t{simulated} * 3 * (spec.ag.array_bytes / node_.gpu.memory.hbm.value_granule), 8);
-    run.check_host_memory(need);
-    try {
-      model_.emplace(sim, node_, std::move(spec), configuration_, run.seed);
-    } catch (const ConfigError&) {
-      throw;
-    } catch (const WgDoesNotFit&) {
-      throw;
-    } catch (const UserError& e) {
-      workload.child("collective").fail("channels", e.what());  // an all-gather the node cannot run
-    }
+std::unique_ptr<Experiment> make_ag_gemm_experiment(Simulator& sim, ConfigNode system, ConfigNode workload,
+                                                    const RunOptions& run) {
+  const std::string configuration = overlap_configuration(run, "ag_gemm");
+  NodeConfig node = read_node_config(system, run.mode);
+  node.partitioned = true;
+  const AgGemmSpec spec = read_ag_gemm_spec(workload, node, run.seed);
+  HostMemoryEstimate need;
+  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
+  estimate_host_memory(node.gpu, simulated, need);
+  if (spec.ag.values)
+    need.add("workload.collective.values_limit",
+             fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
+             std::uint64_t{simulated} * 3 * (spec.ag.array_bytes / node.gpu.memory.hbm.value_granule), 8);
+  run.check_host_memory(need);
+  try {
+    return make_overlap_experiment(sim, node, ag_gemm_op(spec), configuration, run.seed);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const WgDoesNotFit&) {
+    throw;
+  } catch (const UserError& e) {
+    workload.child("collective").fail("channels", e.what());  // an all-gather the node cannot run
   }
-
-  std::string validated() const override {
-    const AgGemmSpec& s = model_->spec();
-    return fmt::format("ok: all-gather + GEMM {} on {} GPUs ({} mode), configuration {}\n", s.gemm_label,
-                       node_.num_gpus, to_string(node_.mode), configuration_);
-  }
-
-  ExperimentResult run(Tick max_time) override {
-    const AgGemmResult r = model_->run(max_time);
-    ExperimentResult out;
-    out.label = configuration_;
-    out.json = r.json;
-    out.summary = model_->summary(r);
-    out.extra_events = r.extra_events;
-    const AgGemmSpec& s = model_->spec();
-    out.metrics = {
-        {"configuration", configuration_},
-        {"gemm", s.gemm_label},
-        {"chunk_rows", std::to_string(s.chunk_rows)},
-        {"mode", to_string(node_.mode)},
-        {"num_gpus", std::to_string(node_.num_gpus)},
-        {"time_ps", std::to_string(r.time.ps())},
-        {"sequential_ps", std::to_string(r.sequential.ps())},
-        {"isolated_all_gather_ps", std::to_string(r.isolated_ag.ps())},
-        {"isolated_gemm_ps", std::to_string(r.isolated_gemm.ps())},
-        {"ideal_ps", std::to_string(r.ideal.ps())},
-        {"speedup", fmt::format("{:.6f}", r.speedup)},
-        {"ideal_speedup", fmt::format("{:.6f}", r.ideal_speedup)},
-        {"fraction_of_ideal", fmt::format("{:.6f}", r.fraction_of_ideal)},
-        {"fused_gemm_launch_ps", std::to_string(r.fused_gemm_launch.ps())},
-        {"fused_copies_end_ps", std::to_string(r.fused_copies_end.ps())},
-        {"flag_waits", std::to_string(r.flag_waits)},
-        {"functional_check", r.values_checked ? "passed" : "not run"},
-    };
-    return out;
-  }
-
- private:
-  std::string configuration_;
-  NodeConfig node_;
-  std::optional<AgGemmSystem> model_;
-};
+}
 
 }  // namespace
 
 T3SIM_REGISTER(workload_kinds, "ag_gemm",
                "the consumer all-gather + GEMM on every GPU of a node: sequential, fused (copy-engine chunks with "
                "signals beside a persistent GEMM) or ideal-overlap (seed 001)",
-               [](Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
-                   -> std::unique_ptr<Experiment> {
-                 return std::make_unique<AgGemmExperiment>(sim, system, workload, run);
-               })
+               make_ag_gemm_experiment)
 
 }  // namespace t3sim

@@ -1,0 +1,42 @@
+#pragma once
+// The overlap ops (overlap_system.h), one file each under ops/, each with the kind
+// that reads it under models/system/experiments/:
+//
+//   ag_gemm   seed 001: A all-gathered, then each GPU's GEMM on its share of N
+//   gemm_a2a  seed 000 Figure 10 (MoE combine): each GPU's GEMM output rows go back to
+//             the GPUs their tokens came from (an all-to-all)
+
+#include <cstdint>
+#include <string>
+
+#include "models/collectives/node_collective.h"
+#include "models/system/overlap/overlap_system.h"
+#include "trace/gemm.h"
+
+namespace t3sim {
+
+// ---- ag_gemm (seed 001)
+struct AgGemmSpec {
+  GemmParams gemm;                 // M: all GPUs' rows of A; N: this GPU's columns
+  NodeCollectiveParams ag;         // the library's CU all-gather of A (sequential): channels, pipeline, values
+  std::uint64_t chunk_rows = 256;  // rows per copy-engine copy and signal
+  std::uint32_t streams = 0;       // copy-engine streams; 0: one per GPU (seed 001)
+  bool swizzle = true;             // the consumer's tiles in delivery order, own rows first
+  bool copies_first = true;        // the host submits the copies, then launches the GEMM
+  std::uint32_t grid = 0;          // persistent WGs; 0: one per CU (seed 001)
+};
+// Throws UserError for a shape the consumer GEMM cannot cut.
+void validate_ag_gemm(const AgGemmSpec& spec, std::uint32_t num_gpus);
+OverlapOpFactory ag_gemm_op(const AgGemmSpec& spec);
+
+// ---- gemm_a2a (seed 000 Figure 10)
+struct GemmA2aSpec {
+  GemmParams gemm;                 // M tokens x N hidden on every GPU; row block j goes to GPU j
+  NodeCollectiveParams a2a;        // the library's CU all-to-all of the output (sequential)
+  bool comm_aware = true;          // fused: remote tiles first (seed 000 §III)
+  std::uint32_t grid = 0;          // persistent WGs; 0: CUs x occupancy
+};
+void validate_gemm_a2a(const GemmA2aSpec& spec, std::uint32_t num_gpus);
+OverlapOpFactory gemm_a2a_op(const GemmA2aSpec& spec);
+
+}  // namespace t3sim

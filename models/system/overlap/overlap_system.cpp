@@ -1,0 +1,264 @@
+#include "models/system/overlap/overlap_system.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/system/experiment.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+namespace {
+double ms(Tick t) { return static_cast<double>(t.ps()) * 1e-9; }
+}  // namespace
+
+OverlapConfigurations& overlap_configurations() {
+  static OverlapConfigurations registry;
+  return registry;
+}
+
+std::string overlap_configuration(const RunOptions& run, const char* kind) {
+  const std::string name = run.configuration.empty() ? "fused" : run.configuration;
+  if (overlap_configurations().find(name) == nullptr)
+    run.reject_configuration(fmt::format("kind {} takes one of {}, not '{}'", kind,
+                                         fmt::join(overlap_configurations().names(), ", "), name));
+  return name;
+}
+
+// ---------------------------------------------------------------------------- OverlapRun
+
+OverlapRun::OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<OverlapOp> op)
+    : sim_(sim), node_(std::make_unique<Node>(sim, node)), op_(std::move(op)) {
+  const std::uint32_t n = node_->simulated_gpus();
+  start_.assign(n, {});
+  end_.assign(n, {});
+  last_end_.assign(n, Tick());
+  open_.assign(n, 0);
+  op_->build(*this);
+}
+
+OverlapRun::~OverlapRun() = default;
+
+void OverlapRun::phase_started(std::uint32_t g, Phase p) {
+  start_[g][p] = node_->gpu(g).now();
+  work_begins(g);
+}
+
+void OverlapRun::phase_ended(std::uint32_t g, Phase p) {
+  end_[g][p] = node_->gpu(g).now();
+  work_ends(g, end_[g][p]);
+}
+
+void OverlapRun::work_ends(std::uint32_t g, Tick at) {
+  if (open_[g] == 0) internal_error(at, "overlap", fmt::format("GPU {}: more work ended than began", g), __FILE__, __LINE__);
+  --open_[g];
+  last_end_[g] = std::max(last_end_[g], at);
+}
+
+void OverlapRun::launch_kernel(std::uint32_t g, const KernelTrace& trace, const StoreRouting* routing,
+                               std::uint32_t value_granule, std::function<void()> then) {
+  Gpu& gpu = node_->gpu(g);
+  KernelLaunch k;
+  k.trace = &trace;
+  k.stream = Stream::kCompute;
+  k.routing = routing;
+  k.value_granule = value_granule;
+  k.on_done = [this, g, then = std::move(then)] {
+    node_->gpu(g).memory().kernel_end();
+    work_ends(g, node_->gpu(g).now());
+    if (then) then();
+  };
+  work_begins(g);
+  gpu.memory().kernel_begin();
+  gpu.launch(std::move(k));
+}
+
+void OverlapRun::run(Tick max_time) {
+  const Simulator::StopReason stop = sim_.run(max_time);
+  for (std::uint32_t g = 0; g < open_.size(); ++g) {
+    if (open_[g] == 0 && last_end_[g] > Tick()) continue;
+    std::string what = stop == Simulator::StopReason::kTimeLimit
+                           ? fmt::format("run.max_time ({}) reached before GPU {}'s work finished", to_string(max_time), g)
+                           : fmt::format("GPU {}'s work did not finish ({} parts open) although nothing was left to "
+                                         "simulate",
+                                         g, open_[g]);
+    what += "; in flight:";
+    for (const std::string& line : sim_.in_flight_report()) what += "\n  " + line;
+    throw SimulationError(what);
+  }
+  std::string error;
+  words_checked_ += op_->verify(*this, error);
+  if (!error.empty()) throw SimulationError("functional check failed: " + error);
+}
+
+Tick OverlapRun::phase_time(Phase p) const {
+  Tick start, end;
+  for (std::size_t g = 0; g < start_.size(); ++g) {
+    start = std::max(start, start_[g][p]);
+    end = std::max(end, end_[g][p]);
+  }
+  return end - start;
+}
+
+Tick OverlapRun::end() const { return *std::max_element(last_end_.begin(), last_end_.end()); }
+
+std::uint64_t OverlapRun::flag_waits() const {
+  std::uint64_t waits = 0;
+  Gpu& gpu = node_->gpu(0);
+  for (std::uint32_t cu = 0; cu < gpu.num_cus(); ++cu) waits += gpu.cu(cu).flag_waits();
+  return waits;
+}
+
+// ---------------------------------------------------------------------------- OverlapSystem
+
+OverlapSystem::OverlapSystem(Simulator& sim, const NodeConfig& node, OverlapOpFactory make_op,
+                             std::string configuration, std::uint64_t seed)
+    : sim_(sim), node_(node), make_op_(std::move(make_op)), configuration_(std::move(configuration)) {
+  config_ = overlap_configurations().get(configuration_, "configuration").make();
+  describer_ = make_op_();
+  // The sequential run is built now (so `t3sim validate` meets what cannot be built);
+  // fused runs it on a simulator of its own and builds its own run once that one is
+  // gone (one node in memory at a time).
+  if (config_->fused()) own_sim_ = std::make_unique<Simulator>(seed);
+  seq_ = std::make_unique<OverlapRun>(own_sim_ ? *own_sim_ : sim_, node_, make_op_());
+}
+
+OverlapSystem::~OverlapSystem() = default;
+
+OverlapResult OverlapSystem::run(Tick max_time) {
+  if (!seq_) internal_error(Tick(), "overlap", "run() called twice", __FILE__, __LINE__);
+  OverlapResult r;
+  {
+    Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
+    for (std::uint32_t g = 0; g < seq_->node().simulated_gpus(); ++g) {
+      Simulator::InPartition in(seq_sim, seq_->node().partition(g));
+      seq_->start_sequential(g);
+    }
+    seq_->run(max_time);
+    r.sequential = seq_->end();
+    r.isolated_compute = seq_->phase_time(OverlapRun::kCompute);
+    r.isolated_collective = seq_->phase_time(OverlapRun::kCollective);
+    r.words_checked = seq_->words_checked();
+    if (config_->fused()) r.extra_events = seq_->events();
+    seq_.reset();
+    own_sim_.reset();
+  }
+  nlohmann::json fused_json;
+  if (config_->fused()) {
+    OverlapRun fused(sim_, node_, make_op_());
+    for (std::uint32_t g = 0; g < fused.node().simulated_gpus(); ++g) {
+      Simulator::InPartition in(sim_, fused.node().partition(g));
+      fused.start_fused(g);
+    }
+    fused.run(max_time);
+    r.fused = fused.end();
+    r.flag_waits = fused.flag_waits();
+    r.words_checked += fused.words_checked();
+    fused_json = fused.op().fused_json(fused);
+    fused_json["end_ps"] = r.fused.ps();
+    fused_json["flag_waits_gpu0"] = r.flag_waits;
+  }
+  r.values_checked = describer_->values();
+  r.ideal = std::max(r.isolated_compute, r.isolated_collective);
+  r.time = config_->time(r);
+  auto ratio = [](Tick a, Tick b) { return b.ps() ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0; };
+  r.speedup = ratio(r.sequential, r.time);
+  r.ideal_speedup = ratio(r.sequential, r.ideal);
+  r.fraction_of_ideal = r.ideal_speedup > 1.0 ? (r.speedup - 1.0) / (r.ideal_speedup - 1.0) : 0.0;
+  r.json = {{"workload", describer_->label()},
+            {"configuration", configuration_},
+            {"describe", config_->describe(*describer_)},
+            {"mode", to_string(node_.mode)},
+            {"num_gpus", node_.num_gpus},
+            {"time_ps", r.time.ps()},
+            {"sequential_ps", r.sequential.ps()},
+            {"isolated_compute_ps", r.isolated_compute.ps()},
+            {"isolated_collective_ps", r.isolated_collective.ps()},
+            {"ideal_ps", r.ideal.ps()},
+            {"speedup", r.speedup},
+            {"ideal_speedup", r.ideal_speedup},
+            {"fraction_of_ideal", r.fraction_of_ideal},
+            {"functional_check", r.values_checked ? "passed" : "not run"},
+            {"words_checked", r.words_checked}};
+  if (config_->fused()) r.json["fused"] = fused_json;
+  return r;
+}
+
+std::string OverlapSystem::summary(const OverlapResult& r) const {
+  std::string s = fmt::format(
+      "{} on {} GPUs ({} mode), configuration {}: {}\n"
+      "  time               {:.4f} ms\n"
+      "  sequential         {:.4f} ms (compute {:.4f} ms, collective {:.4f} ms)\n"
+      "  speedup            {:.3f}x of an ideal {:.3f}x: {:.1f}% of the ideal realized\n",
+      describer_->label(), node_.num_gpus, to_string(node_.mode), configuration_, config_->describe(*describer_),
+      ms(r.time), ms(r.sequential), ms(r.isolated_compute), ms(r.isolated_collective), r.speedup, r.ideal_speedup,
+      r.fraction_of_ideal * 100.0);
+  if (config_->fused())
+    s += fmt::format("  fused              ended {:.4f} ms; {} blocking flag waits on GPU 0\n", ms(r.fused),
+                     r.flag_waits);
+  s += fmt::format("  functional check   {}\n", r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
+                                                               : std::string("not run (above values_limit)"));
+  return s;
+}
+
+// ---------------------------------------------------------------------------- experiment
+
+namespace {
+
+class OverlapExperiment final : public Experiment {
+ public:
+  OverlapExperiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op, const std::string& configuration,
+                    std::uint64_t seed)
+      : model_(sim, node, std::move(op), configuration, seed) {}
+
+  std::string validated() const override {
+    return fmt::format("ok: {} on {} GPUs ({} mode), configuration {}\n", model_.op().label(), model_.node().num_gpus,
+                       to_string(model_.node().mode), model_.configuration());
+  }
+
+  ExperimentResult run(Tick max_time) override {
+    const OverlapResult r = model_.run(max_time);
+    ExperimentResult out;
+    out.label = model_.configuration();
+    out.json = r.json;
+    out.summary = model_.summary(r);
+    out.extra_events = r.extra_events;
+    out.metrics = {
+        {"configuration", model_.configuration()},
+        {"workload", model_.op().label()},
+        {"mode", to_string(model_.node().mode)},
+        {"num_gpus", std::to_string(model_.node().num_gpus)},
+        {"time_ps", std::to_string(r.time.ps())},
+        {"sequential_ps", std::to_string(r.sequential.ps())},
+        {"isolated_compute_ps", std::to_string(r.isolated_compute.ps())},
+        {"isolated_collective_ps", std::to_string(r.isolated_collective.ps())},
+        {"ideal_ps", std::to_string(r.ideal.ps())},
+        {"speedup", fmt::format("{:.6f}", r.speedup)},
+        {"ideal_speedup", fmt::format("{:.6f}", r.ideal_speedup)},
+        {"fraction_of_ideal", fmt::format("{:.6f}", r.fraction_of_ideal)},
+        {"fused_ps", std::to_string(r.fused.ps())},
+        {"flag_waits", std::to_string(r.flag_waits)},
+    };
+    const nlohmann::json fused = r.json.contains("fused") ? r.json["fused"] : nlohmann::json::object();
+    for (const std::string& key : model_.op().fused_keys()) {
+      std::string value = "0";
+      if (fused.contains(key)) value = fused[key].is_string() ? fused[key].get<std::string>() : fused[key].dump();
+      out.metrics.emplace_back("fused_" + key, value);
+    }
+    out.metrics.emplace_back("functional_check", r.values_checked ? "passed" : "not run");
+    return out;
+  }
+
+ private:
+  OverlapSystem model_;
+};
+
+}  // namespace
+
+std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
+                                                    const std::string& configuration, std::uint64_t seed) {
+  return std::make_unique<OverlapExperiment>(sim, node, std::move(op), configuration, seed);
+}
+
+}  // namespace t3sim

@@ -1,0 +1,178 @@
+#pragma once
+// A computation and the collective that depends on it (or that it depends on), the
+// software ways of overlapping them (seeds 000 and 001), on every GPU of a node. Each
+// workload is an *op* (ops.h; one file each under ops/): what it computes, which
+// collective, and what its fused form launches. The configurations are the same for
+// every op (one file each under configurations/):
+//
+//   sequential     the bulk-synchronous kernels one after the other: the library
+//                  collective (CU-based, as RCCL's) and the compute kernel, in the
+//                  order of the dependency
+//   fused          the op's fused form: seed 000's persistent kernels that push their
+//                  output with remote stores and flags, seed 001's copy-engine chunks
+//                  with signals beside a persistent GEMM
+//   ideal-overlap  max(isolated compute, isolated collective): perfect overlap
+//
+// Every run reports the sequential run's parts (the isolated compute and collective),
+// the configuration's time, its speedup over sequential, the ideal speedup and the
+// fraction of it realized; `fused` runs the sequential procedure too, on a simulator
+// of its own.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/node/node.h"
+#include "sim/registry.h"
+#include "trace/trace.h"
+
+namespace t3sim {
+
+class OverlapRun;
+class StoreRouting;
+struct RunOptions;
+
+// A workload: its kernels and collectives on one node. A fresh op serves each run.
+class OverlapOp {
+ public:
+  virtual ~OverlapOp() = default;
+  // "all-gather + GEMM 8192 x 1376 x 4096" (the summary's first words).
+  virtual std::string label() const = 0;
+  // What `fused` runs, in a line.
+  virtual std::string describe_fused() const = 0;
+  // Builds its kernels and collectives on run.node() and preloads the values.
+  // UserError for what the node cannot run.
+  virtual void build(OverlapRun& run) = 0;
+  // GPU g at time zero (the caller is in its partition): the sequential procedure, each
+  // phase reported through run.phase_started / run.phase_ended.
+  virtual void start_sequential(OverlapRun& run, std::uint32_t g) = 0;
+  // GPU g at time zero: the fused form; its work reported through run.work_begins /
+  // run.work_ends (run.launch_kernel does both).
+  virtual void start_fused(OverlapRun& run, std::uint32_t g) = 0;
+  // After the run: checks the values (words checked; the first mismatch in `error`).
+  virtual std::uint64_t verify(OverlapRun& run, std::string& error) = 0;
+  // Whether values are carried and checked.
+  virtual bool values() const = 0;
+  // The fused run's own results (results.json "fused"), after it ended: numbers, under
+  // the keys fused_keys() names (also the sweep row's fused_<key> columns, 0 when the
+  // configuration did not run the fused form).
+  virtual nlohmann::json fused_json(OverlapRun& run) {
+    (void)run;
+    return nlohmann::json::object();
+  }
+  virtual std::vector<std::string> fused_keys() const { return {}; }
+};
+
+using OverlapOpFactory = std::function<std::unique_ptr<OverlapOp>()>;
+
+struct OverlapResult {
+  Tick time;                                 // the configuration's
+  Tick sequential, isolated_compute, isolated_collective;  // the sequential run: its end and its phases
+  Tick ideal;                                // max(isolated compute, isolated collective)
+  double speedup = 1, ideal_speedup = 1, fraction_of_ideal = 0;
+  Tick fused;                                // the fused run's end (zero otherwise)
+  std::uint64_t flag_waits = 0;              // the fused run's blocking waits on GPU 0
+  bool values_checked = false;
+  std::uint64_t words_checked = 0;
+  std::uint64_t extra_events = 0;            // the sequential run's, when it is not the main one
+  nlohmann::json json;
+};
+
+// A configuration: whether its time needs the fused run, and how its time follows.
+class OverlapConfiguration {
+ public:
+  virtual ~OverlapConfiguration() = default;
+  virtual bool fused() const = 0;
+  virtual Tick time(const OverlapResult& r) const = 0;
+  virtual std::string describe(const OverlapOp& op) const = 0;
+};
+
+using OverlapConfigurations = Registry<OverlapConfiguration>;
+OverlapConfigurations& overlap_configurations();
+
+// One simulation on one node of an op, sequential or fused.
+class OverlapRun {
+ public:
+  enum Phase { kCompute, kCollective, kPhases };
+  OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<OverlapOp> op);
+  ~OverlapRun();
+
+  // ---- for ops
+  Node& node() { return *node_; }
+  Simulator& sim() { return sim_; }
+  std::uint64_t seed() const { return sim_.seed(); }
+  // Sequential phases of GPU g (started / ended now).
+  void phase_started(std::uint32_t g, Phase p);
+  void phase_ended(std::uint32_t g, Phase p);
+  // Work in flight on GPU g (a kernel, a DMA transfer): the run is complete when
+  // every GPU's has ended; the fused run's end is the last one's.
+  void work_begins(std::uint32_t g) { ++open_[g]; }
+  void work_ends(std::uint32_t g, Tick at);
+  // Launches `trace` on GPU g now as a compute-stream kernel (kernel boundaries told to
+  // the memory), counted as work; `then` runs at its end.
+  void launch_kernel(std::uint32_t g, const KernelTrace& trace, const StoreRouting* routing = nullptr,
+                     std::uint32_t value_granule = 0, std::function<void()> then = {});
+
+  // ---- the driver
+  void start_sequential(std::uint32_t g) { op_->start_sequential(*this, g); }
+  void start_fused(std::uint32_t g) { op_->start_fused(*this, g); }
+  // Runs to completion; throws SimulationError (deadlock, time limit, a failed check).
+  void run(Tick max_time);
+  // A phase's time: the max over GPUs of its end minus the max over GPUs of its start.
+  Tick phase_time(Phase p) const;
+  Tick end() const;  // the max over GPUs of every end
+  std::uint64_t flag_waits() const;  // GPU 0's CUs
+  std::uint64_t words_checked() const { return words_checked_; }
+  std::uint64_t events() const { return sim_.dispatched(); }
+  OverlapOp& op() { return *op_; }
+
+ private:
+  Simulator& sim_;
+  std::unique_ptr<Node> node_;
+  std::unique_ptr<OverlapOp> op_;
+  std::vector<std::array<Tick, kPhases>> start_, end_;  // per GPU
+  std::vector<Tick> last_end_;
+  std::vector<std::uint32_t> open_;
+  std::uint64_t words_checked_ = 0;
+};
+
+// The experiment: the configuration's run on `sim`, plus the sequential run on a
+// simulator of its own for fused.
+class OverlapSystem {
+ public:
+  OverlapSystem(Simulator& sim, const NodeConfig& node, OverlapOpFactory make_op, std::string configuration,
+                std::uint64_t seed);
+  ~OverlapSystem();
+  OverlapResult run(Tick max_time = Tick::max());
+  std::string summary(const OverlapResult& r) const;
+  const std::string& configuration() const { return configuration_; }
+  const OverlapOp& op() const { return *describer_; }
+  const NodeConfig& node() const { return node_; }
+
+ private:
+  Simulator& sim_;
+  NodeConfig node_;
+  OverlapOpFactory make_op_;
+  std::string configuration_;
+  std::unique_ptr<OverlapConfiguration> config_;
+  std::unique_ptr<OverlapOp> describer_;  // labels and descriptions
+  std::unique_ptr<Simulator> own_sim_;
+  std::unique_ptr<OverlapRun> seq_;
+};
+
+// An op kind as an experiment (`t3sim run`): the summary, results.json and the sweep
+// row (configuration, workload, times, speedups, the fused run's keys).
+class Experiment;
+std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
+                                                    const std::string& configuration, std::uint64_t seed);
+
+// The CLI's reading of a configuration for an op kind: the name given (default
+// `fused`), checked against the registry (RunOptions::reject_configuration).
+std::string overlap_configuration(const RunOptions& run, const char* kind);
+
+}  // namespace t3sim
