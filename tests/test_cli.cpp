@@ -80,7 +80,7 @@ TEST_F(Cli, ListPrintsTheRegistries) {
   for (const char* expected :
        {"configurations (--config, run.config; kind gemm):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
         "C3 configurations (--config, run.config; kind c3):", "  conccl ",
-        "overlap configurations (--config, run.config; kinds ag_gemm, gemm_a2a):", "  ag_gemm ", "C3 presets", "  mb1_896M ",
+        "overlap configurations (--config, run.config; kinds ag_gemm, gemm_a2a):", "  ag_gemm ", "  gemm_a2a ", "C3 presets", "  mb1_896M ",
         "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "DRAM command schedulers", "  fcfs ",
         "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {
@@ -425,6 +425,28 @@ TEST_F(Cli, AgGemmBadInputNamesTheKey) {
        "workload.gemm.cus: the all-gather + GEMM's GEMM is generated from m, n, k"},
   };
   for (const auto& c : cases) expect_bad_input("configs/systems/mi300x.yaml " + c.args, c.expected);
+}
+
+// kind gemm_a2a (seed 000): every key's bad value names the key.
+TEST_F(Cli, GemmA2aBadInputNamesTheKey) {
+  struct Case {
+    std::string args, expected;
+  };
+  const std::string w = "configs/systems/mi210x4.yaml configs/workloads/gemm_a2a/moe.yaml";
+  const Case cases[] = {
+      {w + " --config c3", "run.config: kind gemm_a2a takes one of fused, ideal-overlap, sequential, not 'c3'"},
+      {w + " --set workload.gemm.m=4098",
+       "workload.gemm.m: the all-to-all returns M / 4 rows to each of the 4 GPUs, and 4098 is not a multiple of 4"},
+      {w + " --set workload.order=sideways", "workload.order: expected one of comm-aware, oblivious; got 'sideways'"},
+      {w + " --mode homogeneous --set workload.order=oblivious",
+       "workload.order: homogeneous mode mirrors GPU 0's schedule onto its peers"},
+      {w + " --mode homogeneous --set workload.gemm.m=2560",
+       "workload.gemm.m: homogeneous mode mirrors the all-to-all chunk by chunk, but the 640 rows per GPU"},
+      {w + " --set workload.grid=70000", "workload.grid: 70000 is greater than the maximum 65535"},
+      {w + " --set workload.gemm.trace=x.trace", "workload.gemm.trace: the GEMM + all-to-all's GEMM is generated"},
+      {w + " --set workload.collective.functional=maybe", "workload.collective.functional: expected one of"},
+  };
+  for (const auto& c : cases) expect_bad_input(c.args, c.expected);
 }
 
 // kind c3 (seed 003): every new key's bad value names the key.

@@ -141,8 +141,9 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
   const std::int64_t row_stride = i64(g.n) * dt;
 
   KernelTrace t;
-  t.name = fmt::format("fused_gemm_rs_{}x{}x{}_gpu{}", g.m, g.n, g.k, p.gpu);
-  t.attrs.emplace_back("generator", "t3sim fused GEMM + reduce-scatter (persistent)");
+  t.name = fmt::format("fused_gemm_{}_{}x{}x{}_gpu{}", p.reduce ? "rs" : "a2a", g.m, g.n, g.k, p.gpu);
+  t.attrs.emplace_back("generator", p.reduce ? "t3sim fused GEMM + reduce-scatter (persistent)"
+                                            : "t3sim fused GEMM + all-to-all (persistent)");
   t.attrs.emplace_back("gemm", describe(g));
   t.attrs.emplace_back("fused", fmt::format("gpus={} gpu={} grid={} order={} staging={:#x} flags={}", p.num_gpus,
                                             p.gpu, grid, p.comm_aware ? "comm-aware" : "oblivious", p.staging_base,
@@ -175,7 +176,7 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
       const std::uint32_t d = distance(p, s.chunk);
       if (d == 0) {
         prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {c_address(s), i64(s.cols) * dt, i64(s.rows), row_stride}));
-        prog.ops.push_back(prog.constant_op(TraceOpKind::kSet, {flag(0, s.index), 1}));
+        if (p.reduce) prog.ops.push_back(prog.constant_op(TraceOpKind::kSet, {flag(0, s.index), 1}));
       } else {
         TraceOp st = prog.constant_op(TraceOpKind::kStore,
                         {staged(s, d), i64(s.cols) * dt, i64(s.rows), row_stride, i64(s.chunk)});
@@ -191,8 +192,9 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
   for (std::uint64_t i = 0; i < own.size(); ++i) {
     const Segment& s = own[i];
     TraceProgram& prog = t.programs[(tiles.size() + i) % grid];
-    for (std::uint32_t d = 0; d < p.num_gpus; ++d)
+    for (std::uint32_t d = p.reduce ? 0 : 1; d < p.num_gpus; ++d)
       prog.ops.push_back(prog.constant_op(TraceOpKind::kWait, {flag(d, s.index), 1}));
+    if (!p.reduce) continue;  // the all-to-all: the slices landed where they stay
     const std::int64_t bytes = i64(s.cols) * dt, rows = i64(s.rows);
     prog.ops.push_back(prog.constant_op(TraceOpKind::kLoad, {c_address(s), bytes, rows, row_stride}));
     for (std::uint32_t d = 1; d < p.num_gpus; ++d) {

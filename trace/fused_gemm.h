@@ -21,7 +21,8 @@
 //   - then the reduction of its share of the own chunk's segments (taken round-robin,
 //     continuing the tile count): wait for the segment's N flags, load its local
 //     partial from C and the N - 1 received ones from the staging slots, add them on
-//     the vector ALUs, store the sum into C.
+//     the vector ALUs, store the sum into C. Without reduction (`reduce: false`, the
+//     all-to-all) it only waits for the segment's N - 1 received slices.
 //
 // Flags: flag_base + d x segments_per_chunk + s for segment s of the chunk and ring
 // distance d (0: the local partial), so every GPU's are the same ids: homogeneous
@@ -48,6 +49,11 @@ struct FusedGemmRsParams {
   std::uint64_t staging_base = 0;  // N - 1 slots of one chunk each (slot d - 1: from ring distance d)
   std::uint64_t flag_base = 0;
   std::uint32_t adds_per_cycle = 128;  // element adds per CU cycle (the collectives' rate)
+  // true: the reduce-scatter (the owner sums its chunk's partials). false: the
+  // all-to-all (seed 000's GEMM + All-to-All, MoE combine): chunk j of every GPU's
+  // output goes to GPU j and stays there, in the staging slot of its sender's ring
+  // distance; the own chunk's phase only waits for the N - 1 slices to land.
+  bool reduce = true;
 };
 
 // The chunks and segments of a fused GEMM + RS (the same on every GPU).

@@ -96,15 +96,7 @@ std::unique_ptr<Experiment> make_ag_gemm_experiment(Simulator& sim, ConfigNode s
              fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
              std::uint64_t{simulated} * 3 * (spec.ag.array_bytes / node.gpu.memory.hbm.value_granule), 8);
   run.check_host_memory(need);
-  try {
-    return make_overlap_experiment(sim, node, ag_gemm_op(spec), configuration, run.seed);
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const WgDoesNotFit&) {
-    throw;
-  } catch (const UserError& e) {
-    workload.child("collective").fail("channels", e.what());  // an all-gather the node cannot run
-  }
+  return make_overlap_experiment(sim, node, ag_gemm_op(spec), configuration, run.seed, workload.child("collective"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/system/experiment.h"
+#include "sim/config.h"
 #include "sim/error.h"
 
 namespace t3sim {
@@ -257,8 +258,17 @@ class OverlapExperiment final : public Experiment {
 }  // namespace
 
 std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
-                                                    const std::string& configuration, std::uint64_t seed) {
-  return std::make_unique<OverlapExperiment>(sim, node, std::move(op), configuration, seed);
+                                                    const std::string& configuration, std::uint64_t seed,
+                                                    ConfigNode collective) {
+  try {
+    return std::make_unique<OverlapExperiment>(sim, node, std::move(op), configuration, seed);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const WgDoesNotFit&) {
+    throw;  // names the system key itself
+  } catch (const UserError& e) {
+    collective.fail("channels", e.what());  // a collective the node cannot run
+  }
 }
 
 }  // namespace t3sim

@@ -166,10 +166,14 @@ class OverlapSystem {
 };
 
 // An op kind as an experiment (`t3sim run`): the summary, results.json and the sweep
-// row (configuration, workload, times, speedups, the fused run's keys).
+// row (configuration, workload, times, speedups, the fused run's keys). A UserError
+// building it (a collective the node cannot run) becomes a ConfigError at
+// `collective`'s channels.
+class ConfigNode;
 class Experiment;
 std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
-                                                    const std::string& configuration, std::uint64_t seed);
+                                                    const std::string& configuration, std::uint64_t seed,
+                                                    ConfigNode collective);
 
 // The CLI's reading of a configuration for an op kind: the name given (default
 // `fused`), checked against the registry (RunOptions::reject_configuration).

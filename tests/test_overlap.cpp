@@ -1,6 +1,7 @@
-// The consumer all-gather + GEMM (seed 001): the persistent consumer GEMM's generator
-// (trace/consumer_gemm.h), the copy engines' signals (models/dma) and the runs
-// (models/system/overlap/ops/ag_gemm.cpp).
+// The overlap ops (models/system/overlap): seed 001's consumer all-gather + GEMM (the
+// persistent consumer GEMM's generator, trace/consumer_gemm.h; the copy engines'
+// signals, models/dma; the runs, ops/ag_gemm.cpp) and seed 000's GEMM + all-to-all
+// (trace/fused_gemm.h without reduction; ops/gemm_a2a.cpp).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -13,6 +14,7 @@
 #include "tests/table1_node.h"
 #include "tests/wg_ops.h"
 #include "trace/consumer_gemm.h"
+#include "trace/fused_gemm.h"
 
 namespace t3sim {
 namespace {
@@ -254,6 +256,101 @@ TEST(AgGemm, HomogeneousModeAgreesWithTheFullNode) {
   EXPECT_TRUE(mirrored.values_checked);
   EXPECT_NEAR(static_cast<double>(mirrored.time.ps()), static_cast<double>(full.time.ps()),
               0.05 * static_cast<double>(full.time.ps()));
+}
+
+// ---------------------------------------------------------------------------- gemm_a2a
+
+// Without reduction the fused kernel moves every other GPU's rows once and keeps its
+// own; its last phase only waits for the slices it receives (no loads, no adds).
+TEST(FusedGemmA2a, SendsEveryRemoteRowOnceAndOnlyWaitsForTheRest) {
+  FusedGemmRsParams p;
+  p.gemm.m = 1024;
+  p.gemm.n = 1024;
+  p.gemm.k = 512;
+  p.num_gpus = 4;
+  p.gpu = 2;
+  p.grid = 80;
+  p.staging_base = 1ULL << 30;
+  p.flag_base = 1000;
+  p.reduce = false;
+  const KernelTrace t = make_fused_gemm_rs_trace(p);
+  const TraceTotals tot = trace_totals(t);
+  const std::uint64_t chunk = 1024 * 1024 * 2 / 4;
+  EXPECT_EQ(tot.store_bytes_remote, 3 * chunk);
+  EXPECT_EQ(tot.store_bytes_cached, chunk);        // its own rows, once
+  EXPECT_EQ(tot.sets, 24u);                        // one per remote tile (8 tiles per chunk)
+  EXPECT_EQ(tot.waits, 8u * 3);                    // each own segment waits for its 3 slices
+  EXPECT_EQ(tot.load_bytes, trace_totals(make_gemm_trace(p.gemm)).load_bytes);  // the GEMM's loads only
+  EXPECT_EQ(tot.flops, 2ULL * 1024 * 1024 * 512);
+}
+
+GemmA2aSpec a2a_spec(const NodeConfig& node, std::uint64_t m, std::uint64_t n, std::uint64_t k) {
+  GemmA2aSpec s;
+  s.gemm = node.gpu.gemm;
+  s.gemm.m = m;
+  s.gemm.n = n;
+  s.gemm.k = k;
+  s.gemm.flops_per_cycle = node.gpu.cu.flops_per_cycle;
+  s.a2a.kind = CollectiveKind::kAllToAll;
+  s.a2a.channels = node.gpu.collective_channels;
+  s.a2a.values = true;
+  return s;
+}
+
+NodeConfig mi210(const std::vector<std::string>& overrides = {}, NetMode mode = NetMode::kHomogeneous) {
+  NodeConfig cfg = system_node("mi210x4.yaml", mode, overrides);
+  cfg.partitioned = true;
+  return cfg;
+}
+
+OverlapResult run_a2a(const NodeConfig& node, const GemmA2aSpec& s, const std::string& configuration) {
+  Simulator sim(1);
+  OverlapSystem sys(sim, node, gemm_a2a_op(s), configuration, 1);
+  OverlapResult r = sys.run();
+  r.extra_events += sim.dispatched();
+  return r;
+}
+
+// Values: the sequential all-to-all and the fused kernel's remote stores both land
+// every GPU's rows where they belong (full mode: every GPU checked), in both orders.
+TEST(GemmA2a, EveryRowReachesItsGpuInBothProcedures) {
+  const NodeConfig node = mi210({}, NetMode::kFull);
+  GemmA2aSpec s = a2a_spec(node, 2048, 1024, 512);
+  const OverlapResult seq = run_a2a(node, s, "sequential");
+  EXPECT_TRUE(seq.values_checked);
+  EXPECT_GT(seq.words_checked, 0u);
+  EXPECT_EQ(seq.time, seq.isolated_compute + seq.isolated_collective);
+  for (bool comm_aware : {true, false}) {
+    s.comm_aware = comm_aware;
+    const OverlapResult fused = run_a2a(node, s, "fused");
+    // Both runs checked: the sequential one's words, then 4 GPUs x 4 chunks of 1 MiB / 4.
+    EXPECT_EQ(fused.words_checked, seq.words_checked + 4ULL * 2048 * 1024 * 2 / 32) << comm_aware;
+    EXPECT_LT(fused.time, fused.sequential) << comm_aware;
+  }
+}
+
+// A slice delayed on the links is waited for: the kernel's last phase blocks.
+TEST(GemmA2a, ADelayedSliceIsWaitedFor) {
+  const GemmA2aSpec s = a2a_spec(mi210(), 2048, 1024, 512);
+  const OverlapResult slow = run_a2a(mi210({"net.latency=20us"}), s, "fused");
+  EXPECT_GT(slow.flag_waits, 0u);
+  EXPECT_GE(slow.time, Tick::us(20));
+  const OverlapResult fast = run_a2a(mi210(), s, "fused");
+  EXPECT_LT(fast.time, slow.time);
+}
+
+TEST(GemmA2a, HomogeneousModeAgreesWithTheFullNodeAndRunsAreDeterministic) {
+  const GemmA2aSpec s = a2a_spec(mi210(), 2048, 1024, 512);
+  const OverlapResult full = run_a2a(mi210({}, NetMode::kFull), s, "fused");
+  const OverlapResult mirrored = run_a2a(mi210(), s, "fused");
+  const OverlapResult again = run_a2a(mi210(), s, "fused");
+  EXPECT_TRUE(mirrored.values_checked);
+  EXPECT_NEAR(static_cast<double>(mirrored.time.ps()), static_cast<double>(full.time.ps()),
+              0.05 * static_cast<double>(full.time.ps()));
+  EXPECT_EQ(again.time, mirrored.time);
+  EXPECT_EQ(again.extra_events, mirrored.extra_events);
+  const OverlapResult ideal = run_a2a(mi210(), s, "ideal-overlap");
+  EXPECT_EQ(ideal.time, std::max(ideal.isolated_compute, ideal.isolated_collective));
 }
 
 }  // namespace
