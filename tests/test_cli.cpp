@@ -80,7 +80,7 @@ TEST_F(Cli, ListPrintsTheRegistries) {
   for (const char* expected :
        {"configurations (--config, run.config; kind gemm):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
         "C3 configurations (--config, run.config; kind c3):", "  conccl ",
-        "overlap configurations (--config, run.config; kinds ag_gemm, gemm_a2a):", "  ag_gemm ", "  gemm_a2a ", "C3 presets", "  mb1_896M ",
+        "overlap configurations (--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar):", "  ag_gemm ", "  gemm_a2a ", "  gemv_ar ", "C3 presets", "  mb1_896M ",
         "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "DRAM command schedulers", "  fcfs ",
         "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {
@@ -445,6 +445,29 @@ TEST_F(Cli, GemmA2aBadInputNamesTheKey) {
       {w + " --set workload.grid=70000", "workload.grid: 70000 is greater than the maximum 65535"},
       {w + " --set workload.gemm.trace=x.trace", "workload.gemm.trace: the GEMM + all-to-all's GEMM is generated"},
       {w + " --set workload.collective.functional=maybe", "workload.collective.functional: expected one of"},
+  };
+  for (const auto& c : cases) expect_bad_input(c.args, c.expected);
+}
+
+// kind gemv_ar (seed 000): every key's bad value names the key.
+TEST_F(Cli, GemvArBadInputNamesTheKey) {
+  struct Case {
+    std::string args, expected;
+  };
+  const std::string w = "configs/systems/mi210x4.yaml configs/workloads/gemv_ar/decode.yaml";
+  const Case cases[] = {
+      {w + " --config t3", "run.config: kind gemv_ar takes one of fused, ideal-overlap, sequential, not 't3'"},
+      {w + " --set workload.gemv.m=8190",
+       "workload.gemv.m: the all-reduce gives each of the 4 GPUs M / 4 elements of y to reduce, and 8190 is not"},
+      {w + " --set workload.gemv.k=0", "workload.gemv.k: 0 is out of range"},
+      {w + " --set workload.gemv.tile_m=0", "workload.gemv.tile_m: 0 is out of range"},
+      {w + " --mode homogeneous --set workload.gemv.tile_m=48",
+       "workload.gemv.tile_m: homogeneous mode mirrors the all-reduce chunk by chunk, but the 2048 elements per GPU"},
+      {w + " --mode homogeneous --set workload.order=oblivious",
+       "workload.order: homogeneous mode mirrors GPU 0's schedule onto its peers"},
+      {w + " --set workload.gemv.kstep=4", "workload.gemv.kstep: unknown key (did you mean 'k_step'?)"},
+      {w + " --set workload.collective.functional=values --set workload.gemv.tile_m=8",
+       "workload.collective.functional: values need y's chunks and tiles in whole 32-byte granules"},
   };
   for (const auto& c : cases) expect_bad_input(c.args, c.expected);
 }

@@ -353,5 +353,80 @@ TEST(GemmA2a, HomogeneousModeAgreesWithTheFullNodeAndRunsAreDeterministic) {
   EXPECT_EQ(ideal.time, std::max(ideal.isolated_compute, ideal.isolated_collective));
 }
 
+// ---------------------------------------------------------------------------- gemv_ar
+
+// The two-phase direct all-reduce inside the GEMV's kernel: each GPU sends the 3 chunks
+// it does not own once (to their owners), then its own chunk's sum to each of the 3
+// peers; it waits for its chunk's 4 partials and for the 3 other chunks' sums.
+TEST(FusedGemvAr, SendsPartialsToOwnersThenSumsToEveryone) {
+  FusedGemmRsParams p;
+  p.gemm = gemv_params(4096, 1024, 16, 512, 128, 64);
+  p.num_gpus = 4;
+  p.gpu = 1;
+  p.grid = 104;
+  p.staging_base = 1ULL << 30;
+  p.flag_base = 1000;
+  p.all_gather = true;
+  const KernelTrace t = make_fused_gemm_rs_trace(p);
+  const TraceTotals tot = trace_totals(t);
+  const std::uint64_t chunk = 4096 * 2 / 4;  // 1024 elements of y
+  const std::uint64_t tiles_per_chunk = 1024 / 16;
+  EXPECT_EQ(tot.store_bytes_remote, 3 * chunk + 3 * chunk);
+  EXPECT_EQ(tot.waits, tiles_per_chunk * 4 + 3 * tiles_per_chunk);
+  EXPECT_EQ(tot.sets, 3 * tiles_per_chunk + tiles_per_chunk + 3 * tiles_per_chunk);  // partials, own, sums
+  EXPECT_EQ(fused_rs_flags_used(p), 2u * 4 * tiles_per_chunk);
+  // A tile's store of y is one contiguous 32-byte access, not 16 rows of 2 bytes.
+  for (const auto& ops : ops_of(t))
+    for (const WgOp& op : ops)
+      if (op.kind == TraceOpKind::kStore) {
+        EXPECT_EQ(op.rows(), 1u);
+      }
+}
+
+GemvArSpec gemv_spec(const NodeConfig& node, std::uint64_t m, std::uint64_t k) {
+  GemvArSpec s;
+  s.gemv = gemv_params(m, k, 16, 512, 128, node.gpu.gemm.wave_size);
+  s.ar.kind = CollectiveKind::kRingAllReduce;
+  s.ar.channels = node.gpu.collective_channels;
+  s.ar.values = true;
+  return s;
+}
+
+OverlapResult run_gemv(const NodeConfig& node, const GemvArSpec& s, const std::string& configuration) {
+  Simulator sim(1);
+  OverlapSystem sys(sim, node, gemv_ar_op(s), configuration, 1);
+  OverlapResult r = sys.run();
+  r.extra_events += sim.dispatched();
+  return r;
+}
+
+// Values: after either procedure every GPU's y is the sum of the partial vectors (full
+// mode, both orders); the fused all-reduce pays two link latencies of a slow link.
+TEST(GemvAr, EveryGpuEndsWithTheSumInBothProcedures) {
+  const NodeConfig node = mi210({}, NetMode::kFull);
+  GemvArSpec s = gemv_spec(node, 4096, 2048);
+  const OverlapResult seq = run_gemv(node, s, "sequential");
+  EXPECT_TRUE(seq.values_checked);
+  EXPECT_GT(seq.words_checked, 0u);
+  for (bool comm_aware : {true, false}) {
+    s.comm_aware = comm_aware;
+    const OverlapResult fused = run_gemv(node, s, "fused");
+    EXPECT_EQ(fused.words_checked, seq.words_checked + 4ULL * 4096 * 2 / 32) << comm_aware;
+  }
+  s.comm_aware = true;
+  const OverlapResult slow = run_gemv(mi210({"net.latency=20us"}), s, "fused");
+  EXPECT_GE(slow.time, Tick::us(40));
+  EXPECT_GT(slow.flag_waits, 0u);
+}
+
+TEST(GemvAr, HomogeneousModeAgreesWithTheFullNode) {
+  const GemvArSpec s = gemv_spec(mi210(), 4096, 2048);
+  const OverlapResult full = run_gemv(mi210({}, NetMode::kFull), s, "fused");
+  const OverlapResult mirrored = run_gemv(mi210(), s, "fused");
+  EXPECT_TRUE(mirrored.values_checked);
+  EXPECT_NEAR(static_cast<double>(mirrored.time.ps()), static_cast<double>(full.time.ps()),
+              0.05 * static_cast<double>(full.time.ps()));
+}
+
 }  // namespace
 }  // namespace t3sim

@@ -93,7 +93,7 @@ std::uint32_t distance(const FusedGemmRsParams& p, std::uint32_t chunk) {
 FusedRsLayout fused_rs_layout(const FusedGemmRsParams& p) { return geometry(p).layout; }
 
 std::uint64_t fused_rs_flags_used(const FusedGemmRsParams& p) {
-  return std::uint64_t{p.num_gpus} * fused_rs_layout(p).segments_per_chunk;
+  return std::uint64_t{p.num_gpus} * (p.all_gather ? 2 : 1) * fused_rs_layout(p).segments_per_chunk;
 }
 
 std::uint64_t fused_rs_staging_bytes(const FusedGemmRsParams& p) {
@@ -127,12 +127,17 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
   if (p.adds_per_cycle == 0) throw UserError("adds_per_cycle must be at least 1");
   const std::vector<std::uint64_t> tiles = fused_rs_tile_order(p);
   // Own-chunk segments to reduce: chunk g's, by index.
-  std::vector<Segment> own;
-  for (std::uint64_t r = l.chunk_rows * p.gpu / g.tile_m; r * g.tile_m < l.chunk_rows * (p.gpu + 1); ++r)
+  std::vector<Segment> own, others;  // others: the all-reduce's, whose sums other GPUs send
+  for (std::uint64_t r = 0; r < gemm_tiles_m(g); ++r)
     for (std::uint64_t c = 0; c < geo.tiles_n; ++c)
-      for (const Segment& s : geo.segments(g, r, c))
-        if (s.chunk == p.gpu) own.push_back(s);
-  const std::uint64_t tasks = tiles.size() + own.size();
+      for (const Segment& s : geo.segments(g, r, c)) {
+        if (s.chunk == p.gpu)
+          own.push_back(s);
+        else if (p.all_gather)
+          others.push_back(s);
+      }
+  if (p.all_gather && !p.reduce) throw UserError("a fused all-gather follows the reduction: all_gather needs reduce");
+  const std::uint64_t tasks = tiles.size() + own.size() + others.size();
   const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.grid, tasks));
   if (grid > 65535) throw UserError(fmt::format("a persistent grid of {} WGs (at most 65535 programs)", grid));
 
@@ -160,6 +165,15 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
     return i64(p.staging_base + std::uint64_t{d - 1} * l.chunk_bytes + in_chunk);
   };
   auto c_address = [&](const Segment& s) { return i64(l.c_base + (s.row0 * g.n + s.col0) * g.dtype_bytes); };
+  // A segment's access: its rows, or one contiguous run when it spans whole rows (a
+  // narrow output: a GEMV's vector), as the WG's coalesced accesses are.
+  struct Region {
+    std::int64_t bytes, rows;
+  };
+  auto region = [&](const Segment& s) {
+    if (s.cols == g.n) return Region{i64(s.rows * s.cols) * dt, 1};
+    return Region{i64(s.cols) * dt, i64(s.rows)};
+  };
 
   // The tiles, round-robin over the grid.
   for (std::uint64_t i = 0; i < tiles.size(); ++i) {
@@ -174,12 +188,12 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
     append_tile_mainloop(prog, g, tm, tn, TileBase{i64(a), std::nullopt}, TileBase{i64(b), std::nullopt}, 0);
     for (const Segment& s : geo.segments(g, r, c)) {
       const std::uint32_t d = distance(p, s.chunk);
+      const Region seg = region(s);
       if (d == 0) {
-        prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {c_address(s), i64(s.cols) * dt, i64(s.rows), row_stride}));
+        prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {c_address(s), seg.bytes, seg.rows, row_stride}));
         if (p.reduce) prog.ops.push_back(prog.constant_op(TraceOpKind::kSet, {flag(0, s.index), 1}));
       } else {
-        TraceOp st = prog.constant_op(TraceOpKind::kStore,
-                        {staged(s, d), i64(s.cols) * dt, i64(s.rows), row_stride, i64(s.chunk)});
+        TraceOp st = prog.constant_op(TraceOpKind::kStore, {staged(s, d), seg.bytes, seg.rows, row_stride, i64(s.chunk)});
         st.flags = kTraceUncached | kTraceRemote;
         prog.ops.push_back(st);
         TraceOp set = prog.constant_op(TraceOpKind::kSet, {flag(d, s.index), 1, 0, 0, i64(s.chunk)});
@@ -195,7 +209,7 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
     for (std::uint32_t d = p.reduce ? 0 : 1; d < p.num_gpus; ++d)
       prog.ops.push_back(prog.constant_op(TraceOpKind::kWait, {flag(d, s.index), 1}));
     if (!p.reduce) continue;  // the all-to-all: the slices landed where they stay
-    const std::int64_t bytes = i64(s.cols) * dt, rows = i64(s.rows);
+    const std::int64_t bytes = region(s).bytes, rows = region(s).rows;
     prog.ops.push_back(prog.constant_op(TraceOpKind::kLoad, {c_address(s), bytes, rows, row_stride}));
     for (std::uint32_t d = 1; d < p.num_gpus; ++d) {
       TraceOp ld = prog.constant_op(TraceOpKind::kLoad, {staged(s, d), bytes, rows, row_stride});
@@ -206,6 +220,24 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
     prog.ops.push_back(prog.constant_op(TraceOpKind::kCompute,
                           {i64((std::uint64_t{p.num_gpus - 1} * elements + p.adds_per_cycle - 1) / p.adds_per_cycle)}));
     prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {c_address(s), bytes, rows, row_stride}));
+    if (!p.all_gather) continue;
+    // The all-reduce's second phase: the sum to every peer's C, each with a flag there
+    // (released: after the store is acknowledged), GPU g + 1 first.
+    for (std::uint32_t e = 1; e < p.num_gpus; ++e) {
+      const std::uint32_t peer = (p.gpu + e) % p.num_gpus;
+      TraceOp st = prog.constant_op(TraceOpKind::kStore, {c_address(s), bytes, rows, row_stride, i64(peer)});
+      st.flags = kTraceUncached | kTraceRemote;
+      prog.ops.push_back(st);
+      TraceOp set = prog.constant_op(TraceOpKind::kSet, {flag(p.num_gpus + (p.num_gpus - e), s.index), 1, 0, 0, i64(peer)});
+      set.flags = kTraceRemote;
+      prog.ops.push_back(set);
+    }
+  }
+  // The all-reduce's end: wait for the other chunks' sums, continuing the round-robin.
+  for (std::uint64_t i = 0; i < others.size(); ++i) {
+    const Segment& s = others[i];
+    TraceProgram& prog = t.programs[(tiles.size() + own.size() + i) % grid];
+    prog.ops.push_back(prog.constant_op(TraceOpKind::kWait, {flag(p.num_gpus + distance(p, s.chunk), s.index), 1}));
   }
   for (std::uint32_t w = 0; w < grid; ++w) t.add_wg(static_cast<std::uint16_t>(w), {});
   validate_trace(t);

@@ -54,6 +54,11 @@ struct FusedGemmRsParams {
   // output goes to GPU j and stays there, in the staging slot of its sender's ring
   // distance; the own chunk's phase only waits for the N - 1 slices to land.
   bool reduce = true;
+  // With reduce: the all-reduce (seed 000's GEMV + AllReduce, two-phase direct): each
+  // reduced segment is then stored into every peer's C with a flag there (flag ids
+  // flag_base + (N + d) x segments_per_chunk + index for the owner at ring distance d
+  // from the receiver), and every GPU waits for the other chunks' sums.
+  bool all_gather = false;
 };
 
 // The chunks and segments of a fused GEMM + RS (the same on every GPU).

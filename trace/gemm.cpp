@@ -185,6 +185,12 @@ constexpr std::uint32_t kVarA = 0, kVarB = 1, kVarC = 2;
 // A load or store of `rows` rows of `bytes` bytes, `stride` apart, at `addr`.
 TraceOp range_access(TraceProgram& prog, TraceOpKind kind, TraceExpr addr, std::int64_t bytes, std::int64_t rows,
                      std::int64_t stride) {
+  // Rows that follow each other (a full-width tile of a narrow matrix: a GEMV's output
+  // or its x) are one contiguous access, as the WF's coalesced accesses are.
+  if (rows > 1 && stride == bytes) {
+    bytes *= rows;
+    rows = 1;
+  }
   TraceOp op;
   op.kind = kind;
   op.arg[0] = addr;

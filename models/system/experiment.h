@@ -11,6 +11,8 @@
 //   collective  one collective on a node
 //   c3          a GEMM and an independent collective on a node (seed 003)
 //   ag_gemm     an all-gather of A, then the GEMM that consumes it (seed 001)
+//   gemm_a2a    a GEMM whose output rows an all-to-all returns (seed 000, MoE)
+//   gemv_ar     a partial GEMV per GPU, all-reduced (seed 000, decode)
 //
 // See CONTRIBUTING.md for adding a kind.
 

@@ -59,25 +59,11 @@ AgGemmSpec read_ag_gemm_spec(ConfigNode workload, const NodeConfig& node, std::u
     workload.fail("chunk_rows", e.what());
   }
 
-  NodeCollectiveParams& p = spec.ag;
-  p.kind = CollectiveKind::kRingAllGather;
-  p.element_bytes = spec.gemm.dtype_bytes;
-  p.array_bytes = m * k * spec.gemm.dtype_bytes;
-  p.channels = static_cast<std::uint32_t>(coll.get_uint("channels", gpu.collective_channels, 0, 4096));
-  p.pipeline = read_channel_pipeline(coll, gpu.memory.hbm.value_granule);
-  const std::string functional = coll.get_enum("functional", "auto", {"auto", "values", "off"});
-  const std::uint64_t values_limit = coll.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
-  p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
-  const std::uint64_t unit = std::uint64_t{node.num_gpus} * gpu.memory.hbm.value_granule;
-  const std::uint64_t chunk_bytes = spec.chunk_rows * k * spec.gemm.dtype_bytes;
-  if (p.values && (p.array_bytes % unit != 0 || chunk_bytes % gpu.memory.hbm.value_granule != 0)) {
-    if (functional == "values")
-      coll.fail("functional", fmt::format("values needs A's rows and chunks in whole {}-byte granules",
-                                          gpu.memory.hbm.value_granule));
-    p.values = false;
-  }
-  p.seed = seed;
-  coll.finish();
+  const std::uint32_t granule = gpu.memory.hbm.value_granule;
+  spec.ag = read_overlap_collective(coll, node, CollectiveKind::kRingAllGather, m * k * spec.gemm.dtype_bytes, spec.gemm.dtype_bytes,
+                                       m * k * spec.gemm.dtype_bytes % (std::uint64_t{node.num_gpus} * granule) == 0 &&
+                                           spec.chunk_rows * k * spec.gemm.dtype_bytes % granule == 0,
+                                       "A's rows and chunks", seed);
   workload.finish();
   return spec;
 }

@@ -50,27 +50,12 @@ GemmA2aSpec read_gemm_a2a_spec(ConfigNode workload, const NodeConfig& node, std:
                                "the {}-row tiles differently from chunk to chunk; use --mode full",
                                shape.m / node.num_gpus, spec.gemm.tile_m));
 
-  NodeCollectiveParams& p = spec.a2a;
-  p.kind = CollectiveKind::kAllToAll;
-  p.element_bytes = spec.gemm.dtype_bytes;
-  p.array_bytes = shape.m * shape.n * spec.gemm.dtype_bytes;
-  p.channels = static_cast<std::uint32_t>(coll.get_uint("channels", gpu.collective_channels, 0, 4096));
-  p.pipeline = read_channel_pipeline(coll, gpu.memory.hbm.value_granule);
-  const std::string functional = coll.get_enum("functional", "auto", {"auto", "values", "off"});
-  const std::uint64_t values_limit = coll.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
-  p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
   const std::uint32_t granule = gpu.memory.hbm.value_granule;
-  const bool whole = p.array_bytes % (std::uint64_t{node.num_gpus} * granule) == 0 &&
-                     (shape.n * spec.gemm.dtype_bytes) % granule == 0 &&
-                     (std::uint64_t{spec.gemm.tile_n} * spec.gemm.dtype_bytes) % granule == 0;
-  if (p.values && !whole) {
-    if (functional == "values")
-      coll.fail("functional", fmt::format("values need the output's rows, tiles and chunks in whole {}-byte granules",
-                                          granule));
-    p.values = false;
-  }
-  p.seed = seed;
-  coll.finish();
+  spec.a2a = read_overlap_collective(coll, node, CollectiveKind::kAllToAll, shape.m * shape.n * spec.gemm.dtype_bytes, spec.gemm.dtype_bytes,
+                                       shape.m * shape.n * spec.gemm.dtype_bytes % (std::uint64_t{node.num_gpus} * granule) == 0 &&
+                                           (shape.n * spec.gemm.dtype_bytes) % granule == 0 &&
+                                           (std::uint64_t{spec.gemm.tile_n} * spec.gemm.dtype_bytes) % granule == 0,
+                                       "the output's rows, tiles and chunks", seed);
   workload.finish();
   return spec;
 }

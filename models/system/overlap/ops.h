@@ -5,6 +5,8 @@
 //   ag_gemm   seed 001: A all-gathered, then each GPU's GEMM on its share of N
 //   gemm_a2a  seed 000 Figure 10 (MoE combine): each GPU's GEMM output rows go back to
 //             the GPUs their tokens came from (an all-to-all)
+//   gemv_ar   seed 000 Figure 9: each GPU's partial GEMV y = A x (its share of K),
+//             all-reduced (tensor-parallel decode)
 
 #include <cstdint>
 #include <string>
@@ -38,5 +40,21 @@ struct GemmA2aSpec {
 };
 void validate_gemm_a2a(const GemmA2aSpec& spec, std::uint32_t num_gpus);
 OverlapOpFactory gemm_a2a_op(const GemmA2aSpec& spec);
+
+// ---- gemv_ar (seed 000 Figure 9)
+struct GemvArSpec {
+  // y[M] = A[M x K] x[K] as a GEMM of N = 1 (A row-major, x one column stored
+  // contiguously, y contiguous): tile_m rows of y per WG, k_step of K per step, the
+  // vector ALUs' flops_per_cycle.
+  GemmParams gemv;
+  NodeCollectiveParams ar;         // the library's CU all-reduce of y (sequential)
+  bool comm_aware = true;          // fused: tiles other GPUs reduce first
+  std::uint32_t grid = 0;          // persistent WGs; 0: CUs x occupancy
+};
+// GEMV parameters from its size and kernel shape (N = 1, x column-major).
+GemmParams gemv_params(std::uint64_t m, std::uint64_t k, std::uint32_t tile_m, std::uint32_t k_step,
+                       std::uint32_t flops_per_cycle, std::uint32_t wave_size);
+void validate_gemv_ar(const GemvArSpec& spec, std::uint32_t num_gpus);
+OverlapOpFactory gemv_ar_op(const GemvArSpec& spec);
 
 }  // namespace t3sim

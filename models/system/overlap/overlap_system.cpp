@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "models/collectives/node_collective.h"
 #include "models/system/experiment.h"
+#include "models/system/sublayer_system.h"  // read_channel_pipeline
 #include "sim/config.h"
 #include "sim/error.h"
 
@@ -25,6 +27,30 @@ std::string overlap_configuration(const RunOptions& run, const char* kind) {
     run.reject_configuration(fmt::format("kind {} takes one of {}, not '{}'", kind,
                                          fmt::join(overlap_configurations().names(), ", "), name));
   return name;
+}
+
+NodeCollectiveParams read_overlap_collective(ConfigNode coll, const NodeConfig& node, CollectiveKind kind,
+                                             std::uint64_t array_bytes, std::uint32_t element_bytes, bool whole,
+                                             const std::string& what, std::uint64_t seed) {
+  const GpuConfig& gpu = node.gpu;
+  NodeCollectiveParams p;
+  p.kind = kind;
+  p.element_bytes = element_bytes;
+  p.array_bytes = array_bytes;
+  p.channels = static_cast<std::uint32_t>(coll.get_uint("channels", gpu.collective_channels, 0, 4096));
+  p.pipeline = read_channel_pipeline(coll, gpu.memory.hbm.value_granule);
+  const std::string functional = coll.get_enum("functional", "auto", {"auto", "values", "off"});
+  const std::uint64_t values_limit = coll.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
+  p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
+  if (p.values && !whole) {
+    if (functional == "values")
+      coll.fail("functional", fmt::format("values need {} in whole {}-byte granules", what,
+                                          gpu.memory.hbm.value_granule));
+    p.values = false;
+  }
+  p.seed = seed;
+  coll.finish();
+  return p;
 }
 
 // ---------------------------------------------------------------------------- OverlapRun
