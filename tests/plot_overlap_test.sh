@@ -24,7 +24,7 @@ cols="point,workload.launch_order,status,error,configuration,num_gpus,time_ps,se
 } > "$tmp/mi300x.csv"
 "$python" "$script" "$tmp/mi300x.csv" -o "$tmp/out" > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; fail "plot failed"; }
 head -c 8 "$tmp/out/overlap.png" | grep -q PNG || fail "no PNG"
-expect "$tmp/out/overlap.md" "| mi300x 8 GPUs, launch_order=copies-first | 1.0000 (0.6000 + 0.4000) | 0.8000 | 0.6000 | 0.800 | 0.600 | 1.250 | 37.5% | 0.1000 | 0.5000 |"
+expect "$tmp/out/overlap.md" "| mi300x 8 GPUs, launch_order=copies-first | 1.0000 (0.6000 + 0.4000) | 0.8000 | 0.6000 | 0.800 | 0.600 | 1.250 | 37.5% | 0.00% | 0.1000 | 0.5000 |"
 expect "$tmp/err" "2 rows skipped"
 [ "$(grep -c '^| mi300x' "$tmp/out/overlap.md")" = 1 ] || fail "skipped rows in the table"
 

@@ -320,13 +320,18 @@ TEST(GemmA2a, EveryRowReachesItsGpuInBothProcedures) {
   EXPECT_TRUE(seq.values_checked);
   EXPECT_GT(seq.words_checked, 0u);
   EXPECT_EQ(seq.time, seq.isolated_compute + seq.isolated_collective);
+  double skew[2] = {0, 0};
   for (bool comm_aware : {true, false}) {
     s.comm_aware = comm_aware;
     const OverlapResult fused = run_a2a(node, s, "fused");
     // Both runs checked: the sequential one's words, then 4 GPUs x 4 chunks of 1 MiB / 4.
     EXPECT_EQ(fused.words_checked, seq.words_checked + 4ULL * 2048 * 1024 * 2 / 32) << comm_aware;
     EXPECT_LT(fused.time, fused.sequential) << comm_aware;
+    skew[comm_aware ? 0 : 1] = fused.skew;
   }
+  // Seed 000 Figure 14: remote slices first evens out when the GPUs finish; in the
+  // oblivious order every GPU serves GPU 0's rows first, and GPU 3's arrive last.
+  EXPECT_LT(skew[0], skew[1]);
 }
 
 // A slice delayed on the links is waited for: the kernel's last phase blocks.

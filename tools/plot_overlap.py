@@ -9,7 +9,8 @@ Every `fused` row carries its sequential run (the compute kernel and the CU coll
 one after the other) and the ideal (max of the two): per row, the execution time
 normalized to sequential of sequential (1), fused and ideal-overlap. Writes NAME.png
 (bars per case; NAME defaults to overlap) and NAME.md (the table: times, speedups,
-fraction of the ideal, and for ag_gemm the GEMM's launch and the last copy's signal).
+fraction of the ideal, the GPUs' end skew (seed 000 Figure 14; full-mode rows), and for
+ag_gemm the GEMM's launch and the last copy's signal).
 A case is named by its file, GPU count and the swept parameters.
 
 Exit codes: 0 success; 2 bad input (missing file or columns, no ok fused rows) or no
@@ -71,6 +72,7 @@ def read(paths: list[Path]) -> list[dict]:
                     "collective_ms": int(row["isolated_collective_ps"]) / 1e9,
                     "launch_ms": int(row.get("fused_gemm_launch_ps") or 0) / 1e9,
                     "copies_ms": int(row.get("fused_copies_end_ps") or 0) / 1e9,
+                    "skew": float(row.get("skew") or 0),
                 })
     if skipped:
         print(f"plot_overlap: {skipped} rows skipped (not ok, or not fused)", file=sys.stderr)
@@ -81,15 +83,15 @@ def read(paths: list[Path]) -> list[dict]:
 
 def table(cases: list[dict]) -> str:
     lines = ["| case | sequential ms (compute + collective) | fused ms | ideal ms | fused / seq | ideal / seq | "
-             "speedup | fraction of ideal | GEMM launch ms | last copy ms |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "speedup | fraction of ideal | GPU end skew | GEMM launch ms | last copy ms |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in cases:
         speedup = c["sequential_ms"] / c["fused_ms"]
         ideal = c["sequential_ms"] / c["ideal_ms"]
         frac = (speedup - 1) / (ideal - 1) if ideal > 1 else 0.0
         lines.append(f"| {c['name']} | {c['sequential_ms']:.4f} ({c['compute_ms']:.4f} + {c['collective_ms']:.4f}) | "
                      f"{c['fused_ms']:.4f} | {c['ideal_ms']:.4f} | {c['fused_ms'] / c['sequential_ms']:.3f} | "
-                     f"{c['ideal_ms'] / c['sequential_ms']:.3f} | {speedup:.3f} | {100 * frac:.1f}% | "
+                     f"{c['ideal_ms'] / c['sequential_ms']:.3f} | {speedup:.3f} | {100 * frac:.1f}% | {100 * c['skew']:.2f}% | "
                      f"{c['launch_ms']:.4f} | {c['copies_ms']:.4f} |")
     return "\n".join(lines) + "\n"
 

@@ -130,6 +130,11 @@ Tick OverlapRun::phase_time(Phase p) const {
 
 Tick OverlapRun::end() const { return *std::max_element(last_end_.begin(), last_end_.end()); }
 
+double OverlapRun::skew() const {
+  const auto [lo, hi] = std::minmax_element(last_end_.begin(), last_end_.end());
+  return hi->ps() > 0 ? static_cast<double>((*hi - *lo).ps()) / static_cast<double>(hi->ps()) : 0.0;
+}
+
 std::uint64_t OverlapRun::flag_waits() const {
   std::uint64_t waits = 0;
   Gpu& gpu = node_->gpu(0);
@@ -180,11 +185,13 @@ OverlapResult OverlapSystem::run(Tick max_time) {
     }
     fused.run(max_time);
     r.fused = fused.end();
+    r.skew = fused.skew();
     r.flag_waits = fused.flag_waits();
     r.words_checked += fused.words_checked();
     fused_json = fused.op().fused_json(fused);
     fused_json["end_ps"] = r.fused.ps();
     fused_json["flag_waits_gpu0"] = r.flag_waits;
+    fused_json["skew"] = r.skew;
   }
   r.values_checked = describer_->values();
   r.ideal = std::max(r.isolated_compute, r.isolated_collective);
@@ -222,8 +229,8 @@ std::string OverlapSystem::summary(const OverlapResult& r) const {
       ms(r.time), ms(r.sequential), ms(r.isolated_compute), ms(r.isolated_collective), r.speedup, r.ideal_speedup,
       r.fraction_of_ideal * 100.0);
   if (config_->fused())
-    s += fmt::format("  fused              ended {:.4f} ms; {} blocking flag waits on GPU 0\n", ms(r.fused),
-                     r.flag_waits);
+    s += fmt::format("  fused              ended {:.4f} ms; {} blocking flag waits on GPU 0; GPU end skew {:.2f}%\n",
+                     ms(r.fused), r.flag_waits, 100.0 * r.skew);
   s += fmt::format("  functional check   {}\n", r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
                                                                : std::string("not run (above values_limit)"));
   return s;
@@ -266,6 +273,7 @@ class OverlapExperiment final : public Experiment {
         {"fraction_of_ideal", fmt::format("{:.6f}", r.fraction_of_ideal)},
         {"fused_ps", std::to_string(r.fused.ps())},
         {"flag_waits", std::to_string(r.flag_waits)},
+        {"skew", fmt::format("{:.6f}", r.skew)},
     };
     const nlohmann::json fused = r.json.contains("fused") ? r.json["fused"] : nlohmann::json::object();
     for (const std::string& key : model_.op().fused_keys()) {

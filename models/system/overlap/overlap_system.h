@@ -77,6 +77,7 @@ struct OverlapResult {
   double speedup = 1, ideal_speedup = 1, fraction_of_ideal = 0;
   Tick fused;                                // the fused run's end (zero otherwise)
   std::uint64_t flag_waits = 0;              // the fused run's blocking waits on GPU 0
+  double skew = 0;                           // the fused run's end skew over GPUs (OverlapRun::skew)
   bool values_checked = false;
   std::uint64_t words_checked = 0;
   std::uint64_t extra_events = 0;            // the sequential run's, when it is not the main one
@@ -126,6 +127,9 @@ class OverlapRun {
   // A phase's time: the max over GPUs of its end minus the max over GPUs of its start.
   Tick phase_time(Phase p) const;
   Tick end() const;  // the max over GPUs of every end
+  // (max - min) / max over the simulated GPUs of each one's last end: seed 000 Figure
+  // 14's execution-time skew (0 in homogeneous mode: one GPU).
+  double skew() const;
   std::uint64_t flag_waits() const;  // GPU 0's CUs
   std::uint64_t words_checked() const { return words_checked_; }
   std::uint64_t events() const { return sim_.dispatched(); }
