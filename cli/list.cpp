@@ -34,7 +34,7 @@ std::string registry_listing() {
   std::string out;
   section(out, "configurations", "--config, run.config; kind gemm", sublayer_configurations().listing());
   section(out, "C3 configurations", "--config, run.config; kind c3", c3_configurations().listing());
-  section(out, "overlap configurations", "--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar",
+  section(out, "overlap configurations", "--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar, embedding_a2a",
           overlap_configurations().listing());
   section(out, "workload kinds", "workload kind", workload_kinds().listing());
   section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiter_types());

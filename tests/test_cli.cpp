@@ -80,7 +80,7 @@ TEST_F(Cli, ListPrintsTheRegistries) {
   for (const char* expected :
        {"configurations (--config, run.config; kind gemm):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
         "C3 configurations (--config, run.config; kind c3):", "  conccl ",
-        "overlap configurations (--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar):", "  ag_gemm ", "  gemm_a2a ", "  gemv_ar ", "C3 presets", "  mb1_896M ",
+        "overlap configurations (--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar, embedding_a2a):", "  ag_gemm ", "  gemm_a2a ", "  gemv_ar ", "  embedding_a2a ", "C3 presets", "  mb1_896M ",
         "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "DRAM command schedulers", "  fcfs ",
         "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {
@@ -468,6 +468,27 @@ TEST_F(Cli, GemvArBadInputNamesTheKey) {
       {w + " --set workload.gemv.kstep=4", "workload.gemv.kstep: unknown key (did you mean 'k_step'?)"},
       {w + " --set workload.collective.functional=values --set workload.gemv.tile_m=8",
        "workload.collective.functional: values need y's chunks and tiles in whole 32-byte granules"},
+  };
+  for (const auto& c : cases) expect_bad_input(c.args, c.expected);
+}
+
+// kind embedding_a2a (seed 000): every key's bad value names the key.
+TEST_F(Cli, EmbeddingA2aBadInputNamesTheKey) {
+  struct Case {
+    std::string args, expected;
+  };
+  const std::string w = "configs/systems/mi210x4.yaml configs/workloads/embedding_a2a/dlrm.yaml";
+  const Case cases[] = {
+      {w + " --config conccl", "run.config: kind embedding_a2a takes one of fused, ideal-overlap, sequential, not"},
+      {w + " --set workload.batch=1022",
+       "workload.batch: the all-to-all gives each of the 4 GPUs B / 4 samples, and the batch 1022 is not"},
+      {w + " --set workload.tables=0", "workload.tables: 0 is out of range"},
+      {w + " --set workload.pooling_max=0", "workload.pooling_max: 0 is out of range"},
+      {w + " --mode homogeneous --set workload.order=oblivious",
+       "workload.order: homogeneous mode mirrors GPU 0's schedule onto its peers"},
+      {w + " --set workload.dim=7 --set workload.collective.functional=values",
+       "workload.collective.functional: values need the embedding vectors and chunks in whole 32-byte granules"},
+      {w + " --set workload.tabels=4", "workload.tabels: unknown key (did you mean 'tables'?)"},
   };
   for (const auto& c : cases) expect_bad_input(c.args, c.expected);
 }

@@ -14,6 +14,7 @@
 #include "tests/table1_node.h"
 #include "tests/wg_ops.h"
 #include "trace/consumer_gemm.h"
+#include "trace/embedding.h"
 #include "trace/fused_gemm.h"
 
 namespace t3sim {
@@ -260,6 +261,15 @@ TEST(AgGemm, HomogeneousModeAgreesWithTheFullNode) {
 
 // ---------------------------------------------------------------------------- gemm_a2a
 
+// Any op under a configuration; extra_events counts every event (determinism checks).
+OverlapResult run_op(const NodeConfig& node, OverlapOpFactory op, const std::string& configuration) {
+  Simulator sim(1);
+  OverlapSystem sys(sim, node, std::move(op), configuration, 1);
+  OverlapResult r = sys.run();
+  r.extra_events += sim.dispatched();
+  return r;
+}
+
 // Without reduction the fused kernel moves every other GPU's rows once and keeps its
 // own; its last phase only waits for the slices it receives (no loads, no adds).
 TEST(FusedGemmA2a, SendsEveryRemoteRowOnceAndOnlyWaitsForTheRest) {
@@ -304,11 +314,7 @@ NodeConfig mi210(const std::vector<std::string>& overrides = {}, NetMode mode = 
 }
 
 OverlapResult run_a2a(const NodeConfig& node, const GemmA2aSpec& s, const std::string& configuration) {
-  Simulator sim(1);
-  OverlapSystem sys(sim, node, gemm_a2a_op(s), configuration, 1);
-  OverlapResult r = sys.run();
-  r.extra_events += sim.dispatched();
-  return r;
+  return run_op(node, gemm_a2a_op(s), configuration);
 }
 
 // Values: the sequential all-to-all and the fused kernel's remote stores both land
@@ -398,11 +404,7 @@ GemvArSpec gemv_spec(const NodeConfig& node, std::uint64_t m, std::uint64_t k) {
 }
 
 OverlapResult run_gemv(const NodeConfig& node, const GemvArSpec& s, const std::string& configuration) {
-  Simulator sim(1);
-  OverlapSystem sys(sim, node, gemv_ar_op(s), configuration, 1);
-  OverlapResult r = sys.run();
-  r.extra_events += sim.dispatched();
-  return r;
+  return run_op(node, gemv_ar_op(s), configuration);
 }
 
 // Values: after either procedure every GPU's y is the sum of the partial vectors (full
@@ -431,6 +433,108 @@ TEST(GemvAr, HomogeneousModeAgreesWithTheFullNode) {
   EXPECT_TRUE(mirrored.values_checked);
   EXPECT_NEAR(static_cast<double>(mirrored.time.ps()), static_cast<double>(full.time.ps()),
               0.05 * static_cast<double>(full.time.ps()));
+}
+
+// ---------------------------------------------------------------------------- embedding_a2a
+
+EmbeddingParams embedding(std::uint32_t gpu, std::uint32_t grid = 16) {
+  EmbeddingParams p;
+  p.num_gpus = 4;
+  p.gpu = gpu;
+  p.batch = 64;
+  p.tables = 8;
+  p.rows = 1000;
+  p.grid = grid;
+  p.table_base = 0;
+  p.out_base = 1ULL << 30;
+  p.recv_base = 2ULL << 30;
+  p.flag_base = 5000;
+  return p;
+}
+
+// DLRM's generator: 1 to pooling_max rows per bag, mean about half of it; every GPU's
+// bags are GPU 0's shifted by its chunk of samples (homogeneous mode mirrors them).
+TEST(Embedding, BagsFollowDlrmsGeneratorAndShiftWithTheGpu) {
+  const EmbeddingParams p0 = embedding(0), p2 = embedding(2);
+  const double mean = embedding_mean_pooling(p0);
+  EXPECT_GT(mean, 4.5);
+  EXPECT_LT(mean, 5.6);
+  for (std::uint32_t t = 0; t < 8; ++t) {
+    for (std::uint64_t b = 0; b < 64; ++b) {
+      const auto rows = embedding_bag_rows(p0, t, b);
+      EXPECT_GE(rows.size(), 1u);
+      EXPECT_LE(rows.size(), 10u);
+      for (std::uint64_t r : rows) EXPECT_LT(r, 1000u);
+      EXPECT_EQ(embedding_bag_rows(p2, t, (b + 32) % 64), rows);  // GPU 2: 2 chunks of 16 samples later
+    }
+  }
+}
+
+// The bulk kernel: one WG per bag, its rows loaded, one vector stored into [B][T][D].
+// The fused kernel: the same loads, 3/4 of the vectors stored remotely (other GPUs'
+// samples first), each WG's end flag at every peer, and its waits.
+TEST(Embedding, BulkAndFusedKernelsPoolEveryBagOnce) {
+  const EmbeddingParams p = embedding(1);
+  std::uint64_t rows = 0;
+  for (std::uint64_t b = 0; b < 64; ++b)
+    for (std::uint32_t t = 0; t < 8; ++t) rows += embedding_bag_rows(p, t, b).size();
+  const TraceTotals bulk = trace_totals(make_embedding_trace(p));
+  EXPECT_EQ(bulk.wgs, 64u * 8);
+  EXPECT_EQ(bulk.load_bytes, rows * 1024);
+  EXPECT_EQ(bulk.store_bytes_cached, 64u * 8 * 1024);
+  const KernelTrace fused_trace = make_fused_embedding_a2a_trace(p);
+  const TraceTotals fused = trace_totals(fused_trace);
+  EXPECT_EQ(fused.wgs, 16u);
+  EXPECT_EQ(fused.load_bytes, rows * 1024);
+  EXPECT_EQ(fused.store_bytes_remote, 48u * 8 * 1024);  // the 3 other GPUs' 16 samples each
+  EXPECT_EQ(fused.store_bytes_cached, 16u * 8 * 1024);  // its own samples
+  EXPECT_EQ(fused.sets, 16u * 3);
+  EXPECT_EQ(fused.waits, 16u * 3);
+  // Communication-aware: every WG's first store goes to GPU 2 (its next GPU).
+  for (const auto& ops : ops_of(fused_trace)) {
+    for (const WgOp& op : ops) {
+      if (op.kind != TraceOpKind::kStore) continue;
+      EXPECT_TRUE(op.remote());
+      EXPECT_EQ(op.peer, 2);
+      break;
+    }
+  }
+}
+
+EmbeddingA2aSpec embedding_spec(const NodeConfig& node, std::uint64_t batch, std::uint32_t tables) {
+  EmbeddingA2aSpec s;
+  s.embedding.batch = batch;
+  s.embedding.tables = tables;
+  s.embedding.rows = 256;
+  s.a2a.kind = CollectiveKind::kAllToAll;
+  s.a2a.channels = node.gpu.collective_channels;
+  s.a2a.values = true;
+  return s;
+}
+
+OverlapResult run_embedding(const NodeConfig& node, const EmbeddingA2aSpec& s, const std::string& configuration) {
+  return run_op(node, embedding_a2a_op(s), configuration);
+}
+
+// Values: every received vector is the sum of its bag's rows (full mode, both orders);
+// homogeneous mode agrees with the full node; the fused operator beats sequential.
+TEST(EmbeddingA2a, EveryVectorIsItsBagsSumAndTheFusedOperatorWins) {
+  const NodeConfig full = mi210({}, NetMode::kFull);
+  EmbeddingA2aSpec s = embedding_spec(full, 128, 8);
+  const OverlapResult seq = run_embedding(full, s, "sequential");
+  EXPECT_TRUE(seq.values_checked);
+  OverlapResult fused[2];
+  for (bool comm_aware : {true, false}) {
+    s.embedding.comm_aware = comm_aware;
+    fused[comm_aware ? 0 : 1] = run_embedding(full, s, "fused");
+    EXPECT_EQ(fused[comm_aware ? 0 : 1].words_checked, seq.words_checked + 4ULL * 128 * 8 * 32) << comm_aware;
+    EXPECT_LT(fused[comm_aware ? 0 : 1].time, seq.time) << comm_aware;
+  }
+  s.embedding.comm_aware = true;
+  const OverlapResult mirrored = run_embedding(mi210(), s, "fused");
+  EXPECT_TRUE(mirrored.values_checked);
+  EXPECT_NEAR(static_cast<double>(mirrored.time.ps()), static_cast<double>(fused[0].time.ps()),
+              0.05 * static_cast<double>(fused[0].time.ps()));
 }
 
 }  // namespace

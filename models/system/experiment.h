@@ -13,6 +13,7 @@
 //   ag_gemm     an all-gather of A, then the GEMM that consumes it (seed 001)
 //   gemm_a2a    a GEMM whose output rows an all-to-all returns (seed 000, MoE)
 //   gemv_ar     a partial GEMV per GPU, all-reduced (seed 000, decode)
+//   embedding_a2a  embedding-bag pooling, then the all-to-all (seed 000, DLRM)
 //
 // See CONTRIBUTING.md for adding a kind.
 

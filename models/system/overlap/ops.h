@@ -7,12 +7,15 @@
 //             the GPUs their tokens came from (an all-to-all)
 //   gemv_ar   seed 000 Figure 9: each GPU's partial GEMV y = A x (its share of K),
 //             all-reduced (tensor-parallel decode)
+//   embedding_a2a  seed 000 Figure 8: each GPU's embedding-bag pooling of its tables for
+//             the whole batch, then the all-to-all to the samples' GPUs (DLRM)
 
 #include <cstdint>
 #include <string>
 
 #include "models/collectives/node_collective.h"
 #include "models/system/overlap/overlap_system.h"
+#include "trace/embedding.h"
 #include "trace/gemm.h"
 
 namespace t3sim {
@@ -56,5 +59,12 @@ GemmParams gemv_params(std::uint64_t m, std::uint64_t k, std::uint32_t tile_m, s
                        std::uint32_t flops_per_cycle, std::uint32_t wave_size);
 void validate_gemv_ar(const GemvArSpec& spec, std::uint32_t num_gpus);
 OverlapOpFactory gemv_ar_op(const GemvArSpec& spec);
+
+// ---- embedding_a2a (seed 000 Figure 8)
+struct EmbeddingA2aSpec {
+  EmbeddingParams embedding;       // batch, tables, dim, rows, pooling_max, flops; comm_aware, grid (0: CUs x occupancy)
+  NodeCollectiveParams a2a;        // the library's CU all-to-all of the pooled output (sequential)
+};
+OverlapOpFactory embedding_a2a_op(const EmbeddingA2aSpec& spec);
 
 }  // namespace t3sim

@@ -31,7 +31,8 @@ std::string overlap_configuration(const RunOptions& run, const char* kind) {
 
 NodeCollectiveParams read_overlap_collective(ConfigNode coll, const NodeConfig& node, CollectiveKind kind,
                                              std::uint64_t array_bytes, std::uint32_t element_bytes, bool whole,
-                                             const std::string& what, std::uint64_t seed) {
+                                             const std::string& what, std::uint64_t seed,
+                                             std::uint64_t values_bytes) {
   const GpuConfig& gpu = node.gpu;
   NodeCollectiveParams p;
   p.kind = kind;
@@ -41,7 +42,8 @@ NodeCollectiveParams read_overlap_collective(ConfigNode coll, const NodeConfig& 
   p.pipeline = read_channel_pipeline(coll, gpu.memory.hbm.value_granule);
   const std::string functional = coll.get_enum("functional", "auto", {"auto", "values", "off"});
   const std::uint64_t values_limit = coll.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
-  p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
+  p.values = functional == "values" ||
+             (functional == "auto" && (values_bytes > 0 ? values_bytes : p.array_bytes) <= values_limit);
   if (p.values && !whole) {
     if (functional == "values")
       coll.fail("functional", fmt::format("values need {} in whole {}-byte granules", what,

@@ -183,12 +183,14 @@ std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeCo
 // `array_bytes` (channels: the library's by default; the ring pipeline keys;
 // functional: auto | values | off, auto meaning values up to values_limit). Values
 // need `whole` (the op's chunks and tiles in whole value granules); `what` names those
-// in the error when values were asked for. Finishes the section.
+// in the error when values were asked for; `values_bytes` is what values_limit is
+// compared with (0: the array). Finishes the section.
 struct NodeCollectiveParams;
 struct CollectiveKind;
 NodeCollectiveParams read_overlap_collective(ConfigNode coll, const NodeConfig& node, CollectiveKind kind,
                                              std::uint64_t array_bytes, std::uint32_t element_bytes, bool whole,
-                                             const std::string& what, std::uint64_t seed);
+                                             const std::string& what, std::uint64_t seed,
+                                             std::uint64_t values_bytes = 0);
 
 // The CLI's reading of a configuration for an op kind: the name given (default
 // `fused`), checked against the registry (RunOptions::reject_configuration).

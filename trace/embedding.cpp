@@ -1,0 +1,187 @@
+#include "trace/embedding.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "sim/error.h"
+#include "sim/hash.h"
+
+namespace t3sim {
+
+namespace {
+
+std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+std::uint64_t mix(std::uint64_t seed, std::uint64_t table, std::uint64_t sample, std::uint64_t i) {
+  return splitmix64(splitmix64(splitmix64(seed ^ 0x656d62656464ULL) ^ table) ^ (sample << 20 | i));
+}
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// One bag's loads and adds (its rows at their addresses).
+void append_pooling(TraceProgram& prog, const EmbeddingParams& p, const std::vector<std::uint64_t>& rows,
+                    std::uint32_t table) {
+  const std::uint64_t v = embedding_vector_bytes(p);
+  for (std::uint64_t r : rows)
+    prog.ops.push_back(prog.constant_op(TraceOpKind::kLoad,
+                                        {i64(p.table_base + (std::uint64_t{table} * p.rows + r) * v), i64(v), 1, i64(v)}));
+  const std::uint64_t adds = std::max<std::uint64_t>(1, (rows.size() - 1) * p.dim);
+  prog.ops.push_back(prog.constant_op(TraceOpKind::kCompute, {i64(ceil_div(adds, p.flops_per_cycle)), i64(adds)}));
+}
+
+TraceResources bag_resources() {
+  TraceResources r;  // one wavefront per bag: D / 64 elements per lane
+  r.wfs_per_wg = 1;
+  r.threads_per_wg = 64;
+  r.regs_per_thread = 32;
+  r.lds_bytes = 0;
+  return r;
+}
+
+}  // namespace
+
+void validate_embedding(const EmbeddingParams& p) {
+  if (p.num_gpus < 2) throw UserError("an embedding all-to-all needs at least 2 GPUs");
+  if (p.gpu >= p.num_gpus) throw UserError(fmt::format("GPU {} of {}", p.gpu, p.num_gpus));
+  if (p.batch == 0 || p.batch % p.num_gpus != 0)
+    throw UserError(fmt::format("the all-to-all gives each of the {} GPUs B / {} samples, and the batch {} is not a "
+                                "positive multiple of {}",
+                                p.num_gpus, p.num_gpus, p.batch, p.num_gpus));
+  if (p.tables == 0 || p.dim == 0 || p.rows == 0 || p.pooling_max == 0 || p.elem_bytes == 0 || p.flops_per_cycle == 0)
+    throw UserError("tables, dim, rows, pooling_max, elem_bytes and flops_per_cycle must be at least 1");
+  if (p.batch > (1ULL << 40) || p.pooling_max > 4096) throw UserError("batch or pooling_max too large");
+}
+
+std::uint64_t embedding_vector_bytes(const EmbeddingParams& p) { return std::uint64_t{p.dim} * p.elem_bytes; }
+
+std::uint64_t embedding_chunk_bytes(const EmbeddingParams& p) {
+  return p.batch / p.num_gpus * p.tables * embedding_vector_bytes(p);
+}
+
+std::vector<std::uint64_t> embedding_bag_rows(const EmbeddingParams& p, std::uint32_t table, std::uint64_t sample) {
+  // GPU g's sample b is GPU 0's sample b - g x B/N: the same bags, shifted by a chunk.
+  const std::uint64_t shifted = (sample + p.batch - std::uint64_t{p.gpu} * (p.batch / p.num_gpus)) % p.batch;
+  const double u = static_cast<double>(mix(p.seed, table, shifted, 0xfffff) >> 11) * 0x1.0p-53;
+  const auto count = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(u * p.pooling_max)));
+  std::vector<std::uint64_t> rows;
+  rows.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) rows.push_back(mix(p.seed, table, shifted, i) % p.rows);
+  return rows;
+}
+
+double embedding_mean_pooling(const EmbeddingParams& p) {
+  std::uint64_t total = 0;
+  for (std::uint64_t b = 0; b < p.batch; ++b)
+    for (std::uint32_t t = 0; t < p.tables; ++t) total += embedding_bag_rows(p, t, b).size();
+  return static_cast<double>(total) / static_cast<double>(p.batch * p.tables);
+}
+
+KernelTrace make_embedding_trace(const EmbeddingParams& p) {
+  validate_embedding(p);
+  const std::uint64_t v = embedding_vector_bytes(p);
+  KernelTrace t;
+  t.name = fmt::format("embedding_bag_b{}_t{}_gpu{}", p.batch, p.tables, p.gpu);
+  t.attrs.emplace_back("generator", "t3sim embedding-bag pooling (one WG per bag)");
+  t.attrs.emplace_back("embedding", fmt::format("batch={} tables={} dim={} rows={} pooling_max={}", p.batch, p.tables,
+                                                p.dim, p.rows, p.pooling_max));
+  t.resources = bag_resources();
+  // Parameters: the rows' addresses (the first `count` used) and the output's.
+  for (std::uint32_t i = 0; i < p.pooling_max; ++i) t.params.push_back(fmt::format("r{}", i));
+  t.params.push_back("out");
+  for (std::uint32_t count = 1; count <= p.pooling_max; ++count) {
+    TraceProgram prog;
+    prog.name = fmt::format("bag_{}", count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      TraceOp ld;
+      ld.kind = TraceOpKind::kLoad;
+      ld.arg[0] = prog.expr(0, {TraceTerm{1, i}});
+      ld.arg[1] = prog.expr(i64(v));
+      ld.arg[2] = prog.expr(1);
+      ld.arg[3] = prog.expr(i64(v));
+      prog.ops.push_back(ld);
+    }
+    const std::uint64_t adds = std::max<std::uint64_t>(1, std::uint64_t{count - 1} * p.dim);
+    prog.ops.push_back(prog.constant_op(TraceOpKind::kCompute, {i64(ceil_div(adds, p.flops_per_cycle)), i64(adds)}));
+    TraceOp st;
+    st.kind = TraceOpKind::kStore;
+    st.arg[0] = prog.expr(0, {TraceTerm{1, p.pooling_max}});
+    st.arg[1] = prog.expr(i64(v));
+    st.arg[2] = prog.expr(1);
+    st.arg[3] = prog.expr(i64(v));
+    prog.ops.push_back(st);
+    t.programs.push_back(std::move(prog));
+  }
+  const std::size_t nparams = t.params.size();
+  t.wg_program.reserve(p.batch * p.tables);
+  t.wg_params.reserve(p.batch * p.tables * nparams);
+  for (std::uint64_t b = 0; b < p.batch; ++b) {
+    for (std::uint32_t tb = 0; tb < p.tables; ++tb) {
+      const std::vector<std::uint64_t> rows = embedding_bag_rows(p, tb, b);
+      t.wg_program.push_back(static_cast<std::uint16_t>(rows.size() - 1));
+      for (std::uint32_t i = 0; i < p.pooling_max; ++i)
+        t.wg_params.push_back(i < rows.size() ? i64(p.table_base + (std::uint64_t{tb} * p.rows + rows[i]) * v) : 0);
+      t.wg_params.push_back(i64(p.out_base + (b * p.tables + tb) * v));
+    }
+  }
+  validate_trace(t);
+  return t;
+}
+
+KernelTrace make_fused_embedding_a2a_trace(const EmbeddingParams& p) {
+  validate_embedding(p);
+  if (p.grid == 0 || p.grid > 65535) throw UserError(fmt::format("a persistent grid of {} WGs (1 to 65535)", p.grid));
+  const std::uint64_t v = embedding_vector_bytes(p);
+  const std::uint64_t per_gpu = p.batch / p.num_gpus, chunk = embedding_chunk_bytes(p);
+  KernelTrace t;
+  t.name = fmt::format("fused_embedding_a2a_b{}_t{}_gpu{}", p.batch, p.tables, p.gpu);
+  t.attrs.emplace_back("generator", "t3sim fused embedding-bag + all-to-all (persistent, seed 000)");
+  t.attrs.emplace_back("embedding", fmt::format("batch={} tables={} dim={} rows={} pooling_max={} grid={} order={}",
+                                                p.batch, p.tables, p.dim, p.rows, p.pooling_max, p.grid,
+                                                p.comm_aware ? "comm-aware" : "oblivious"));
+  t.resources = bag_resources();
+  t.programs.resize(p.grid);
+  for (std::uint32_t w = 0; w < p.grid; ++w) t.programs[w].name = fmt::format("wg_{}", w);
+  // The owners in the order the bags are taken: other GPUs' samples first.
+  std::vector<std::uint32_t> owners;
+  for (std::uint32_t e = 1; e <= p.num_gpus; ++e) owners.push_back((p.gpu + e) % p.num_gpus);
+  if (!p.comm_aware) std::sort(owners.begin(), owners.end());
+  std::uint64_t i = 0;
+  for (std::uint32_t owner : owners) {
+    const std::uint32_t d = (owner + p.num_gpus - p.gpu) % p.num_gpus;
+    for (std::uint64_t b = owner * per_gpu; b < (owner + 1) * per_gpu; ++b) {
+      for (std::uint32_t tb = 0; tb < p.tables; ++tb, ++i) {
+        TraceProgram& prog = t.programs[i % p.grid];
+        append_pooling(prog, p, embedding_bag_rows(p, tb, b), tb);
+        const std::uint64_t in_chunk = ((b - owner * per_gpu) * p.tables + tb) * v;
+        if (d == 0) {
+          prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {i64(p.out_base + p.gpu * chunk + in_chunk), i64(v), 1, i64(v)}));
+        } else {
+          TraceOp st = prog.constant_op(TraceOpKind::kStore,
+                                        {i64(p.recv_base + (d - 1) * chunk + in_chunk), i64(v), 1, i64(v), i64(owner)});
+          st.flags = kTraceUncached | kTraceRemote;
+          prog.ops.push_back(st);
+        }
+      }
+    }
+  }
+  // Each WG's end: its flag at every peer (after its stores there), then the peers'.
+  for (std::uint32_t w = 0; w < p.grid; ++w) {
+    TraceProgram& prog = t.programs[w];
+    for (std::uint32_t e = 1; e < p.num_gpus; ++e) {
+      const std::uint32_t peer = (p.gpu + e) % p.num_gpus;
+      TraceOp set = prog.constant_op(TraceOpKind::kSet,
+                                     {i64(p.flag_base + std::uint64_t{p.num_gpus - e} * p.grid + w), 1, 0, 0, i64(peer)});
+      set.flags = kTraceRemote;
+      prog.ops.push_back(set);
+    }
+    for (std::uint32_t d = 1; d < p.num_gpus; ++d)
+      prog.ops.push_back(prog.constant_op(TraceOpKind::kWait, {i64(p.flag_base + std::uint64_t{d} * p.grid + w), 1}));
+    t.add_wg(static_cast<std::uint16_t>(w), {});
+  }
+  validate_trace(t);
+  return t;
+}
+
+}  // namespace t3sim
