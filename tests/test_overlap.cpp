@@ -490,14 +490,17 @@ TEST(Embedding, BulkAndFusedKernelsPoolEveryBagOnce) {
   EXPECT_EQ(fused.store_bytes_cached, 16u * 8 * 1024);  // its own samples
   EXPECT_EQ(fused.sets, 16u * 3);
   EXPECT_EQ(fused.waits, 16u * 3);
-  // Communication-aware: every WG's first store goes to GPU 2 (its next GPU).
-  for (const auto& ops : ops_of(fused_trace)) {
-    for (const WgOp& op : ops) {
-      if (op.kind != TraceOpKind::kStore) continue;
-      EXPECT_TRUE(op.remote());
-      EXPECT_EQ(op.peer, 2);
-      break;
-    }
+  // Communication-aware: other GPUs' samples first, interleaved over them (WG w's first
+  // bag is sample 0 of GPU 2 for w < 8 tables, of GPU 3 next), its own samples last.
+  const auto per_wg = ops_of(fused_trace);
+  for (std::size_t w = 0; w < per_wg.size(); ++w) {
+    std::vector<const WgOp*> stores;
+    for (const WgOp& op : per_wg[w])
+      if (op.kind == TraceOpKind::kStore) stores.push_back(&op);
+    ASSERT_FALSE(stores.empty());
+    EXPECT_TRUE(stores.front()->remote());
+    EXPECT_EQ(stores.front()->peer, w < 8 ? 2 : 3) << "WG " << w;
+    EXPECT_FALSE(stores.back()->remote()) << "WG " << w;
   }
 }
 

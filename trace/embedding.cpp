@@ -143,26 +143,34 @@ KernelTrace make_fused_embedding_a2a_trace(const EmbeddingParams& p) {
   t.resources = bag_resources();
   t.programs.resize(p.grid);
   for (std::uint32_t w = 0; w < p.grid; ++w) t.programs[w].name = fmt::format("wg_{}", w);
-  // The owners in the order the bags are taken: other GPUs' samples first.
-  std::vector<std::uint32_t> owners;
-  for (std::uint32_t e = 1; e <= p.num_gpus; ++e) owners.push_back((p.gpu + e) % p.num_gpus);
-  if (!p.comm_aware) std::sort(owners.begin(), owners.end());
+  // The samples in the order their bags are taken. Communication-aware: the other GPUs'
+  // samples first, interleaved over them (sample k of GPU g + 1, of g + 2, ..., then
+  // sample k + 1) so every link carries vectors from the start; its own samples last.
+  // Oblivious: sample order.
+  std::vector<std::uint64_t> samples;
+  samples.reserve(p.batch);
+  if (p.comm_aware) {
+    for (std::uint64_t k = 0; k < per_gpu; ++k)
+      for (std::uint32_t e = 1; e < p.num_gpus; ++e) samples.push_back((p.gpu + e) % p.num_gpus * per_gpu + k);
+    for (std::uint64_t k = 0; k < per_gpu; ++k) samples.push_back(p.gpu * per_gpu + k);
+  } else {
+    for (std::uint64_t b = 0; b < p.batch; ++b) samples.push_back(b);
+  }
   std::uint64_t i = 0;
-  for (std::uint32_t owner : owners) {
+  for (std::uint64_t b : samples) {
+    const auto owner = static_cast<std::uint32_t>(b / per_gpu);
     const std::uint32_t d = (owner + p.num_gpus - p.gpu) % p.num_gpus;
-    for (std::uint64_t b = owner * per_gpu; b < (owner + 1) * per_gpu; ++b) {
-      for (std::uint32_t tb = 0; tb < p.tables; ++tb, ++i) {
-        TraceProgram& prog = t.programs[i % p.grid];
-        append_pooling(prog, p, embedding_bag_rows(p, tb, b), tb);
-        const std::uint64_t in_chunk = ((b - owner * per_gpu) * p.tables + tb) * v;
-        if (d == 0) {
-          prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {i64(p.out_base + p.gpu * chunk + in_chunk), i64(v), 1, i64(v)}));
-        } else {
-          TraceOp st = prog.constant_op(TraceOpKind::kStore,
-                                        {i64(p.recv_base + (d - 1) * chunk + in_chunk), i64(v), 1, i64(v), i64(owner)});
-          st.flags = kTraceUncached | kTraceRemote;
-          prog.ops.push_back(st);
-        }
+    for (std::uint32_t tb = 0; tb < p.tables; ++tb, ++i) {
+      TraceProgram& prog = t.programs[i % p.grid];
+      append_pooling(prog, p, embedding_bag_rows(p, tb, b), tb);
+      const std::uint64_t in_chunk = ((b - owner * per_gpu) * p.tables + tb) * v;
+      if (d == 0) {
+        prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {i64(p.out_base + p.gpu * chunk + in_chunk), i64(v), 1, i64(v)}));
+      } else {
+        TraceOp st = prog.constant_op(TraceOpKind::kStore,
+                                      {i64(p.recv_base + (d - 1) * chunk + in_chunk), i64(v), 1, i64(v), i64(owner)});
+        st.flags = kTraceUncached | kTraceRemote;
+        prog.ops.push_back(st);
       }
     }
   }

@@ -15,8 +15,9 @@
 // the CU all-to-all's layout).
 //
 // Fused kernel (seed 000's scale-up zero-copy operator): a persistent grid of WGs takes
-// the bags round-robin, bags of other GPUs' samples first (comm_aware: GPU g + 1's, then
-// g + 2's, ..., its own last; oblivious: sample order), and stores each pooled vector
+// the bags round-robin, bags of other GPUs' samples first (comm_aware: interleaved over
+// the other GPUs, sample k of g + 1, of g + 2, ..., so every link is busy from the start;
+// its own last; oblivious: sample order), and stores each pooled vector
 // straight into its owner's receive buffer (remote store): slot d - 1 (sender at ring
 // distance d) of chunk bytes, [b_local][t][D]; its own samples' into its local slot (the
 // output's chunk g). At its end a WG sets, at each peer, its flag (released: after its
