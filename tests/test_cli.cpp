@@ -353,6 +353,8 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
       {"configs/workloads/gemm/small.yaml --config conccl",
        "run.config: kind gemm takes one of the sub-layer configurations (fused, ideal-overlap, ideal-rs-nmc, "
        "sequential, t3, t3-mca), not 'conccl'"},
+      {"configs/workloads/gemm/small.yaml --config fused --set workload.collective.fused_reduction=magic",
+       "workload.collective.fused_reduction: expected one of staging, atomic; got 'magic'"},
       {"configs/workloads/gemm/small.yaml --config fused --set workload.collective.fused_order=sideways",
        "workload.collective.fused_order: expected one of comm-aware, oblivious; got 'sideways'"},
       {"configs/workloads/gemm/small.yaml --config fused --set system.num_gpus=3",

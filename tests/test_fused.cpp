@@ -136,12 +136,14 @@ TEST(FusedGemmRs, RejectsWhatItCannotFuse) {
 
 // A 4-GPU sub-layer of small_gemm; `flag_waits`: the CUs' blocked waits, summed.
 SublayerResult run(NetMode mode, const std::string& configuration, const std::string& order = "comm-aware",
-                   const std::vector<std::string>& overrides = {}, double* flag_waits = nullptr) {
+                   const std::vector<std::string>& overrides = {}, double* flag_waits = nullptr,
+                   const std::string& reduction = "staging") {
   const NodeConfig cfg = table1(4, mode, overrides);
   Simulator sim(3);
   SublayerOptions opt;
   opt.functional = "values";
   opt.fused_order = order;
+  opt.fused_reduction = reduction;
   SublayerSystem sys(sim, cfg, small_gemm(cfg), opt, configuration, 3);
   const SublayerResult r = sys.run();
   if (flag_waits != nullptr) {
@@ -167,6 +169,35 @@ TEST(FusedSublayer, ValuesAreTheSumOfThePartials) {
       EXPECT_EQ(r.rs, Tick::zero());  // inside the kernel
       EXPECT_EQ(r.json["fused"]["order"], order);
     }
+  }
+}
+
+// The atomic variant: every GPU's partial segment is added into its owner's chunk
+// (remote updates, applied at the owner's memory), the own one locally, then flagged;
+// the owner only waits. Byte counts, then values under contention: four GPUs adding
+// into every chunk at once lose nothing (full and homogeneous mode).
+TEST(FusedGemmRs, AtomicAddsReplaceTheStagingAndTheReduction) {
+  const GemmParams g = gemm(1024, 1024, 512);
+  FusedGemmRsParams p = fused(g, 4, 1, 80);
+  p.atomic = true;
+  const TraceTotals tot = trace_totals(make_fused_gemm_rs_trace(p));
+  const std::uint64_t chunk = 1024 * 1024 * 2 / 4;
+  EXPECT_EQ(tot.store_bytes_update, 4 * chunk);   // every partial, added where it belongs
+  EXPECT_EQ(tot.store_bytes_remote, 3 * chunk);   // the other GPUs' rows
+  EXPECT_EQ(tot.store_bytes_cached, 0u);
+  EXPECT_EQ(tot.load_bytes, trace_totals(make_gemm_trace(g)).load_bytes);  // no staged loads
+  EXPECT_EQ(tot.waits, 8u * 4);                   // each own segment's 4 adds
+  EXPECT_EQ(tot.sets, 32u);
+  p.all_gather = true;
+  EXPECT_THROW(make_fused_gemm_rs_trace(p), UserError);
+}
+
+TEST(FusedSublayer, AtomicAddsUnderContentionLoseNothing) {
+  for (const NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
+    const SublayerResult r = run(mode, "fused", "comm-aware", {}, nullptr, "atomic");
+    EXPECT_TRUE(r.values_checked);
+    EXPECT_EQ(r.words_checked, (mode == NetMode::kFull ? 4u : 1u) * 1024 * 1024 * 2 / 32);
+    EXPECT_EQ(r.json["fused"]["reduction"], "atomic");
   }
 }
 

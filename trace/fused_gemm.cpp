@@ -137,6 +137,8 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
           others.push_back(s);
       }
   if (p.all_gather && !p.reduce) throw UserError("a fused all-gather follows the reduction: all_gather needs reduce");
+  if (p.atomic && (!p.reduce || p.all_gather))
+    throw UserError("atomic adds are the reduce-scatter's alternative to staging: atomic needs reduce, not all_gather");
   const std::uint64_t tasks = tiles.size() + own.size() + others.size();
   const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.grid, tasks));
   if (grid > 65535) throw UserError(fmt::format("a persistent grid of {} WGs (at most 65535 programs)", grid));
@@ -189,7 +191,15 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
     for (const Segment& s : geo.segments(g, r, c)) {
       const std::uint32_t d = distance(p, s.chunk);
       const Region seg = region(s);
-      if (d == 0) {
+      if (p.atomic) {
+        // Added into the owner's C (its own chunk locally), then flagged there.
+        TraceOp add = prog.constant_op(TraceOpKind::kStore, {c_address(s), seg.bytes, seg.rows, row_stride, i64(s.chunk)});
+        add.flags = kTraceUncached | kTraceUpdate | (d == 0 ? 0 : kTraceRemote);
+        prog.ops.push_back(add);
+        TraceOp set = prog.constant_op(TraceOpKind::kSet, {flag(d, s.index), 1, 0, 0, i64(s.chunk)});
+        set.flags = d == 0 ? 0 : kTraceRemote;
+        prog.ops.push_back(set);
+      } else if (d == 0) {
         prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {c_address(s), seg.bytes, seg.rows, row_stride}));
         if (p.reduce) prog.ops.push_back(prog.constant_op(TraceOpKind::kSet, {flag(0, s.index), 1}));
       } else {
@@ -208,7 +218,7 @@ KernelTrace make_fused_gemm_rs_trace(const FusedGemmRsParams& p) {
     TraceProgram& prog = t.programs[(tiles.size() + i) % grid];
     for (std::uint32_t d = p.reduce ? 0 : 1; d < p.num_gpus; ++d)
       prog.ops.push_back(prog.constant_op(TraceOpKind::kWait, {flag(d, s.index), 1}));
-    if (!p.reduce) continue;  // the all-to-all: the slices landed where they stay
+    if (!p.reduce || p.atomic) continue;  // the slices landed (all-to-all) or were added (atomic) in place
     const std::int64_t bytes = region(s).bytes, rows = region(s).rows;
     prog.ops.push_back(prog.constant_op(TraceOpKind::kLoad, {c_address(s), bytes, rows, row_stride}));
     for (std::uint32_t d = 1; d < p.num_gpus; ++d) {

@@ -59,6 +59,11 @@ struct FusedGemmRsParams {
   // flag_base + (N + d) x segments_per_chunk + index for the owner at ring distance d
   // from the receiver), and every GPU waits for the other chunks' sums.
   bool all_gather = false;
+  // With reduce, instead of staging: every segment, the own one included, is added into
+  // its owner's C with an atomic add (a remote or local update: applied at the owner's
+  // memory), then flagged; the owner only waits for its chunk's N flags. C starts at
+  // zero. (The "atomically added into the owner GPU's chunk".)
+  bool atomic = false;
 };
 
 // The chunks and segments of a fused GEMM + RS (the same on every GPU).

@@ -18,6 +18,7 @@ SublayerOptions read_sublayer_options(ConfigNode c, std::uint32_t value_granule)
   o.values_limit = c.get_bytes("values_limit", o.values_limit, 0, 1ULL << 40);
   o.t3_all_gather = c.get_enum("t3_all_gather", o.t3_all_gather, {"cu", "dma"});
   o.fused_order = c.get_enum("fused_order", o.fused_order, {"comm-aware", "oblivious"});
+  o.fused_reduction = c.get_enum("fused_reduction", o.fused_reduction, {"staging", "atomic"});
   c.finish();
   return o;
 }

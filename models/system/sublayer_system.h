@@ -48,6 +48,10 @@ struct SublayerOptions {
   // owned by other GPUs first, the own chunk's last (seed 000 §III); oblivious: the
   // GEMM's own tile order.
   std::string fused_order = "comm-aware";
+  // fused: how the partial outputs are reduced. staging: into the owner's staging
+  // slots, summed by the owner's WGs on flags; atomic: added into the owner's chunk with
+  // atomic adds (applied at its memory), the owner only waiting for the flags.
+  std::string fused_reduction = "staging";
 };
 
 // A CU collective's channel pipeline keys (protocol: simple | ll | ll128 | auto, the

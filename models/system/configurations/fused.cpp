@@ -8,7 +8,10 @@
 //
 // The reduction is the owner's, on staged partials (seed 000's GEMV + all-reduce
 // uses the same two-phase scheme with temporary buffers), so no hardware atomics
-// are assumed.
+// are assumed. `collective.fused_reduction: atomic` is the other way: every partial
+// segment is atomically added into its owner's chunk (a remote or local update applied
+// at the owner's memory: the memory controllers' op-and-store stands for the
+// destination's atomic units), and the owner only waits for the flags.
 //
 // Phases: GEMM = until the fused kernel ends (its reduce-scatter included: the RS
 // phase is empty); AG. Traffic: the GEMM phase holds the compute stream's (the
@@ -49,6 +52,7 @@ class FusedConfiguration final : public SublayerConfiguration {
     p.gemm = *s.gemm().params;
     p.num_gpus = node.num_gpus();
     p.comm_aware = s.options().fused_order == "comm-aware";
+    p.atomic = s.options().fused_reduction == "atomic";
     p.staging_base = staging;
     p.flag_base = kFusedFlagBase;
     const std::uint32_t cus = s.gemm().cus > 0 ? s.gemm().cus : gpu.num_cus;
@@ -140,13 +144,15 @@ class FusedConfiguration final : public SublayerConfiguration {
   void complete(SublayerSystem& s, SublayerResult& r) override {
     r.json["fused"] = {{"persistent_wgs", grid_},
                        {"order", s.options().fused_order},
+                       {"reduction", s.options().fused_reduction},
                        {"chunk_rows", layout_.chunk_rows},
                        {"segments_per_chunk", layout_.segments_per_chunk}};
   }
 
   std::string rs_label(const SublayerSystem& s) const override {
-    return fmt::format("fused into the GEMM: {} persistent WGs, {} tile order, remote stores + flags, owner reduces",
-                       grid_, s.options().fused_order);
+    return fmt::format("fused into the GEMM: {} persistent WGs, {} tile order, {}", grid_, s.options().fused_order,
+                       s.options().fused_reduction == "atomic" ? "atomic adds into the owners' chunks + flags"
+                                                               : "remote stores + flags, owner reduces");
   }
 
  private:
