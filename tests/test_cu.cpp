@@ -223,6 +223,32 @@ TEST(CuLoadPath, SplitLoadsCarryTheirValuesIntoTheGroupSum) {
   }
 }
 
+TEST(CuLoadPath, CarryKeepsARunningSumAcrossLoadGroups) {
+  // An embedding bag of three rows, one row per group: each add carries the sum on, so
+  // the store after the last (uncarried) add writes row 0 + row 1 + row 2. With one
+  // stage buffer the groups are a chain (load, add, load, ...): 3 x (100 + 10) ns; with
+  // two the next row loads under the add, and the values are the same.
+  const std::string program =
+      "program p\n  loop i 3\n    load 8192*i 1024\n    compute 10 carry\n  end\n"
+      "  load 32768 1024\n  compute 10\n  store 65536 1024\nend\n";
+  for (std::uint32_t stages : {1u, 2u}) {
+    TimedRig r(pipeline(1024), program, Tick::ns(100), Tick(), UINT64_MAX, kGranule, stages);
+    ASSERT_EQ(r.memory.stored.size(), 1024u / kGranule);
+    for (std::uint64_t i = 0; i < 1024 / kGranule; ++i) {
+      std::uint64_t expected = 0;
+      for (std::uint64_t row : {0u, 8192u, 16384u, 32768u}) expected += row / kGranule + i + 1;
+      EXPECT_EQ(r.memory.stored[65536 + i * kGranule], expected) << "stages " << stages << " word " << i;
+    }
+    if (stages == 1) EXPECT_NEAR(r.done_ns(), 4 * (100 + 10) + 100, 1e-9);  // the store's round trip last
+    else EXPECT_LT(r.done_ns(), 4 * (100 + 10) + 100);
+  }
+  // Without carry the store writes only the last group's row.
+  TimedRig plain(pipeline(1024), "program p\n  load 0 1024\n  compute 10\n  load 32768 1024\n  compute 10\n"
+                                 "  store 65536 1024\nend\n",
+                 Tick::ns(100), Tick(), UINT64_MAX, kGranule, 1);
+  EXPECT_EQ(plain.memory.stored[65536], 32768 / kGranule + 1);
+}
+
 // Every WG of `trace_text` launched at once on one CU against a FakeMemory (1 us),
 // run to the end.
 struct ManyWgRig {

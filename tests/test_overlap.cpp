@@ -446,6 +446,7 @@ EmbeddingParams embedding(std::uint32_t gpu, std::uint32_t grid = 16) {
   p.rows = 1000;
   p.grid = grid;
   p.table_base = 0;
+  p.index_base = 3ULL << 30;
   p.out_base = 1ULL << 30;
   p.recv_base = 2ULL << 30;
   p.flag_base = 5000;
@@ -480,12 +481,36 @@ TEST(Embedding, BulkAndFusedKernelsPoolEveryBagOnce) {
     for (std::uint32_t t = 0; t < 8; ++t) rows += embedding_bag_rows(p, t, b).size();
   const TraceTotals bulk = trace_totals(make_embedding_trace(p));
   EXPECT_EQ(bulk.wgs, 64u * 8);
-  EXPECT_EQ(bulk.load_bytes, rows * 1024);
+  // Each bag: its offsets (16 B), then per row its index (8 B) and the row (1 KiB).
+  const std::uint64_t bag_loads = rows * (1024 + 8) + 64u * 8 * 16;
+  EXPECT_EQ(bulk.load_bytes, bag_loads);
+  EXPECT_EQ(bulk.compute_ops, 64u * 8 + 2 * rows);
+  EXPECT_EQ(embedding_index_bytes(p), (8u * 65 + rows) * 8);
+  {
+    // PyTorch's loop, a dependent chain: offsets; per row its index, then the row,
+    // added into the sum carried to the next row; the last add is not carried.
+    const KernelTrace bulk_trace = make_embedding_trace(p);
+    const auto bag = ops_of(bulk_trace).front();
+    const std::size_t n = embedding_bag_rows(p, 0, 0).size();
+    ASSERT_EQ(bag.size(), 2 + 4 * n + 1);
+    EXPECT_EQ(bag[0].kind, TraceOpKind::kLoad);
+    EXPECT_EQ(bag[0].bytes(), 16u);
+    for (std::size_t i = 0; i < n; ++i) {
+      const WgOp* step = &bag[2 + 4 * i];
+      EXPECT_EQ(step[0].bytes(), 8u);
+      EXPECT_TRUE(step[1].kind == TraceOpKind::kCompute && step[1].carry());
+      EXPECT_EQ(step[2].bytes(), 1024u);
+      EXPECT_EQ(step[2].addr(), embedding_bag_rows(p, 0, 0)[i] * 1024);
+      EXPECT_EQ(step[3].carry(), i + 1 < n) << "row " << i;
+    }
+    EXPECT_EQ(bag.back().kind, TraceOpKind::kStore);
+    EXPECT_EQ(bulk_trace.resources.stages, 1u);
+  }
   EXPECT_EQ(bulk.store_bytes_cached, 64u * 8 * 1024);
   const KernelTrace fused_trace = make_fused_embedding_a2a_trace(p);
   const TraceTotals fused = trace_totals(fused_trace);
   EXPECT_EQ(fused.wgs, 16u);
-  EXPECT_EQ(fused.load_bytes, rows * 1024);
+  EXPECT_EQ(fused.load_bytes, bag_loads);
   EXPECT_EQ(fused.store_bytes_remote, 48u * 8 * 1024);  // the 3 other GPUs' 16 samples each
   EXPECT_EQ(fused.store_bytes_cached, 16u * 8 * 1024);  // its own samples
   EXPECT_EQ(fused.sets, 16u * 3);

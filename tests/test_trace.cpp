@@ -207,7 +207,15 @@ TEST(TraceFormat, ComputeLdsAndIssueRoundTripAndAreBounded) {
   EXPECT_TRUE(parse_trace(text, "k.trace") == t);
   const std::string head = "t3trace 1\nkernel k\nresources wfs=1 threads=64\nprogram p\n";
   EXPECT_THAT(trace_error(head + "  compute 10 lds=-1\nend\nwgs 1\nwg 0 p\n"), HasSubstr("bad.trace:5:"));
-  EXPECT_THAT(trace_error(head + "  compute 10 isue=3\nend\nwgs 1\nwg 0 p\n"), HasSubstr("'compute' takes no option 'isue' (expected 'compute CYCLES [flops=F] [lds=B] [issue=C] [wf=W]')"));
+  EXPECT_THAT(trace_error(head + "  compute 10 isue=3\nend\nwgs 1\nwg 0 p\n"), HasSubstr("'compute' takes no option 'isue' (expected 'compute CYCLES [flops=F] [lds=B] [issue=C] [carry] [wf=W]')"));
+  // `carry` (an embedding bag's running sum) round-trips; it is a compute's flag only.
+  const std::string carried = head + "  load 0 64\n  compute 10 carry\n  load 64 64\n  compute 10\nend\nwgs 1\nwg 0 p\n";
+  const KernelTrace c = parse_trace(carried, "carry.trace");
+  EXPECT_TRUE(c.programs[0].ops[1].flags & kTraceCarry);
+  EXPECT_FALSE(c.programs[0].ops[3].flags & kTraceCarry);
+  EXPECT_THAT(trace_to_string(c), HasSubstr("compute 10 carry\n"));
+  EXPECT_TRUE(parse_trace(trace_to_string(c), "carry.trace") == c);
+  EXPECT_THAT(trace_error(head + "  load 0 64 carry\nend\nwgs 1\nwg 0 p\n"), HasSubstr("'load' takes no flag 'carry'"));
   EXPECT_THAT(trace_error(head + "  compute 10 issue=2000000000000\nend\nwgs 1\nwg 0 p\n"),
               HasSubstr("issue evaluates to 2000000000000 (expected at most 1099511627776 cycles)"));
   EXPECT_THAT(trace_error(head + "  compute 10 lds=2000000000000\nend\nwgs 1\nwg 0 p\n"),

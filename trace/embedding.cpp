@@ -20,25 +20,75 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t table, std::uint64_t sample,
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
-// One bag's loads and adds (its rows at their addresses).
-void append_pooling(TraceProgram& prog, const EmbeddingParams& p, const std::vector<std::uint64_t>& rows,
-                    std::uint32_t table) {
+constexpr std::int64_t kIndexBytes = 8;  // int64 offsets and indices
+
+// One bag as PyTorch's EmbeddingBag_updateOutputKernel_sum_mean runs it (the kernel
+// seed 000 fuses): the bag's bounds from the offsets, then per row its index and, that
+// index known, the row, added into the running sum. The loop has a run-time trip count,
+// which the AMDGPU back end does not unroll (LLVM AMDGPUTargetTransformInfo
+// getUnrollingPreferences: partial unrolling only, "TODO: Do we want runtime
+// unrolling?"), and each step waits for its loads before its add (in-order issue,
+// s_waitcnt), so a bag's loads are a chain: two dependent memory latencies per row.
+// Each load and its compute are a load group; the kernel's one stage buffer
+// (resources.stages = 1) keeps the next group's loads behind this group's compute, and
+// `carry` passes the sum from row to row (index groups carry it through). The WG's 4
+// wavefronts each hold 64 of the D features, so a row load is the WG's D x 4 bytes.
+struct BagAddresses {
+  std::uint64_t offsets = 0;  // offsets[b], offsets[b + 1]
+  std::uint64_t indices = 0;  // the bag's first index
+};
+
+void append_bag(TraceProgram& prog, const EmbeddingParams& p, const BagAddresses& at, const std::vector<std::uint64_t>& rows,
+                std::uint32_t table) {
   const std::uint64_t v = embedding_vector_bytes(p);
-  for (std::uint64_t r : rows)
+  prog.ops.push_back(prog.constant_op(TraceOpKind::kLoad, {i64(at.offsets), 2 * kIndexBytes, 1, 2 * kIndexBytes}));
+  prog.ops.push_back(prog.constant_op(TraceOpKind::kCompute, {0}));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    prog.ops.push_back(prog.constant_op(TraceOpKind::kLoad, {i64(at.indices + i * kIndexBytes), kIndexBytes, 1, kIndexBytes}));
+    TraceOp address = prog.constant_op(TraceOpKind::kCompute, {0});
+    address.flags = kTraceCarry;
+    prog.ops.push_back(address);
     prog.ops.push_back(prog.constant_op(TraceOpKind::kLoad,
-                                        {i64(p.table_base + (std::uint64_t{table} * p.rows + r) * v), i64(v), 1, i64(v)}));
-  const std::uint64_t adds = std::max<std::uint64_t>(1, (rows.size() - 1) * p.dim);
-  prog.ops.push_back(prog.constant_op(TraceOpKind::kCompute, {i64(ceil_div(adds, p.flops_per_cycle)), i64(adds)}));
+                                        {i64(p.table_base + (std::uint64_t{table} * p.rows + rows[i]) * v), i64(v), 1, i64(v)}));
+    TraceOp add = prog.constant_op(TraceOpKind::kCompute, {i64(ceil_div(p.dim, p.flops_per_cycle)), i64(p.dim)});
+    if (i + 1 < rows.size()) add.flags = kTraceCarry;
+    prog.ops.push_back(add);
+  }
 }
 
 TraceResources bag_resources() {
-  TraceResources r;  // one wavefront per bag: D / 64 elements per lane
-  r.wfs_per_wg = 1;
-  r.threads_per_wg = 64;
+  TraceResources r;  // PyTorch's ROCm launch: blocks of 64 x 4 threads, one bag per block at D = 256
+  r.wfs_per_wg = 4;
+  r.threads_per_wg = 256;
   r.regs_per_thread = 32;
   r.lds_bytes = 0;
+  r.stages = 1;
   return r;
 }
+
+// Where bag (b, t)'s offsets and indices are: DLRM's per-table CSR input (offsets
+// [T][B + 1], then every table's indices, int64).
+class BagIndex {
+ public:
+  explicit BagIndex(const EmbeddingParams& p) : p_(p), first_(std::size_t{p.tables} * (p.batch + 1)) {
+    std::uint64_t next = 0;
+    for (std::uint32_t t = 0; t < p.tables; ++t) {
+      for (std::uint64_t b = 0; b <= p.batch; ++b) {
+        first_[t * (p.batch + 1) + b] = next;
+        if (b < p.batch) next += embedding_bag_rows(p, t, b).size();
+      }
+    }
+  }
+  BagAddresses at(std::uint32_t t, std::uint64_t b) const {
+    const std::uint64_t slot = std::uint64_t{t} * (p_.batch + 1) + b;
+    return BagAddresses{p_.index_base + slot * kIndexBytes, indices_base() + first_[slot] * kIndexBytes};
+  }
+
+ private:
+  std::uint64_t indices_base() const { return p_.index_base + std::uint64_t{p_.tables} * (p_.batch + 1) * kIndexBytes; }
+  const EmbeddingParams& p_;
+  std::vector<std::uint64_t> first_;
+};
 
 }  // namespace
 
@@ -78,41 +128,63 @@ double embedding_mean_pooling(const EmbeddingParams& p) {
   return static_cast<double>(total) / static_cast<double>(p.batch * p.tables);
 }
 
+std::uint64_t embedding_index_bytes(const EmbeddingParams& p) {
+  std::uint64_t indices = 0;
+  for (std::uint32_t t = 0; t < p.tables; ++t)
+    for (std::uint64_t b = 0; b < p.batch; ++b) indices += embedding_bag_rows(p, t, b).size();
+  return (std::uint64_t{p.tables} * (p.batch + 1) + indices) * kIndexBytes;
+}
+
 KernelTrace make_embedding_trace(const EmbeddingParams& p) {
   validate_embedding(p);
   const std::uint64_t v = embedding_vector_bytes(p);
   KernelTrace t;
   t.name = fmt::format("embedding_bag_b{}_t{}_gpu{}", p.batch, p.tables, p.gpu);
-  t.attrs.emplace_back("generator", "t3sim embedding-bag pooling (one WG per bag)");
+  t.attrs.emplace_back("generator", "t3sim embedding-bag pooling (one WG per bag, one row at a time)");
   t.attrs.emplace_back("embedding", fmt::format("batch={} tables={} dim={} rows={} pooling_max={}", p.batch, p.tables,
                                                 p.dim, p.rows, p.pooling_max));
   t.resources = bag_resources();
-  // Parameters: the rows' addresses (the first `count` used) and the output's.
+  // Parameters: the rows' addresses (the first `count` used), the bag's offsets and
+  // first index, the output's address. One program per bag size.
   for (std::uint32_t i = 0; i < p.pooling_max; ++i) t.params.push_back(fmt::format("r{}", i));
+  t.params.push_back("offsets");
+  t.params.push_back("indices");
   t.params.push_back("out");
+  const std::uint32_t offsets = p.pooling_max, indices = p.pooling_max + 1, out = p.pooling_max + 2;
+  auto load = [](TraceProgram& prog, TraceExpr address, std::int64_t bytes) {
+    TraceOp ld;
+    ld.kind = TraceOpKind::kLoad;
+    ld.arg[0] = address;
+    ld.arg[1] = prog.expr(bytes);
+    ld.arg[2] = prog.expr(1);
+    ld.arg[3] = prog.expr(bytes);
+    prog.ops.push_back(ld);
+  };
   for (std::uint32_t count = 1; count <= p.pooling_max; ++count) {
     TraceProgram prog;
     prog.name = fmt::format("bag_{}", count);
+    load(prog, prog.expr(0, {TraceTerm{1, offsets}}), 2 * kIndexBytes);
+    prog.ops.push_back(prog.constant_op(TraceOpKind::kCompute, {0}));
     for (std::uint32_t i = 0; i < count; ++i) {
-      TraceOp ld;
-      ld.kind = TraceOpKind::kLoad;
-      ld.arg[0] = prog.expr(0, {TraceTerm{1, i}});
-      ld.arg[1] = prog.expr(i64(v));
-      ld.arg[2] = prog.expr(1);
-      ld.arg[3] = prog.expr(i64(v));
-      prog.ops.push_back(ld);
+      load(prog, prog.expr(i * kIndexBytes, {TraceTerm{1, indices}}), kIndexBytes);
+      TraceOp address = prog.constant_op(TraceOpKind::kCompute, {0});
+      address.flags = kTraceCarry;
+      prog.ops.push_back(address);
+      load(prog, prog.expr(0, {TraceTerm{1, i}}), i64(v));
+      TraceOp add = prog.constant_op(TraceOpKind::kCompute, {i64(ceil_div(p.dim, p.flops_per_cycle)), i64(p.dim)});
+      if (i + 1 < count) add.flags = kTraceCarry;
+      prog.ops.push_back(add);
     }
-    const std::uint64_t adds = std::max<std::uint64_t>(1, std::uint64_t{count - 1} * p.dim);
-    prog.ops.push_back(prog.constant_op(TraceOpKind::kCompute, {i64(ceil_div(adds, p.flops_per_cycle)), i64(adds)}));
     TraceOp st;
     st.kind = TraceOpKind::kStore;
-    st.arg[0] = prog.expr(0, {TraceTerm{1, p.pooling_max}});
+    st.arg[0] = prog.expr(0, {TraceTerm{1, out}});
     st.arg[1] = prog.expr(i64(v));
     st.arg[2] = prog.expr(1);
     st.arg[3] = prog.expr(i64(v));
     prog.ops.push_back(st);
     t.programs.push_back(std::move(prog));
   }
+  const BagIndex index(p);
   const std::size_t nparams = t.params.size();
   t.wg_program.reserve(p.batch * p.tables);
   t.wg_params.reserve(p.batch * p.tables * nparams);
@@ -122,6 +194,9 @@ KernelTrace make_embedding_trace(const EmbeddingParams& p) {
       t.wg_program.push_back(static_cast<std::uint16_t>(rows.size() - 1));
       for (std::uint32_t i = 0; i < p.pooling_max; ++i)
         t.wg_params.push_back(i < rows.size() ? i64(p.table_base + (std::uint64_t{tb} * p.rows + rows[i]) * v) : 0);
+      const BagAddresses at = index.at(tb, b);
+      t.wg_params.push_back(i64(at.offsets));
+      t.wg_params.push_back(i64(at.indices));
       t.wg_params.push_back(i64(p.out_base + (b * p.tables + tb) * v));
     }
   }
@@ -156,13 +231,14 @@ KernelTrace make_fused_embedding_a2a_trace(const EmbeddingParams& p) {
   } else {
     for (std::uint64_t b = 0; b < p.batch; ++b) samples.push_back(b);
   }
+  const BagIndex index(p);
   std::uint64_t i = 0;
   for (std::uint64_t b : samples) {
     const auto owner = static_cast<std::uint32_t>(b / per_gpu);
     const std::uint32_t d = (owner + p.num_gpus - p.gpu) % p.num_gpus;
     for (std::uint32_t tb = 0; tb < p.tables; ++tb, ++i) {
       TraceProgram& prog = t.programs[i % p.grid];
-      append_pooling(prog, p, embedding_bag_rows(p, tb, b), tb);
+      append_bag(prog, p, index.at(tb, b), embedding_bag_rows(p, tb, b), tb);
       const std::uint64_t in_chunk = ((b - owner * per_gpu) * p.tables + tb) * v;
       if (d == 0) {
         prog.ops.push_back(prog.constant_op(TraceOpKind::kStore, {i64(p.out_base + p.gpu * chunk + in_chunk), i64(v), 1, i64(v)}));

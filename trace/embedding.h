@@ -9,10 +9,14 @@
 // all-to-all then gives GPU j the pooled vectors of its samples [j x B/N, (j+1) x B/N)
 // from every GPU's tables (model to data parallelism).
 //
-// Bulk kernel (the baseline's EmbeddingBag): one WG per bag (one wavefront: D / 64
-// elements per lane), WG id = b x T + t: its rows' loads, the adds on the vector ALUs,
-// the pooled vector stored into the local output [B][T][D] (chunk j = GPU j's samples,
-// the CU all-to-all's layout).
+// Bulk kernel (the baseline's EmbeddingBag, PyTorch's
+// EmbeddingBag_updateOutputKernel_sum_mean): one WG of 4 wavefronts per bag (64 of the
+// D = 256 features each), WG id = b x T + t. It reads the bag's offsets, then one row
+// at a time its index and that row, adding it into a running sum on the vector ALUs
+// (a dependent chain: trace/embedding.cpp), and stores the pooled vector into the
+// local output [B][T][D] (chunk j = GPU j's samples, the CU all-to-all's layout). The
+// input is DLRM's per-table CSR: offsets [T][B + 1], then the indices (int64) at
+// index_base.
 //
 // Fused kernel (seed 000's scale-up zero-copy operator): a persistent grid of WGs takes
 // the bags round-robin, bags of other GPUs' samples first (comm_aware: interleaved over
@@ -45,6 +49,7 @@ struct EmbeddingParams {
   std::uint32_t pooling_max = 10;  // rows per bag: max(1, round(u x pooling_max))
   std::uint64_t seed = 1;
   std::uint64_t table_base = 0;    // T tables of R x D, one after the other
+  std::uint64_t index_base = 0;    // offsets [T][B + 1], then the indices (embedding_index_bytes)
   std::uint64_t out_base = 0;      // bulk: [B][T][D]; fused: own slot at out + g x chunk
   std::uint64_t recv_base = 0;     // fused: N - 1 slots of one chunk (slot d - 1: from distance d)
   std::uint32_t flops_per_cycle = 128;  // vector ALU adds per CU cycle
@@ -57,6 +62,8 @@ struct EmbeddingParams {
 // Throws UserError for a batch or shape it cannot cut.
 void validate_embedding(const EmbeddingParams& p);
 std::uint64_t embedding_vector_bytes(const EmbeddingParams& p);
+// Bytes of the offsets and indices at index_base.
+std::uint64_t embedding_index_bytes(const EmbeddingParams& p);
 // Bytes of one GPU's chunk of the output (B/N samples x T vectors).
 std::uint64_t embedding_chunk_bytes(const EmbeddingParams& p);
 // The rows of bag (b, t) on GPU p.gpu.

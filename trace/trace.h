@@ -69,6 +69,10 @@ enum : std::uint8_t {
   // A `set` that does not wait for the WG's stores to be acknowledged (LL / LL128:
   // the flag travels behind the data on the same path instead of after a fence).
   kTraceUnfenced = 32,
+  // A `compute` whose group's loaded values are added into the next group's when it
+  // completes: a running sum over a WG's load groups (an embedding bag's accumulator,
+  // one row per group), so a later store carries the sum of every carried group.
+  kTraceCarry = 64,
 };
 
 // One op. Operands by kind:
@@ -211,6 +215,7 @@ struct WgOp {
   bool update() const { return (flags & kTraceUpdate) != 0; }
   bool remote() const { return (flags & kTraceRemote) != 0; }
   bool unfenced() const { return (flags & kTraceUnfenced) != 0; }
+  bool carry() const { return (flags & kTraceCarry) != 0; }
   bool operator==(const WgOp&) const = default;
 };
 

@@ -18,7 +18,7 @@
 namespace t3sim {
 namespace {
 
-constexpr std::string_view kFlagWords[] = {"cached", "uncached", "update", "ll", "ll128", "unfenced"};
+constexpr std::string_view kFlagWords[] = {"cached", "uncached", "update", "ll", "ll128", "unfenced", "carry"};
 constexpr std::string_view kOpWords[] = {"compute", "load", "store", "wait", "set", "loop", "end"};
 constexpr std::string_view kTopWords[] = {"kernel", "attr", "resources", "params", "program", "wgs", "wg"};
 
@@ -423,7 +423,8 @@ class Parser {
 
     if (word == "compute") {
       op.kind = TraceOpKind::kCompute;
-      expect(1, {"flops", "lds", "issue", "wf"}, {}, "compute CYCLES [flops=F] [lds=B] [issue=C] [wf=W]");
+      expect(1, {"flops", "lds", "issue", "wf"}, {"carry"}, "compute CYCLES [flops=F] [lds=B] [issue=C] [carry] [wf=W]");
+      if (has_flag("carry")) op.flags |= kTraceCarry;
       op.arg[0] = parse_expr(pos[0], "cycles");
       if (const auto f = option("flops")) op.arg[1] = parse_expr(*f, "flops");
       if (const auto l = option("lds")) op.arg[2] = parse_expr(*l, "lds");
@@ -637,6 +638,7 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
           if (!(op.arg[1].is_constant() && op.arg[1].constant == 0)) opt("flops", op.arg[1]);
           if (!(op.arg[2].is_constant() && op.arg[2].constant == 0)) opt("lds", op.arg[2]);
           if (!(op.arg[3].is_constant() && op.arg[3].constant == 0)) opt("issue", op.arg[3]);
+          if (op.flags & kTraceCarry) w(" carry");
           break;
         case TraceOpKind::kLoad:
         case TraceOpKind::kStore:

@@ -219,7 +219,7 @@ void ComputeUnit::advance(std::uint32_t s) {
         if (const PendingStore* oldest = oldest_pending_store(w);
             oldest != nullptr && ring(w, oldest->value_group) == ring(w, w.group + 1))
           return;
-        w.group_compute[w.group_ring] = QueuedCompute{op.cycles(), op.lds_bytes(), op.issue_cycles()};
+        w.group_compute[w.group_ring] = QueuedCompute{op.cycles(), op.lds_bytes(), op.issue_cycles(), op.carry()};
         ++w.group;  // later loads feed the next compute
         w.group_ring = w.group_ring == w.stages ? 0 : w.group_ring + 1;
         // Its ring entry last held group - P - 1, whose compute is done and whose
@@ -524,6 +524,20 @@ bool ComputeUnit::try_compute_start(std::uint32_t s) {
 void ComputeUnit::on_compute_done(std::uint32_t s) {
   Slot& w = slots_[s];
   w.compute_running = false;
+  if (w.group_compute[ring(w, w.computes_done)].carry) {
+    // The running sum moves on to the next group (open or closed; its ring entry was
+    // cleared when this compute was queued, and its loads add in place).
+    Payload& done = w.group_sum[ring(w, w.computes_done)];
+    Payload& next = w.group_sum[ring(w, w.computes_done + 1)];
+    if (next.words.empty()) {
+      next.words = done.words;
+    } else if (!done.words.empty()) {
+      T3SIM_CHECK(next.words.size() == done.words.size(),
+                  fmt::format("{}: WG {}: a carried sum of {} words into a group of {}", name(), w.launch.wg,
+                              done.words.size(), next.words.size()));
+      next.add(done);
+    }
+  }
   ++w.computes_done;
   sim().note_progress();
   try_compute_start(s);  // the next queued compute, if its loads have landed

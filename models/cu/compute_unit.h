@@ -34,7 +34,9 @@
 // Functional values (kernels launched with a value granule, e.g. collectives): a
 // load brings back its words, and a store carries the element-wise sum of the loads
 // of its group (the loads feeding the compute before it). That is what a reduction
-// (local + received) or a copy (one load) computes on the CU's vector ALUs.
+// (local + received) or a copy (one load) computes on the CU's vector ALUs. A compute
+// marked `carry` adds its group's sum into the next group's when it completes: a
+// running sum over groups (an embedding bag that loads and adds one row at a time).
 // A WG ends when its ops are done, its computes finished and its requests answered
 // (its slot frees earlier with posted stores, see above).
 //
@@ -184,8 +186,10 @@ class ComputeUnit final : public Component, public MemClient {
   };
   // A K step's compute op waiting for its loads: matrix-core cycles, the LDS bytes
   // its matrix work reads, the WG's non-matrix (issue) cycles.
+  // `carry` (kTraceCarry): its group's values go into the next group's when it is done.
   struct QueuedCompute {
     std::uint64_t cycles = 0, lds_bytes = 0, issue_cycles = 0;
+    bool carry = false;
   };
   struct Slot {
     bool busy = false;

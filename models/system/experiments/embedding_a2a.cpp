@@ -9,7 +9,7 @@
 //   rows: 100000         # rows per table
 //   pooling_max: 10      # rows per bag: max(1, round(u x pooling_max)), DLRM's random generator
 //   order: comm-aware    # fused bags: comm-aware (other GPUs' samples first) | oblivious
-//   grid: 0              # persistent WGs (0: CUs x occupancy)
+//   grid: 0              # persistent WGs (0: 7/8 of CUs x the bulk kernel's occupancy, seed 000 §III-D)
 //   flops_per_cycle: 128 # vector ALU adds per CU cycle
 //   collective: {channels: 0, functional: auto, values_limit: 16MiB}  # the CU all-to-all (sequential)
 
