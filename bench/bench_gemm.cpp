@@ -4,6 +4,8 @@
 // check of the same L2 / memory-controller / event-queue paths, several iterations).
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_configs.h"
+
 #include "models/system/gemm_system.h"
 #include "sim/config.h"
 
@@ -11,7 +13,7 @@ namespace t3sim {
 namespace {
 
 GpuConfig table1_gpu() {
-  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
+  ConfigTree tree = ConfigTree::load_file(bench::config_path("systems/table1.yaml"));
   ResolvedConfig resolved;
   ConfigNode root(&tree.root(), "", &resolved);
   return read_gpu_config(root.child("gpu"), root.child("memory"));

@@ -4,6 +4,8 @@
 // answer shows up here too.
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_configs.h"
+
 #include "models/system/memory_system.h"
 #include "sim/config.h"
 
@@ -11,7 +13,7 @@ namespace t3sim {
 namespace {
 
 GpuMemoryConfig table1_memory() {
-  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
+  ConfigTree tree = ConfigTree::load_file(bench::config_path("systems/table1.yaml"));
   ResolvedConfig resolved;
   ConfigNode root(&tree.root(), "", &resolved);
   return read_gpu_memory_config(root.child("memory"));

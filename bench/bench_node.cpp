@@ -6,6 +6,8 @@
 // the simulated time, so a speed-up that changes the model's answer shows up here too.
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_configs.h"
+
 #include "models/collectives/node_collective.h"
 #include "models/node/node.h"
 #include "sim/config.h"
@@ -15,7 +17,7 @@ namespace t3sim {
 namespace {
 
 NodeConfig table1_node(std::uint32_t num_gpus, NetMode mode) {
-  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml");
+  ConfigTree tree = ConfigTree::load_file(bench::config_path("systems/table1.yaml"));
   ResolvedConfig resolved;
   ConfigNode root(&tree.root(), "", &resolved);
   NodeConfig cfg = read_node_config(root, mode);

@@ -8,6 +8,8 @@
 // the model's answer shows up here too.
 #include <benchmark/benchmark.h>
 
+#include "bench/bench_configs.h"
+
 #include <string>
 
 #include "cli/run.h"
@@ -23,8 +25,8 @@ std::string metric(const RunOutcome& out, const std::string& name) {
 
 void run_reference(benchmark::State& state, const char* mode, unsigned threads) {
   RunRequest req;
-  req.system = std::string(T3SIM_SOURCE_DIR) + "/configs/systems/table1.yaml";
-  req.workload = std::string(T3SIM_SOURCE_DIR) + "/configs/workloads/gemm/tnlg_fc2_tp8.yaml";
+  req.system = bench::config_path("systems/table1.yaml");
+  req.workload = bench::config_path("workloads/gemm/tnlg_fc2_tp8.yaml");
   req.configuration = "sequential";
   req.overrides = {std::string("run.mode=") + mode};
   req.threads = threads;
