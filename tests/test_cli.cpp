@@ -288,6 +288,19 @@ TEST_F(Cli, SequentialSubLayerAndNodeCollectives) {
   EXPECT_NE(c.out.find("M events/s, 4 partitions on 2 threads)"), std::string::npos) << c.out;
 }
 
+// 64 GPUs (issue 20, item 5) in homogeneous mode: a ring reduce-scatter with its values
+// checked, and a direct all-to-all (its loops by peer share a variable).
+TEST_F(Cli, SixtyFourGpusInHomogeneousMode) {
+  for (const char* workload : {"ring_rs.yaml --set workload.size=8MiB",
+                               "ring_rs.yaml --set workload.size=8MiB --set workload.collective=all-to-all"}) {
+    const auto r = t3sim(fmt::format("run configs/systems/ring8.yaml configs/workloads/{} --set system.num_gpus=64 "
+                                     "--mode homogeneous",
+                                     workload));
+    ASSERT_EQ(r.exit_code, 0) << workload << ": " << r.err;
+    EXPECT_NE(r.out.find("functional check   passed"), std::string::npos) << r.out;
+  }
+}
+
 // The T3 configurations of the same sub-layer, one flag apart: the fused RS is
 // checked functionally; the ideal ones come from isolated runs.
 TEST_F(Cli, T3AndIdealConfigurations) {
@@ -693,7 +706,7 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
   };
   const Case cases[] = {
       {"configs/systems/table1.yaml configs/workloads/collectives/ring_rs.yaml --set system.num_gpus=1024",
-       "system.num_gpus: 1024 GPUs: a node of full GPU models has at most 32"},
+       "system.num_gpus: 1024 GPUs: a node of full GPU models has at most 64"},
       {"configs/systems/table1.yaml configs/workloads/collectives/ring_rs.yaml --set workload.functional=values "
        "--set workload.size=1TiB",
        "--set workload.size=1TiB: workload.size: the run would need about 6.00 TiB of host memory, 6.00 TiB of it for "

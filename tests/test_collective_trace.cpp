@@ -550,6 +550,23 @@ TEST(CollectiveTrace, RemoteBytesAreNMinusOneOverNOfTheArray) {
   }
 }
 
+// 64 GPUs (issue 20, item 5): every kind generates, and the direct kinds' loops by peer
+// share one variable, so no program nears the trace's 32 variables.
+TEST(CollectiveTrace, SixtyFourGpusFitTheTracesVariables) {
+  const std::uint32_t n = 64;
+  for (const CollectiveKind kind : kAllKinds) {
+    const CollectiveTraceParams p = params(kind, n, std::uint64_t{n} * 8 * 4096, 2, 4096);
+    const std::vector<KernelTrace> traces = traces_for(p, 5);
+    ASSERT_FALSE(traces.empty()) << to_string(kind);
+    for (const KernelTrace& t : traces) {
+      for (const TraceProgram& prog : t.programs) EXPECT_LE(prog.loop_vars.size(), 4u) << to_string(kind);
+    }
+    const std::uint64_t one = (n - 1) * p.array_bytes / n;
+    EXPECT_EQ(totals_of(traces).store_bytes_remote, kind == CollectiveKind::kRingAllReduce ? 2 * one : one)
+        << to_string(kind);
+  }
+}
+
 TEST(CollectiveTrace, RingReduceScatterOpsPerSlice) {
   // N=4, 2 channels, chunk = 512 B, share = 256 B = one piece of 2 slices of 128 B;
   // a FIFO of 4 slices; compute = 64 elements / 128 adds per cycle = 1 cycle.
@@ -805,7 +822,7 @@ TEST(CollectiveTrace, BadParamsNameTheField) {
   };
   const std::vector<Case> cases = {
       {"num_gpus", [](CollectiveTraceParams& p) { p.num_gpus = 1; }},
-      {"num_gpus", [](CollectiveTraceParams& p) { p.num_gpus = 33; }},
+      {"num_gpus", [](CollectiveTraceParams& p) { p.num_gpus = 65; }},
       {"gpu", [](CollectiveTraceParams& p) { p.gpu = 8; }},
       {"element_bytes", [](CollectiveTraceParams& p) { p.element_bytes = 0; }},
       {"granule", [](CollectiveTraceParams& p) { p.granule = 33; }},

@@ -671,7 +671,7 @@ struct Builder {
   void direct_reduce_scatter(ChannelProgram& b, std::uint32_t channel) const {
     for (const std::uint32_t j : distances(channel)) {
       const std::uint32_t d = gpu_at(j);
-      b.for_slices(d, fmt::format("p{}", j), [&](const Slices& x, std::int64_t off) {
+      b.for_slices(d, "p", [&](const Slices& x, std::int64_t off) {
         b.load(b.at(x, data, off), x.bytes, unc);
         b.compute(x.bytes, 1);
         b.store(b.at(x, slot_base(j - 1), off - chunk_first(d)), x.bytes, true, d);
@@ -703,7 +703,7 @@ struct Builder {
     for (const std::uint32_t j : distances(channel)) {
       const std::uint32_t d = gpu_at(j);
       const ByteRange block = collective_a2a_block(p, d, g);
-      b.for_slices(d, fmt::format("p{}", j), [&](const Slices& x, std::int64_t off) {
+      b.for_slices(d, "p", [&](const Slices& x, std::int64_t off) {
         b.load(b.at(x, data, off), x.bytes, unc);
         b.compute(x.bytes, 1);
         b.store(b.at(x, out + block.first, off - chunk_first(d)), x.bytes, true, d);

@@ -160,7 +160,10 @@ std::string_view to_string(CollectiveKind kind);
 // UserError otherwise, with a did-you-mean.
 CollectiveKind parse_collective_kind(std::string_view text);
 
-inline constexpr std::uint32_t kCollectiveMaxGpus = 32;  // one loop per step: the 32 loop variables of a program
+// The most GPUs a collective kernel is generated for: what the tests cover (64-GPU
+// sub-layers in homogeneous mode, issue 20). Its loops by peer share one variable, so
+// the trace's 32 loop variables do not bound it.
+inline constexpr std::uint32_t kCollectiveMaxGpus = 64;
 
 // How a ring channel's slices travel and synchronize (NCCL's protocols; src/device/
 // prims_simple.h, prims_ll.h, prims_ll128.h):

@@ -22,9 +22,9 @@ NodeConfig read_node_config(ConfigNode system, NetMode mode) {
   cfg.num_gpus = static_cast<std::uint32_t>(system.get_uint("num_gpus", cfg.num_gpus, 2, 1024));
   // Checked before any GPU is built (issue 21, C09: 1024 GPUs were built first).
   if (cfg.num_gpus > kCollectiveMaxGpus)
-    system.fail("num_gpus", fmt::format("{} GPUs: a node of full GPU models has at most {} (a collective kernel's "
-                                        "program has a loop per step, and at most {} loop variables)",
-                                        cfg.num_gpus, kCollectiveMaxGpus, kCollectiveMaxGpus));
+    system.fail("num_gpus", fmt::format("{} GPUs: a node of full GPU models has at most {} (the collective "
+                                        "kernels are generated and tested up to that)",
+                                        cfg.num_gpus, kCollectiveMaxGpus));
   // The first slice's ring engine read its reads in flight here; collectives are CU
   // kernels now, whose loads in flight are the CUs' own.
   if (system.has("collective_engine"))
