@@ -77,6 +77,13 @@ RunOutcome run_simulation(const RunRequest& req) {
     }
     return where;
   };
+  // run.sampling: off | on, and its window, tolerance and tail (models/gpu/stage_sampler.h).
+  if (run.has("sampling")) options.sampling_where = run.location("sampling");
+  options.sampling.enabled = run.get_enum("sampling", "off", {"off", "on"}) == "on";
+  options.sampling.window =
+      static_cast<std::uint32_t>(run.get_uint("sampling_window", options.sampling.window, 2, 1000));
+  options.sampling.tolerance = run.get_double("sampling_tolerance", options.sampling.tolerance, 0.0, 1.0);
+  options.sampling.tail = static_cast<std::uint32_t>(run.get_uint("sampling_tail", options.sampling.tail, 1, 1000));
   const unsigned threads = req.threads > 0     ? req.threads
                            : threads_key > 0 ? threads_key
                                              : std::max(1u, std::thread::hardware_concurrency());
@@ -90,6 +97,10 @@ RunOutcome run_simulation(const RunRequest& req) {
   sim.set_threads(threads);
   if (req.output_dir && req.timeline && timeline_max > 0) sim.timeline().enable(timeline_max);
   const std::unique_ptr<Experiment> experiment = workload_kinds().find(kind)->make(sim, system, workload, options);
+  if (options.sampling.enabled && !experiment->samples())
+    options.reject_sampling(fmt::format("kind {} does not sample (gemm alone and c3 in homogeneous mode do): "
+                                        "set run.sampling: off",
+                                        kind));
   RunOutcome out;
   if (req.validate_only) {
     out.summary = experiment->validated();

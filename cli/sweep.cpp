@@ -126,12 +126,17 @@ void check_key(std::string_view key, const SourceLocation& where, const std::str
   if (!key.starts_with("run.")) {
     throw ConfigError(where, shown_key, "a sweep key must start with 'system.', 'workload.' or 'run.'");
   }
-  if (key == kRunConfig || key == kRunSeed || key == kRunMode) return;
-  const std::string suggestion =
-      closest_match(key, {std::string(kRunConfig), std::string(kRunSeed), std::string(kRunMode)});
+  // The run keys a point may set; the others (threads, limits, outputs) are the sweep's own.
+  static const std::vector<std::string> kPointRunKeys = {
+      std::string(kRunConfig), std::string(kRunSeed), std::string(kRunMode), "run.sampling", "run.sampling_window",
+      "run.sampling_tolerance", "run.sampling_tail"};
+  if (std::find(kPointRunKeys.begin(), kPointRunKeys.end(), key) != kPointRunKeys.end()) return;
+  const std::string suggestion = closest_match(key, kPointRunKeys);
   throw ConfigError(where, shown_key,
-                    suggestion.empty() ? "unknown run key (expected run.config, run.mode or run.seed)"
-                                       : fmt::format("unknown run key (did you mean '{}'?)", suggestion));
+                    suggestion.empty()
+                        ? "unknown run key (expected run.config, run.mode, run.seed or run.sampling[_window, "
+                          "_tolerance, _tail])"
+                        : fmt::format("unknown run key (did you mean '{}'?)", suggestion));
 }
 
 void check_value(std::string_view key, std::string_view value, const SourceLocation& where,

@@ -122,6 +122,13 @@ std::uint64_t Simulator::dispatched() const {
   return n;
 }
 
+void Simulator::skip_ahead(Tick by) {
+  // One clock for every partition: skipping in one while others run on would move
+  // their times too, so a partitioned run never skips.
+  if (parts_.size() > 1) throw std::logic_error("skip_ahead: only in a run of one partition");
+  skipped_ = skipped_ + by;
+}
+
 void Simulator::set_partitions(std::uint32_t count, Tick lookahead) {
   if (count == 0) throw std::logic_error("set_partitions: at least one partition");
   if (count > 1 && lookahead <= Tick::zero())

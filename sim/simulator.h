@@ -47,6 +47,13 @@ class Simulator {
   // partition is at the time the run ended.
   Tick now() const { return current().events.now(); }
   std::uint64_t seed() const { return seed_; }
+  // Simulated time skipped so far by a model's steady-state sampling (run.sampling):
+  // stages it did not simulate but accounted for analytically. A sampled run reports
+  // its times as now() + skipped(); an exact run never skips (zero).
+  Tick skipped() const { return skipped_; }
+  Tick reported_now() const { return now() + skipped_; }
+  // Contract: only in a run of one partition (every later time moves by `by`).
+  void skip_ahead(Tick by);
   // The caller's partition's queue (as now()).
   EventQueue& events() { return current().events; }
   EventQueue& events(std::uint32_t partition) { return parts_.at(partition)->events; }
@@ -172,6 +179,7 @@ class Simulator {
   StatsRegistry stats_;
   Timeline timeline_;
   std::uint64_t seed_;
+  Tick skipped_;
   WatchdogConfig watchdog_;
   std::uint64_t progress_at_check_ = 0;
   Tick last_progress_time_;

@@ -508,6 +508,28 @@ TEST_F(Cli, EmbeddingA2aBadInputNamesTheKey) {
   for (const auto& c : cases) expect_bad_input(c.args, c.expected);
 }
 
+// run.sampling (models/gpu/stage_sampler.h): bad values, and the kinds and modes that
+// cannot sample, are errors at the key.
+TEST_F(Cli, SamplingBadInputNamesTheKey) {
+  struct Case {
+    std::string args, expected;
+  };
+  const std::string gemm = "configs/systems/table1.yaml configs/workloads/gemm/tnlg_fc2_tp8.yaml";
+  const std::string c3 = "configs/systems/mi300x.yaml configs/workloads/c3/small.yaml";
+  const Case cases[] = {
+      {gemm + " --set run.sampling=maybe", "run.sampling: expected one of off, on; got 'maybe'"},
+      {gemm + " --set run.sampling=on --set run.sampling_window=1", "run.sampling_window: 1 is out of range"},
+      {gemm + " --set run.sampling=on --set run.sampling_tolerance=2", "run.sampling_tolerance: 2 is out of range"},
+      {gemm + " --set run.sampling=on --set run.sampling_tail=0", "run.sampling_tail: 0 is out of range"},
+      {gemm + " --set run.samplng=on", "run.samplng: unknown key (did you mean 'sampling'?)"},
+      {kSystem + " " + kSmall + " --set run.sampling=on",
+       "run.sampling: kind collective does not sample (gemm alone and c3 in homogeneous mode do)"},
+      {gemm + " --config t3 --set run.sampling=on", "run.sampling: kind gemm does not sample"},
+      {c3 + " --set run.sampling=on", "run.sampling: C3 samples in homogeneous mode only"},
+  };
+  for (const auto& c : cases) expect_bad_input(c.args, c.expected);
+}
+
 // kind c3 (seed 003): every new key's bad value names the key.
 TEST_F(Cli, C3BadInputNamesTheKey) {
   struct Case {

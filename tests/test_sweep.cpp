@@ -211,6 +211,24 @@ TEST(SweepPoints, CommandLineSetErrors) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("did you mean 'run.config'"), std::string::npos) << e.what();
   }
+  try {
+    apply_command_line_set(spec, "run.sampling_windw=8");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'run.sampling_window'"), std::string::npos) << e.what();
+  }
+}
+
+// Sampling (run.sampling and its settings) may be fixed or an axis: exact against sampled.
+TEST(SweepPoints, SamplingIsARunKeyOfThePoint) {
+  SweepSpec spec = make_spec();
+  apply_command_line_set(spec, "run.sampling=[off, on]");
+  apply_command_line_set(spec, "run.sampling_tolerance=0.05");
+  const auto points = enumerate_points(spec);
+  const RunRequest request = make_run_request(spec, points.back());
+  EXPECT_NE(std::find(request.overrides.begin(), request.overrides.end(), "run.sampling=on"), request.overrides.end());
+  EXPECT_NE(std::find(request.overrides.begin(), request.overrides.end(), "run.sampling_tolerance=0.05"),
+            request.overrides.end());
 }
 
 TEST(SweepShards, ParseShard) {

@@ -1,6 +1,7 @@
 #include "models/gpu/gpu.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -95,7 +96,8 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
     for (std::uint32_t i = 0; i < num_cus(); ++i) kernel.cus.push_back(i);
   }
   Kernel k;
-  k.stats.launched = now();
+  k.stats.launched = sim().reported_now();
+  ++epoch_;
   k.stats.wgs = trace.num_wgs();
   for (std::uint32_t c : kernel.cus) {
     T3SIM_CHECK(c < num_cus(), fmt::format("CU {} of {}", c, num_cus()));
@@ -115,7 +117,8 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
     Kernel& started = kernels_[id];
     started.dispatchable = true;
     if (started.stats.wgs == 0) {
-      started.stats.done = now();
+      started.stats.done = sim().reported_now();
+      ++epoch_;
       if (started.launch.on_done) started.launch.on_done();
       return;
     }
@@ -151,7 +154,7 @@ void Gpu::dispatch() {
       }
       if (!target) break;
       next_cu_ = (*target + 1) % num_cus();
-      if (k.next_wg == 0) k.stats.first_dispatch = now();
+      if (k.next_wg == 0) k.stats.first_dispatch = sim().reported_now();
       const std::uint32_t wg = (k.next_wg++ + k.launch.first_wg) % k.stats.wgs;
       k.wg_start[wg] = now();
       cus_[*target]->launch(WgLaunch{k.launch.trace, wg, k.launch.stream, id, k.launch.value_granule, k.launch.routing},
@@ -172,10 +175,52 @@ void Gpu::on_wg_done(std::uint32_t cu, const WgLaunch& wg) {
     tl.slice(cu_tracks_[cu], fmt::format("{} WG {}", k.launch.trace->name, wg.wg), k.wg_start[wg.wg], now());
   }
   if (k.done == k.stats.wgs) {
-    k.stats.done = now();
-    log().debug("kernel {} done: {} WGs in {}", k.launch.trace->name, k.stats.wgs, to_string(now() - k.stats.launched));
+    k.stats.done = sim().reported_now();
+    ++epoch_;
+    log().debug("kernel {} done: {} WGs in {}", k.launch.trace->name, k.stats.wgs,
+                to_string(k.stats.done - k.stats.launched));
     if (k.launch.on_done) k.launch.on_done();
+    return;
   }
+  if (sampler_ && k.launch.sampleable && k.done % k.stats.concurrent_slots == 0) on_stage_boundary(wg.kernel);
+}
+
+void Gpu::enable_sampling(const SamplingConfig& cfg) {
+  if (sim().partitions() > 1)
+    throw std::logic_error("sampling needs a simulator of one partition (one simulated GPU)");
+  sampler_ = std::make_unique<StageSampler>(cfg);
+}
+
+void Gpu::on_stage_boundary(std::uint32_t id) {
+  Kernel& k = kernels_[id];
+  bool alone = true;
+  for (std::size_t i = 0; i < kernels_.size(); ++i)
+    if (i != id && kernels_[i].done < kernels_[i].stats.wgs) alone = false;
+  GpuTraffic traffic;
+  for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
+    traffic[index(s)].dram = memory_->stream_totals(s);
+    traffic[index(s)].l2 = memory_->l2_stream_totals(s);
+  }
+  const std::uint64_t slots = k.stats.concurrent_slots;
+  const std::uint64_t skippable = (k.stats.wgs - k.next_wg) / slots;  // whole stages not yet dispatched
+  const StageSampler::Skip skip =
+      sampler_->on_stage_boundary(id, epoch_, sim().reported_now(), traffic, alone, skippable);
+  if (skip.stages == 0) return;
+  // Those stages' WGs are never dispatched: the dispatcher moves past them, they count
+  // as done, and their time and traffic are the window's mean.
+  const auto wgs = static_cast<std::uint32_t>(skip.stages * slots);
+  k.next_wg += wgs;
+  k.done += wgs;
+  k.stats.skipped_wgs += wgs;
+  sim().skip_ahead(skip.time);
+  for (Stream s : {Stream::kCompute, Stream::kCommunication})
+    memory_->add_skipped_traffic(s, skip.traffic[index(s)].dram, skip.traffic[index(s)].l2);
+  ++sampling_report_.skips;
+  sampling_report_.skipped_stages += skip.stages;
+  sampling_report_.skipped_wgs += wgs;
+  sampling_report_.skipped_time += skip.time;
+  log().info("sampling: kernel {} skipped {} stages ({} WGs, {}) at {}", k.launch.trace->name, skip.stages, wgs,
+             to_string(skip.time), to_string(sim().reported_now()));
 }
 
 void Gpu::report_in_flight(std::vector<std::string>& out) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/cu/compute_unit.h"
+#include "models/gpu/stage_sampler.h"
 #include "models/memsys/gpu_memory.h"
 #include "trace/gemm.h"
 #include "sim/component.h"
@@ -81,13 +82,18 @@ struct KernelLaunch {
   // wrapping around; WG ids (and so the tracker's tags) stay the trace's.
   std::uint32_t first_wg = 0;
   const StoreRouting* routing = nullptr;  // T3 output mapping of its stores (must outlive it)
+  // Its stages may be skipped when the GPU samples (enable_sampling; stage_sampler.h):
+  // only a kernel whose WGs' values nobody reads (value_granule 0, no routing).
+  bool sampleable = false;
 };
 
 struct KernelStats {
+  // Reported times (Simulator::reported_now(): with the stages sampling skipped).
   Tick launched, first_dispatch, done;  // launched: when launch() was called (its latency follows)
   std::uint32_t wgs = 0;
   std::uint32_t concurrent_slots = 0;  // WGs of it the allowed CUs hold at once
   std::uint32_t stages() const { return concurrent_slots ? (wgs + concurrent_slots - 1) / concurrent_slots : 0; }
+  std::uint32_t skipped_wgs = 0;  // by sampling: never dispatched, accounted for analytically
 };
 
 class Gpu final : public Component {
@@ -111,6 +117,12 @@ class Gpu final : public Component {
   FlagTable& flags() { return flags_; }
   const GpuConfig& config() const { return cfg_; }
 
+  // Steady-state sampling (run.sampling; stage_sampler.h): from now on, the stages of
+  // sampleable kernels may be skipped. Contract: the simulator runs one partition.
+  void enable_sampling(const SamplingConfig& cfg);
+  bool sampling() const { return sampler_ != nullptr; }
+  const SamplingReport& sampling_report() const { return sampling_report_; }
+
   void report_in_flight(std::vector<std::string>& out) const override;
 
  private:
@@ -125,6 +137,8 @@ class Gpu final : public Component {
   void build();
   void dispatch();
   void on_wg_done(std::uint32_t cu, const WgLaunch& wg);
+  // A sampleable kernel ended a stage: ask the sampler, skip what it says.
+  void on_stage_boundary(std::uint32_t id);
 
   GpuConfig cfg_;
   std::unique_ptr<GpuMemory> memory_;
@@ -134,6 +148,9 @@ class Gpu final : public Component {
   std::uint32_t next_cu_ = 0;  // round-robin start
   bool dispatching_ = false;
   std::vector<Timeline::TrackId> cu_tracks_;
+  std::unique_ptr<StageSampler> sampler_;  // null: exact (the default)
+  SamplingReport sampling_report_;
+  std::uint64_t epoch_ = 0;  // kernel launches and ends so far (the sampler's environment)
 };
 
 }  // namespace t3sim

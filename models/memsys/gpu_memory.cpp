@@ -118,12 +118,36 @@ Tick GpuMemory::last_response() const {
   return last;
 }
 
+void GpuMemory::add_skipped_traffic(Stream s, const McStreamStats& dram, const L2Cache::StreamTotals& l2) {
+  McStreamStats& d = skipped_dram_[index(s)];
+  L2Cache::StreamTotals& c = skipped_l2_[index(s)];
+  for (int o = 0; o < kNumMemOps; ++o) {
+    d.requests[o] += dram.requests[o];
+    d.bytes[o] += dram.bytes[o];
+    c.bytes[o] += l2.bytes[o];
+  }
+  d.row_hits += dram.row_hits;
+  d.row_misses += dram.row_misses;
+  d.row_conflicts += dram.row_conflicts;
+  c.hits += l2.hits;
+  c.misses += l2.misses;
+}
+
+L2Cache::StreamTotals GpuMemory::l2_stream_totals(Stream s) const {
+  L2Cache::StreamTotals t = ideal_ ? L2Cache::StreamTotals{} : l2_->stream_totals(s);
+  const L2Cache::StreamTotals& k = skipped_l2_[index(s)];
+  for (int o = 0; o < kNumMemOps; ++o) t.bytes[o] += k.bytes[o];
+  t.hits += k.hits;
+  t.misses += k.misses;
+  return t;
+}
+
 McStreamStats GpuMemory::stream_totals(Stream s) const {
-  McStreamStats total;
+  McStreamStats total = skipped_dram_[index(s)];
   if (ideal_) {
     for (MemOp op : {MemOp::kRead, MemOp::kWrite, MemOp::kUpdate}) {
-      total.requests[index(op)] = ideal_->requests(s, op);
-      total.bytes[index(op)] = ideal_->bytes(s, op);
+      total.requests[index(op)] += ideal_->requests(s, op);
+      total.bytes[index(op)] += ideal_->bytes(s, op);
     }
     return total;
   }

@@ -11,6 +11,7 @@
 // `memory.model: ideal` puts an IdealMemory (models/mem: latency + bandwidth, one
 // FIFO) in their place, behind the same port: no L2, controllers, HBM or tracker.
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -93,6 +94,12 @@ class GpuMemory final : public Component, public MemTarget {
   // per-controller histograms are left out: latency and occupancy stay null); an
   // ideal memory's requests and bytes (no rows).
   McStreamStats stream_totals(Stream s) const;
+  // One stream's requests at the L2 (L2Cache::stream_totals); the ideal memory has no
+  // L2: zero. Both totals include what sampling skipped (add_skipped_traffic).
+  L2Cache::StreamTotals l2_stream_totals(Stream s) const;
+  // Steady-state sampling (models/gpu/stage_sampler.h) skipped stages with this traffic:
+  // counted in the totals above, not in the controllers' and the L2's own statistics.
+  void add_skipped_traffic(Stream s, const McStreamStats& dram, const L2Cache::StreamTotals& l2);
   // When the latest DRAM response left a controller: write-backs of dirty L2 lines
   // drain after the requests that caused them were acknowledged.
   Tick last_response() const;
@@ -113,6 +120,8 @@ class GpuMemory final : public Component, public MemTarget {
   std::unique_ptr<L2Cache> l2_;
   std::unique_ptr<Tracker> tracker_;
   std::unique_ptr<IdealMemory> ideal_;  // model ideal: instead of all the above
+  std::array<McStreamStats, kNumStreams> skipped_dram_{};       // counts only
+  std::array<L2Cache::StreamTotals, kNumStreams> skipped_l2_{};
 };
 
 }  // namespace t3sim

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/gpu/stage_sampler.h"  // SamplingConfig
 #include "models/node/node.h"  // NetMode, parse_net_mode
 #include "sim/config.h"
 #include "sim/host_memory.h"
@@ -40,6 +41,14 @@ struct RunOptions {
   NetMode mode = NetMode::kFull;   // full: every GPU simulated; homogeneous: GPU 0, peers mirrored
   std::string configuration;       // a registered sub-layer configuration, or "" if none was given
   SourceLocation configuration_where;  // where it was given, for errors
+
+  // Steady-state sampling of long kernels (run.sampling; models/gpu/stage_sampler.h):
+  // off unless asked for. A kind that cannot sample says so (Experiment::samples).
+  SamplingConfig sampling;
+  SourceLocation sampling_where;
+  [[noreturn]] void reject_sampling(const std::string& message) const {
+    throw ConfigError(sampling_where, "run.sampling", message);
+  }
 
   // A ConfigError at run.config: the kind takes no such configuration.
   [[noreturn]] void reject_configuration(const std::string& message) const {
@@ -80,6 +89,9 @@ class Experiment {
   // Simulates to completion. Throws SimulationError (deadlock, livelock, the time
   // limit, a failed functional check).
   virtual ExperimentResult run(Tick max_time) = 0;
+  // Whether it honours run.sampling (skips steady GEMM stages); the run refuses
+  // sampling for a kind that does not.
+  virtual bool samples() const { return false; }
 };
 
 // Workload kinds by name. The factory reads the system and workload sections (every

@@ -62,8 +62,10 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu, const
   return wl;
 }
 
-GemmSystem::GemmSystem(Simulator& sim, const GpuConfig& gpu, GemmWorkload workload)
-    : sim_(sim), workload_(std::move(workload)), gpu_(std::make_unique<Gpu>(sim, "gpu0", gpu)) {}
+GemmSystem::GemmSystem(Simulator& sim, const GpuConfig& gpu, GemmWorkload workload, const SamplingConfig& sampling)
+    : sim_(sim), workload_(std::move(workload)), gpu_(std::make_unique<Gpu>(sim, "gpu0", gpu)), sampling_(sampling) {
+  if (sampling_.enabled) gpu_->enable_sampling(sampling_);
+}
 
 
 GemmResult GemmSystem::run(Tick max_time) {
@@ -72,6 +74,7 @@ GemmResult GemmSystem::run(Tick max_time) {
   for (std::uint32_t i = 0; i < workload_.cus; ++i) k.cus.push_back(i);
   bool done = false;
   k.on_done = [&done] { done = true; };
+  k.sampleable = true;  // timing only: a GEMM alone carries no values
   const std::uint32_t id = gpu_->launch(std::move(k));
   if (sim_.run(max_time) == Simulator::StopReason::kTimeLimit && !done) {
     throw SimulationError(fmt::format("run.max_time ({}) reached before the GEMM finished", to_string(max_time)));
@@ -95,6 +98,16 @@ GemmResult GemmSystem::run(Tick max_time) {
     r.dram_update_bytes += st.bytes[index(MemOp::kUpdate)];
   }
   r.l2_hit_rate = mem.l2().hit_rate();
+  r.sampling = gpu_->sampling_report();
+  if (r.sampling.skips > 0) {  // the skipped stages' look-ups count too
+    std::uint64_t hits = 0, lookups = 0;
+    for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
+      const L2Cache::StreamTotals t = mem.l2_stream_totals(s);
+      hits += t.hits;
+      lookups += t.hits + t.misses;
+    }
+    r.l2_hit_rate = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
+  }
   const GpuConfig& g = gpu_->config();
   r.peak_tflops = static_cast<double>(g.num_cus) * g.cu.flops_per_cycle * static_cast<double>(g.cu.clock_hz) / 1e12;
   r.peak_dram_GBps = static_cast<double>(g.memory.hbm.peak_bandwidth().bytes_per_second()) / 1e9;
@@ -114,6 +127,7 @@ GemmResult GemmSystem::run(Tick max_time) {
             {"l2_hit_rate", r.l2_hit_rate},
             {"load_bytes", totals.load_bytes},
             {"store_bytes", totals.store_bytes}};
+  if (sampling_.enabled) r.json["sampling"] = sampling_json(sampling_, r.sampling);
   return r;
 }
 

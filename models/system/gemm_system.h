@@ -46,13 +46,15 @@ struct GemmResult {
   std::uint64_t dram_read_bytes = 0, dram_write_bytes = 0, dram_update_bytes = 0;
   double l2_hit_rate = 0;
   std::uint32_t wgs = 0, stages = 0, concurrent_wgs = 0;
+  SamplingReport sampling;  // what sampling skipped (nothing unless enabled)
   double peak_tflops = 0, peak_dram_GBps = 0;
   nlohmann::json json;
 };
 
 class GemmSystem {
  public:
-  GemmSystem(Simulator& sim, const GpuConfig& gpu, GemmWorkload workload);
+  // With sampling enabled, the GEMM's steady stages may be skipped (stage_sampler.h).
+  GemmSystem(Simulator& sim, const GpuConfig& gpu, GemmWorkload workload, const SamplingConfig& sampling = {});
   GemmResult run(Tick max_time = Tick::max());
   std::string summary(const GemmResult& r) const;
   Gpu& gpu() { return *gpu_; }
@@ -61,6 +63,7 @@ class GemmSystem {
   Simulator& sim_;
   GemmWorkload workload_;
   std::unique_ptr<Gpu> gpu_;
+  SamplingConfig sampling_;
 };
 
 }  // namespace t3sim

@@ -21,7 +21,7 @@ struct StreamSnapshot {
   L2Cache::StreamTotals l2;
 };
 StreamSnapshot snapshot(Gpu& gpu, Stream s) {
-  return StreamSnapshot{gpu.memory().stream_totals(s), gpu.memory().l2().stream_totals(s)};
+  return StreamSnapshot{gpu.memory().stream_totals(s), gpu.memory().l2_stream_totals(s)};
 }
 void add_traffic(C3KernelResult& k, const StreamSnapshot& to, const StreamSnapshot* from) {
   auto d = [](std::uint64_t a, std::uint64_t b) { return a - b; };
@@ -90,6 +90,8 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool wi
   ended_.assign(n, 0);
   if (cu_) cu_->preload();
   if (dma_) dma_->preload();
+  if (spec_.sampling.enabled)
+    for (std::uint32_t g = 0; g < n; ++g) node_->gpu(g).enable_sampling(spec_.sampling);
 }
 
 C3Run::~C3Run() = default;
@@ -100,14 +102,15 @@ void C3Run::launch_gemm(std::uint32_t g, std::vector<std::uint32_t> cus) {
   k.trace = &spec_.gemm.trace;
   k.cus = std::move(cus);
   k.stream = Stream::kCompute;
+  k.sampleable = true;  // timing only: the GEMM's values are not checked
   k.on_done = [this, g] {
     Gpu& done = node_->gpu(g);
-    gemm_end_[g] = done.now();
+    gemm_end_[g] = sim_.reported_now();
     done.memory().kernel_end();
     ended(g);
     if (sequential_) start_collective(g, Coll::kCu);
   };
-  gemm_start_[g] = gpu.now();
+  gemm_start_[g] = sim_.reported_now();
   gpu.memory().kernel_begin();
   gemm_kernel_[g] = gpu.launch(std::move(k));
 }
@@ -119,10 +122,10 @@ void C3Run::start_collective(std::uint32_t g, Coll which) {
                                                           which == Coll::kCu ? "CU" : "DMA"),
                    __FILE__, __LINE__);
   std::vector<Tick>& start = which == Coll::kCu ? cu_start_ : dma_start_;
-  start[g] = node_->gpu(g).now();
+  start[g] = sim_.reported_now();
   if (g == 0) (which == Coll::kCu ? snap_->cu_start : snap_->dma_start) = snapshot(node_->gpu(0), Stream::kCommunication);
   c->start(g, [this, which](std::uint32_t h) {
-    (which == Coll::kCu ? cu_end_ : dma_end_)[h] = node_->gpu(h).now();
+    (which == Coll::kCu ? cu_end_ : dma_end_)[h] = sim_.reported_now();
     if (h == 0) (which == Coll::kCu ? snap_->cu_end : snap_->dma_end) = snapshot(node_->gpu(0), Stream::kCommunication);
     ended(h);
     if (sequential_ && which == Coll::kCu && with_dma_) start_collective(h, Coll::kDma);
@@ -241,6 +244,7 @@ C3Result C3System::run(Tick max_time) {
     r.words_checked = seq.words_checked();
     stages = seq.gemm_stages();
     channels = seq.collective_channels();
+    r.isolated_sampling = seq.sampling_report();
     if (concurrent) r.extra_events = seq.events();
     seq_.reset();  // its node is gone before the concurrent run builds one
     own_sim_.reset();
@@ -260,6 +264,7 @@ C3Result C3System::run(Tick max_time) {
     r.collective = conc.collective_result(dma ? C3Run::Coll::kDma : C3Run::Coll::kCu);
     r.words_checked += conc.words_checked();
     stages = conc.gemm_stages();
+    r.run_sampling = conc.sampling_report();
   } else {
     r.gemm = iso_gemm;
     r.collective = iso_cu;
@@ -308,6 +313,9 @@ C3Result C3System::run(Tick max_time) {
             {"taxonomy", r.taxonomy},
             {"functional_check", r.values_checked ? "passed" : "not run"},
             {"words_checked", r.words_checked}};
+  if (spec_.sampling.enabled)
+    r.json["sampling"] = {{"isolated", sampling_json(spec_.sampling, r.isolated_sampling)},
+                          {"run", sampling_json(spec_.sampling, r.run_sampling)}};
   return r;
 }
 

@@ -50,6 +50,9 @@ struct C3Spec {
   std::uint32_t scale = 1;       // M and the collective's size were divided by this
   bool comm_first = false;       // c3: launch the collective first (the paper's c3_sp)
   std::uint32_t comm_cus = 0;    // CUs reserved for the communication stream (the last N); 0: none
+  // run.sampling: the GEMM's steady stages may be skipped while it runs alone
+  // (models/gpu/stage_sampler.h; homogeneous mode, one simulated GPU).
+  SamplingConfig sampling;
 };
 
 // One kernel's part of a run.
@@ -71,6 +74,7 @@ struct C3Result {
   bool values_checked = false;
   std::uint64_t words_checked = 0;
   std::uint64_t extra_events = 0;                 // the isolated run's, when it is not the main one
+  SamplingReport isolated_sampling, run_sampling;  // what sampling skipped in each run
   nlohmann::json json;
 };
 
@@ -132,6 +136,8 @@ class C3Run {
   std::uint64_t events() const;
   std::uint32_t gemm_stages() const;
   std::uint32_t collective_channels() const { return cu_ ? cu_->channels() : 0; }
+  // What sampling skipped on GPU 0 (nothing unless spec().sampling is enabled).
+  SamplingReport sampling_report() { return node_->gpu(0).sampling_report(); }
 
  private:
   void ended(std::uint32_t g);

@@ -184,6 +184,11 @@ class C3Experiment final : public Experiment {
                                            "model: hbm, not ideal");
     node_.partitioned = true;  // full mode: a partition per GPU
     C3Spec spec = read_c3_spec(workload, node_, run.seed);
+    if (run.sampling.enabled && node_.mode != NetMode::kHomogeneous)
+      run.reject_sampling("C3 samples in homogeneous mode only (one simulated GPU, its peers mirrored; in full mode "
+                          "each GPU would skip on its own): set run.mode: homogeneous");
+    spec.sampling = run.sampling;
+    sampling_ = run.sampling.enabled;
     HostMemoryEstimate need;
     const std::uint32_t simulated = node_.mode == NetMode::kFull ? node_.num_gpus : 1;
     estimate_host_memory(node_.gpu, simulated, need);
@@ -259,13 +264,25 @@ class C3Experiment final : public Experiment {
         {"collective_l2_bytes", std::to_string(r.collective.l2_read + r.collective.l2_write)},
         {"functional_check", r.values_checked ? "passed" : "not run"},
     };
+    if (sampling_) {
+      out.metrics.emplace_back("sampled_stages",
+                               std::to_string(r.isolated_sampling.skipped_stages + r.run_sampling.skipped_stages));
+      out.metrics.emplace_back("sampled_ps",
+                               std::to_string((r.isolated_sampling.skipped_time + r.run_sampling.skipped_time).ps()));
+      out.summary += fmt::format("  sampling           GEMM stages skipped: {} alone ({}), {} in the run ({}); "
+                                 "values not computed for them\n",
+                                 r.isolated_sampling.skipped_stages, to_string(r.isolated_sampling.skipped_time),
+                                 r.run_sampling.skipped_stages, to_string(r.run_sampling.skipped_time));
+    }
     return out;
   }
+  bool samples() const override { return true; }
 
  private:
   std::string configuration_;
   NodeConfig node_;
   std::optional<C3System> model_;
+  bool sampling_ = false;
 };
 
 }  // namespace

@@ -37,7 +37,8 @@ class GemmExperiment final : public Experiment {
     HostMemoryEstimate need;
     estimate_host_memory(gpu_, 1, need);
     run.check_host_memory(need);
-    model_ = std::make_unique<GemmSystem>(sim, gpu_, std::move(wl));
+    sampling_ = run.sampling;
+    model_ = std::make_unique<GemmSystem>(sim, gpu_, std::move(wl), sampling_);
   }
 
   std::string validated() const override { return fmt::format("ok: GEMM on {} CUs\n", gpu_.num_cus); }
@@ -58,12 +59,21 @@ class GemmExperiment final : public Experiment {
         {"dram_update_bytes", std::to_string(r.dram_update_bytes)},
         {"l2_hit_rate", fmt::format("{:.6f}", r.l2_hit_rate)},
     };
+    if (sampling_.enabled) {
+      out.metrics.emplace_back("sampled_stages", std::to_string(r.sampling.skipped_stages));
+      out.metrics.emplace_back("sampled_ps", std::to_string(r.sampling.skipped_time.ps()));
+      out.summary += fmt::format("  sampling           {} of {} stages skipped ({} of the time; values not computed "
+                                 "for them)\n",
+                                 r.sampling.skipped_stages, r.stages, to_string(r.sampling.skipped_time));
+    }
     return out;
   }
+  bool samples() const override { return true; }
 
  private:
   GpuConfig gpu_;
   std::unique_ptr<GemmSystem> model_;
+  SamplingConfig sampling_;
 };
 
 }  // namespace
