@@ -242,5 +242,38 @@ TEST(Sampling, C3CasesWithinTwoPercentOfExact) {
   }
 }
 
+// ConCCL: the DMA all-gather runs beside the GEMM from the start; both are steady, so
+// the GEMM's stages and the engines' copies are skipped together, and the copies keep
+// a window's worth to finish in detail.
+TEST(Sampling, ConcclSkipsTheGemmAndTheDmaCopiesTogether) {
+  NodeConfig node = system_node("mi300x.yaml", NetMode::kHomogeneous, {"gpu.num_cus=32"});
+  node.partitioned = true;
+  C3Spec s;
+  GemmParams g = node.gpu.gemm;
+  g.m = 8192;
+  g.n = 4096;
+  g.k = 256;
+  g.flops_per_cycle = node.gpu.cu.flops_per_cycle;
+  s.gemm.trace = make_gemm_trace(g);
+  s.gemm.params = g;
+  s.gemm_label = "test";
+  s.collective.kind = CollectiveKind::kRingAllGather;
+  s.collective.array_bytes = 128u << 20;  // copies through most of the GEMM
+  s.collective.channels = 16;
+  s.collective.values = false;  // skipped copies carry no values
+  const C3Result exact = run_c3(node, s, "conccl", false);
+  const C3Result sampled = run_c3(node, s, "conccl", true);
+  SCOPED_TRACE(fmt::format("exact {} (GEMM {}, DMA {}) sampled {} (GEMM {}, DMA {})", to_string(exact.time),
+                           to_string(exact.gemm.time()), to_string(exact.collective.time()), to_string(sampled.time),
+                           to_string(sampled.gemm.time()), to_string(sampled.collective.time())));
+  EXPECT_GT(sampled.run_sampling.skipped_stages, 0u);
+  EXPECT_LE(error(sampled.time, exact.time), 0.02);
+  EXPECT_LE(error(sampled.gemm.time(), exact.gemm.time()), 0.02);
+  EXPECT_LE(error(sampled.collective.time(), exact.collective.time()), 0.02);
+  // The skipped copies' traffic is counted: the collective still reads its array once.
+  EXPECT_NEAR(static_cast<double>(sampled.collective.dram_read), static_cast<double>(exact.collective.dram_read),
+              0.03 * static_cast<double>(exact.collective.dram_read));
+}
+
 }  // namespace
 }  // namespace t3sim

@@ -60,8 +60,11 @@ void DmaEngine::launch(DmaCommand cmd, Tick host_delay) {
   armed_.push_back(std::move(cmd));
   fired_.push_back(true);
   const auto id = static_cast<std::uint32_t>(armed_.size() - 1);
-  sim().events().schedule_callback(now() + host_delay + cfg_.launch_latency,
-                                   [this, id] { enqueue(std::move(armed_[id]), /*host_launched=*/true); });
+  ++launches_pending_;
+  sim().events().schedule_callback(now() + host_delay + cfg_.launch_latency, [this, id] {
+    --launches_pending_;
+    enqueue(std::move(armed_[id]), /*host_launched=*/true);
+  });
 }
 
 std::uint32_t DmaEngine::prequeue(DmaCommand cmd) {
@@ -86,6 +89,30 @@ void DmaEngine::enqueue(DmaCommand cmd, bool host_launched) {
   queue_.push_back(std::move(a));
   finish_front_if_done();  // a signal-only command at the front completes at once
   pump();
+}
+
+SkippableWork::State DmaEngine::sampling_state() const {
+  State st;
+  st.progress = bytes_read_.value();
+  st.skippable = launches_pending_ == 0;
+  for (const Active& a : queue_) {
+    st.remaining += a.total() - a.next_chunk_offset;
+    if (a.cmd.value_granule > 0 || a.cmd.rows > 1) st.skippable = false;
+  }
+  return st;
+}
+
+void DmaEngine::skip_work(std::uint64_t bytes) {
+  bytes -= bytes % cfg_.chunk_bytes;  // whole chunks
+  for (Active& a : queue_) {
+    if (bytes == 0) return;
+    const std::uint64_t take = std::min(bytes, a.total() - a.next_chunk_offset);
+    T3SIM_CHECK(a.cmd.rows == 1 && a.cmd.value_granule == 0, "skipping a DMA command with rows or values");
+    a.next_chunk_offset += take;
+    bytes_read_ += take;
+    bytes_written_ += take;
+    bytes -= take;
+  }
 }
 
 bool DmaEngine::idle() const { return queue_.empty() && blocked_.empty(); }

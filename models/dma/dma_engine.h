@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/skippable_work.h"
 #include "models/mem/mem_request.h"
 #include "sim/component.h"
 #include "sim/event_queue.h"
@@ -73,7 +74,7 @@ struct DmaCommand {
   std::optional<Signal> signal;
 };
 
-class DmaEngine final : public Component, public MemClient {
+class DmaEngine final : public Component, public MemClient, public SkippableWork {
  public:
   DmaEngine(Component& parent, std::string_view name, const DmaConfig& cfg, MemTarget& local);
 
@@ -96,6 +97,13 @@ class DmaEngine final : public Component, public MemClient {
   // MemClient
   void on_mem_response(MemRequest&& req) override;
   void on_mem_retry() override;
+
+  // SkippableWork (run.sampling, models/gpu/stage_sampler.h): progress is the bytes
+  // read; skippable while no host-launched command waits for its launch latency and no
+  // started one carries values or spans rows. skip_work moves whole chunks of the
+  // started commands past, in order, as if read and written.
+  State sampling_state() const override;
+  void skip_work(std::uint64_t bytes) override;
 
   void report_in_flight(std::vector<std::string>& out) const override;
 
@@ -121,6 +129,7 @@ class DmaEngine final : public Component, public MemClient {
   std::uint64_t command_base_ = 0;  // sequence number of queue_.front()
   std::vector<DmaCommand> armed_;   // pre-queued, by id
   std::vector<bool> fired_;
+  std::uint32_t launches_pending_ = 0;  // host-launched commands in their launch latency
   Tick next_issue_;                 // bandwidth pacing
   bool timeline_track_made_ = false;
   std::uint32_t timeline_track_ = 0;

@@ -203,9 +203,13 @@ void Gpu::on_stage_boundary(std::uint32_t id) {
   }
   const std::uint64_t slots = k.stats.concurrent_slots;
   const std::uint64_t skippable = (k.stats.wgs - k.next_wg) / slots;  // whole stages not yet dispatched
+  std::vector<SkippableWork::State> work;
+  for (const SkippableWork* w : skippable_) work.push_back(w->sampling_state());
   const StageSampler::Skip skip =
-      sampler_->on_stage_boundary(id, epoch_, sim().reported_now(), traffic, alone, skippable);
+      sampler_->on_stage_boundary(id, epoch_, sim().reported_now(), traffic, alone, skippable, work);
   if (skip.stages == 0) return;
+  for (std::size_t i = 0; i < skip.work_bytes.size(); ++i)
+    if (skip.work_bytes[i] > 0) skippable_[i]->skip_work(skip.work_bytes[i]);
   // Those stages' WGs are never dispatched: the dispatcher moves past them, they count
   // as done, and their time and traffic are the window's mean.
   const auto wgs = static_cast<std::uint32_t>(skip.stages * slots);

@@ -121,6 +121,9 @@ class Gpu final : public Component {
   // sampleable kernels may be skipped. Contract: the simulator runs one partition.
   void enable_sampling(const SamplingConfig& cfg);
   bool sampling() const { return sampler_ != nullptr; }
+  // Work beside this GPU's kernels that sampling fast-forwards with them (its DMA
+  // engines; must outlive the GPU's run).
+  void add_skippable(SkippableWork& work) { skippable_.push_back(&work); }
   const SamplingReport& sampling_report() const { return sampling_report_; }
 
   void report_in_flight(std::vector<std::string>& out) const override;
@@ -150,6 +153,7 @@ class Gpu final : public Component {
   std::vector<Timeline::TrackId> cu_tracks_;
   std::unique_ptr<StageSampler> sampler_;  // null: exact (the default)
   SamplingReport sampling_report_;
+  std::vector<SkippableWork*> skippable_;
   std::uint64_t epoch_ = 0;  // kernel launches and ends so far (the sampler's environment)
 };
 

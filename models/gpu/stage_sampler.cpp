@@ -88,35 +88,62 @@ bool StageSampler::steady(const History& h) const {
   const Boundary& a = h.boundaries[n - 1 - 2 * w];
   const Boundary& m = h.boundaries[n - 1 - w];
   const Boundary& b = h.boundaries[n - 1];
-  const int comm = index(Stream::kCommunication);
+  auto window_agree = [&](auto measure) { return agree(measure(a, m), measure(m, b), cfg_.tolerance); };
+  const int compute = index(Stream::kCompute), comm = index(Stream::kCommunication);
+  if (!window_agree([](const Boundary& x, const Boundary& y) { return static_cast<std::uint64_t>((y.t - x.t).ps()); }))
+    return false;
+  if (!window_agree([&](const Boundary& x, const Boundary& y) {
+        return dram_bytes(minus(y.traffic[compute], x.traffic[compute]));
+      }))
+    return false;
   const StreamTraffic comm_traffic = minus(b.traffic[comm], a.traffic[comm]);
-  // Any communication traffic means something else runs (a collective, a DMA copy, a
-  // peer's stores): the environment the stages were measured in would not last.
-  if (dram_bytes(comm_traffic) != 0 || l2_bytes(comm_traffic) != 0) return false;
-  const int compute = index(Stream::kCompute);
-  const auto first_time = static_cast<std::uint64_t>((m.t - a.t).ps());
-  const auto second_time = static_cast<std::uint64_t>((b.t - m.t).ps());
-  const std::uint64_t first_dram = dram_bytes(minus(m.traffic[compute], a.traffic[compute]));
-  const std::uint64_t second_dram = dram_bytes(minus(b.traffic[compute], m.traffic[compute]));
-  return agree(first_time, second_time, cfg_.tolerance) && agree(first_dram, second_dram, cfg_.tolerance);
+  if (dram_bytes(comm_traffic) == 0 && l2_bytes(comm_traffic) == 0) return true;
+  // Communication traffic: only work the sampler can skip too may cause it (a CU
+  // collective is a kernel, and the GPU is then not alone), and that work must be
+  // steady itself, as must the stream's DRAM traffic.
+  std::uint64_t work_progress = 0;
+  for (std::size_t i = 0; i < b.work.size(); ++i) {
+    if (!b.work[i].skippable) return false;
+    if (!agree(m.work[i].progress - a.work[i].progress, b.work[i].progress - m.work[i].progress, cfg_.tolerance))
+      return false;
+    work_progress += b.work[i].progress - a.work[i].progress;
+  }
+  if (work_progress == 0) return false;  // traffic from something the sampler cannot skip
+  return window_agree([&](const Boundary& x, const Boundary& y) {
+    return dram_bytes(minus(y.traffic[comm], x.traffic[comm]));
+  });
 }
 
 StageSampler::Skip StageSampler::on_stage_boundary(std::uint32_t kernel, std::uint64_t epoch, Tick t,
-                                                   const GpuTraffic& traffic, bool alone, std::uint64_t skippable) {
+                                                   const GpuTraffic& traffic, bool alone, std::uint64_t skippable,
+                                                   const std::vector<SkippableWork::State>& work) {
   if (kernels_.size() <= kernel) kernels_.resize(kernel + 1);
   History& h = kernels_[kernel];
   if (h.epoch != epoch) {  // a kernel launched or ended since: measure afresh
     h.epoch = epoch;
     h.boundaries.clear();
   }
-  h.boundaries.push_back(Boundary{t, traffic});
+  h.boundaries.push_back(Boundary{t, traffic, work});
   Skip skip;
   if (!alone || skippable <= cfg_.tail || !steady(h)) return skip;
-  skip.stages = skippable - cfg_.tail;
-  // The two windows' mean stage, times the stages skipped.
+  std::uint64_t stages = skippable - cfg_.tail;
   const std::uint64_t measured = 2 * std::uint64_t{cfg_.window};
   const Boundary& first = h.boundaries[h.boundaries.size() - 1 - measured];
   const Boundary& last = h.boundaries.back();
+  // The work beside the kernel goes on at its measured rate over the skipped time, and
+  // must not run out inside it (its end is a change of environment, simulated in
+  // detail): a window's worth of it is left for after the skip.
+  for (std::size_t i = 0; i < work.size(); ++i) {
+    const std::uint64_t progress = last.work[i].progress - first.work[i].progress;
+    if (progress == 0) continue;
+    const std::uint64_t keep = progress / 2;
+    const std::uint64_t remaining = work[i].remaining;
+    stages = remaining <= keep ? 0 : std::min(stages, scale(remaining - keep, measured, progress));
+  }
+  if (stages == 0) return skip;
+  skip.stages = stages;
+  for (std::size_t i = 0; i < work.size(); ++i)
+    skip.work_bytes.push_back(scale(last.work[i].progress - first.work[i].progress, stages, measured));
   skip.time = Tick(static_cast<std::int64_t>(
       scale(static_cast<std::uint64_t>((last.t - first.t).ps()), skip.stages, measured)));
   for (int s = 0; s < kNumStreams; ++s)

@@ -40,6 +40,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/cache/l2_cache.h"
+#include "models/common/skippable_work.h"
 #include "models/mc/memory_controller.h"
 #include "models/mem/mem_request.h"
 #include "sim/time.h"
@@ -80,17 +81,20 @@ class StageSampler {
  public:
   explicit StageSampler(SamplingConfig cfg);
 
-  // What to skip now: `stages` whole stages taking `time`, with `traffic` (per stream).
+  // What to skip now: `stages` whole stages taking `time`, with `traffic` (per stream),
+  // and `work_bytes[i]` of the i-th work beside the kernel.
   struct Skip {
     std::uint64_t stages = 0;
     Tick time;
     GpuTraffic traffic{};
+    std::vector<std::uint64_t> work_bytes;
   };
   // A sampleable kernel reached a stage boundary at reported time `t`, with the GPU's
   // traffic totals `traffic` then. `epoch`: the GPU's kernel launch/end count; `alone`:
-  // no other kernel in flight; `skippable`: its stages not yet dispatched.
+  // no other kernel in flight; `skippable`: its stages not yet dispatched; `work`: the
+  // state of the work beside it (SkippableWork, in a fixed order).
   Skip on_stage_boundary(std::uint32_t kernel, std::uint64_t epoch, Tick t, const GpuTraffic& traffic, bool alone,
-                         std::uint64_t skippable);
+                         std::uint64_t skippable, const std::vector<SkippableWork::State>& work = {});
 
   const SamplingConfig& config() const { return cfg_; }
 
@@ -98,6 +102,7 @@ class StageSampler {
   struct Boundary {
     Tick t;
     GpuTraffic traffic;
+    std::vector<SkippableWork::State> work;
   };
   struct History {
     std::uint64_t epoch = ~std::uint64_t{0};

@@ -68,6 +68,7 @@ Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
     {
       dma_.back().push_back(std::make_unique<DmaEngine>(gpu, fmt::format("dma{}", e), cfg.dma, gpu.memory()));
       dma_.back().back()->connect(net_->access(g));
+      gpu.add_skippable(*dma_.back().back());  // sampling fast-forwards its copies with the GPU's kernel
     }
   }
 }
