@@ -84,6 +84,9 @@ RunOutcome run_simulation(const RunRequest& req) {
       static_cast<std::uint32_t>(run.get_uint("sampling_window", options.sampling.window, 2, 1000));
   options.sampling.tolerance = run.get_double("sampling_tolerance", options.sampling.tolerance, 0.0, 1.0);
   options.sampling.tail = static_cast<std::uint32_t>(run.get_uint("sampling_tail", options.sampling.tail, 1, 1000));
+  // run.isolated_cache: a directory where c3 keeps its isolated runs (a sweep's own
+  // cache directory if the request names one and the run does not).
+  options.isolated_cache = run.get_string("isolated_cache", req.isolated_cache.string());
   const unsigned threads = req.threads > 0     ? req.threads
                            : threads_key > 0 ? threads_key
                                              : std::max(1u, std::thread::hardware_concurrency());

@@ -24,6 +24,8 @@ struct RunRequest {
   // Host threads of a partitioned (full-mode node) run; 0: run.threads, whose
   // default is one per core. Results do not depend on it.
   unsigned threads = 0;
+  // Where c3 keeps and reuses its isolated runs (run.isolated_cache overrides); empty: none.
+  std::filesystem::path isolated_cache;
 };
 
 struct RunOutcome {

@@ -806,7 +806,11 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options,
           ++summary.runs;
         }
         try {
-          metrics = runner(make_run_request(spec, point)).metrics;
+          RunRequest request = make_run_request(spec, point);
+          // Points of one case share their isolated runs (c3: c3_base, c3_sp and the
+          // CU-partitioned points), kept beside the CSV for this sweep and the next.
+          request.isolated_cache = options.output.parent_path() / "isolated-cache";
+          metrics = runner(request).metrics;
         } catch (const UserError& e) {
           row.status = PointStatus::kUserError;
           row.error = e.what();

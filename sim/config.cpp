@@ -1085,4 +1085,49 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   return best != nullptr ? *best : std::string();
 }
 
+namespace {
+void append_canonical(const ConfigValue& v, const std::vector<std::string>& except, std::string& out) {
+  switch (v.kind) {
+    case ConfigValue::Kind::kNull: out += "~"; return;
+    case ConfigValue::Kind::kScalar:
+      out += '"';
+      for (const char c : v.scalar) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+      }
+      out += '"';
+      return;
+    case ConfigValue::Kind::kList:
+      out += '[';
+      for (const ConfigValue& e : v.list) {
+        append_canonical(e, {}, out);
+        out += ',';
+      }
+      out += ']';
+      return;
+    case ConfigValue::Kind::kMap: {
+      std::vector<const std::pair<std::string, ConfigValue>*> entries;
+      for (const auto& e : v.map)
+        if (std::find(except.begin(), except.end(), e.first) == except.end()) entries.push_back(&e);
+      std::sort(entries.begin(), entries.end(), [](auto* a, auto* b) { return a->first < b->first; });
+      out += '{';
+      for (const auto* e : entries) {
+        out += e->first;
+        out += ':';
+        append_canonical(e->second, {}, out);
+        out += ',';
+      }
+      out += '}';
+      return;
+    }
+  }
+}
+}  // namespace
+
+std::string canonical_text(const ConfigValue& value, const std::vector<std::string>& except) {
+  std::string out;
+  append_canonical(value, except, out);
+  return out;
+}
+
 }  // namespace t3sim

@@ -71,6 +71,10 @@ struct ConfigValue {
   ConfigValue* find(std::string_view key);
 };
 
+// `value` as one line of text with map keys sorted (scalars as written), leaving out
+// the top-level keys in `except`: equal texts mean equal configurations (a cache key).
+std::string canonical_text(const ConfigValue& value, const std::vector<std::string>& except = {});
+
 // A whole document (or a composition of documents under top-level sections).
 class ConfigTree {
  public:
@@ -126,6 +130,8 @@ class ConfigNode {
   ConfigNode(const ConfigValue* value, std::string path, ResolvedConfig* resolved);
 
   const std::string& path() const { return path_; }
+  // The node's value as loaded (null for an absent section), without marking anything read.
+  const ConfigValue* value() const { return value_; }
   bool has(std::string_view key) const;
   // Where `key` was written (or this node, if absent).
   SourceLocation location(std::string_view key) const;

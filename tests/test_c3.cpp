@@ -2,8 +2,14 @@
 // registered C3 configurations (models/system/c3/).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
@@ -182,6 +188,49 @@ TEST(C3, SameSeedSameEverything) {
   EXPECT_EQ(a.time, b.time);
   EXPECT_EQ(a.extra_events, b.extra_events);
   EXPECT_EQ(a.json.dump(), b.json.dump());
+}
+
+std::size_t files_in(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) n += e.path().extension() == ".json" ? 1 : 0;
+  return n;
+}
+
+C3Result run_cached(const NodeConfig& node, const C3Spec& s, const std::string& configuration,
+                    const std::filesystem::path& dir, const std::string& key) {
+  Simulator sim(1);
+  C3System c3(sim, node, s, configuration, 1);
+  c3.set_isolated_cache(dir, key);
+  C3Result r = c3.run();
+  r.extra_events += sim.dispatched();
+  return r;
+}
+
+// The isolated run's results are kept under their key and reused: a cached run's
+// results (events included) are the uncached run's, byte for byte.
+TEST(C3, IsolatedRunsAreCachedUnderTheirKeyAndReusedExactly) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("t3sim_c3_cache_{}", static_cast<long>(::getpid()));
+  std::filesystem::remove_all(dir);
+  const NodeConfig node = mi300x();
+  C3Spec s = spec(node, kM, kN, kK, 8u << 20);
+  const C3Result first = run_cached(node, s, "c3", dir, "case A");
+  EXPECT_EQ(files_in(dir), 1u);
+  EXPECT_EQ(first.json.dump(), run(node, s, "c3").json.dump());
+  s.comm_first = true;
+  const C3Result uncached = run(node, s, "c3");
+  const C3Result hit = run_cached(node, s, "c3", dir, "case A");
+  EXPECT_EQ(files_in(dir), 1u);  // reused, not run again
+  EXPECT_EQ(hit.json.dump(), uncached.json.dump());
+  EXPECT_EQ(hit.extra_events, uncached.extra_events);
+  EXPECT_EQ(hit.isolated_gemm, first.isolated_gemm);
+  // Another key is another entry; a file holding another key (a hash collision, or a
+  // torn file) is a miss that is simulated and rewritten.
+  (void)run_cached(node, s, "c3", dir, "case B");
+  EXPECT_EQ(files_in(dir), 2u);
+  for (const auto& e : std::filesystem::directory_iterator(dir)) std::ofstream(e.path()) << "{\"key\": \"other\"";
+  EXPECT_EQ(run_cached(node, s, "c3", dir, "case A").json.dump(), uncached.json.dump());
+  std::filesystem::remove_all(dir);
 }
 
 // GPU 0's dispatch of a 1 MiB ring all-gather of `channels` channels masked to `cus` CUs.

@@ -530,6 +530,30 @@ TEST_F(Cli, SamplingBadInputNamesTheKey) {
   for (const auto& c : cases) expect_bad_input(c.args, c.expected);
 }
 
+// run.isolated_cache: c3's isolated runs are kept by what they depend on: the order and
+// the CUs reserved do not make a new entry, a system key does.
+TEST_F(Cli, C3IsolatedRunsAreKeptByWhatTheyDependOn) {
+  const fs::path cache = dir_ / "cache";
+  const std::string base = fmt::format(
+      "run configs/systems/mi300x.yaml configs/workloads/c3/small.yaml --mode homogeneous --config c3 "
+      "--set workload.collective.size=8MiB --set run.isolated_cache='{}'",
+      cache.string());
+  auto entries = [&] {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator(cache)) n += e.path().extension() == ".json" ? 1 : 0;
+    return n;
+  };
+  const auto gemm_first = t3sim(base);
+  ASSERT_EQ(gemm_first.exit_code, 0) << gemm_first.err;
+  EXPECT_EQ(entries(), 1u);
+  const auto comm_first = t3sim(base + " --set workload.order=comm-first --set workload.comm_cus=16");
+  ASSERT_EQ(comm_first.exit_code, 0) << comm_first.err;
+  EXPECT_EQ(entries(), 1u);
+  const auto other_system = t3sim(base + " --set system.gpu.num_cus=300");
+  ASSERT_EQ(other_system.exit_code, 0) << other_system.err;
+  EXPECT_EQ(entries(), 2u);
+}
+
 // kind c3 (seed 003): every new key's bad value names the key.
 TEST_F(Cli, C3BadInputNamesTheKey) {
   struct Case {

@@ -46,6 +46,9 @@ struct RunOptions {
   // off unless asked for. A kind that cannot sample says so (Experiment::samples).
   SamplingConfig sampling;
   SourceLocation sampling_where;
+  // Where kinds that run isolated kernels first (c3) may keep and reuse those runs'
+  // results (run.isolated_cache; a sweep sets it to its CSV's directory). Empty: none.
+  std::string isolated_cache;
   [[noreturn]] void reject_sampling(const std::string& message) const {
     throw ConfigError(sampling_where, "run.sampling", message);
   }

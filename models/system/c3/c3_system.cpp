@@ -1,10 +1,14 @@
 #include "models/system/c3/c3_system.h"
 
 #include <algorithm>
+#include <fstream>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "sim/error.h"
+#include "sim/hash.h"
 
 namespace t3sim {
 
@@ -45,7 +49,42 @@ nlohmann::json kernel_json(const C3KernelResult& k) {
           {"l2_line_hits", k.l2_hits},         {"l2_line_misses", k.l2_misses}};
 }
 
+nlohmann::json kernel_cache_json(const C3KernelResult& k) {
+  return {{"start_ps", k.start.ps()}, {"end_ps", k.end.ps()},      {"dram_read", k.dram_read},
+          {"dram_write", k.dram_write}, {"dram_update", k.dram_update}, {"l2_read", k.l2_read},
+          {"l2_write", k.l2_write},     {"l2_hits", k.l2_hits},         {"l2_misses", k.l2_misses}};
+}
+C3KernelResult kernel_from_cache(const nlohmann::json& j) {
+  C3KernelResult k;
+  k.start = Tick(j.at("start_ps").get<std::int64_t>());
+  k.end = Tick(j.at("end_ps").get<std::int64_t>());
+  k.dram_read = j.at("dram_read");
+  k.dram_write = j.at("dram_write");
+  k.dram_update = j.at("dram_update");
+  k.l2_read = j.at("l2_read");
+  k.l2_write = j.at("l2_write");
+  k.l2_hits = j.at("l2_hits");
+  k.l2_misses = j.at("l2_misses");
+  return k;
+}
+nlohmann::json sampling_cache_json(const SamplingReport& r) {
+  return {{"skips", r.skips}, {"stages", r.skipped_stages}, {"wgs", r.skipped_wgs}, {"ps", r.skipped_time.ps()}};
+}
+SamplingReport sampling_from_cache(const nlohmann::json& j) {
+  SamplingReport r;
+  r.skips = j.at("skips");
+  r.skipped_stages = j.at("stages");
+  r.skipped_wgs = j.at("wgs");
+  r.skipped_time = Tick(j.at("ps").get<std::int64_t>());
+  return r;
+}
+
 }  // namespace
+
+void C3System::set_isolated_cache(std::filesystem::path dir, std::string key) {
+  cache_dir_ = std::move(dir);
+  cache_key_ = std::move(key);
+}
 
 C3Configurations& c3_configurations() {
   static C3Configurations registry;
@@ -229,8 +268,31 @@ C3Result C3System::run(Tick max_time) {
   C3KernelResult iso_gemm, iso_cu;
   std::optional<C3KernelResult> iso_dma;
   std::uint32_t stages = 0, channels = 0;
-  {
-    if (!seq_) internal_error(Tick(), "c3", "run() called twice", __FILE__, __LINE__);
+  if (!seq_) internal_error(Tick(), "c3", "run() called twice", __FILE__, __LINE__);
+  // Only a concurrent configuration's isolated run is on a simulator of its own; the
+  // others' is their run (its events are the main simulator's).
+  const std::filesystem::path cache_file = cache_dir_.empty() || !concurrent
+                                               ? std::filesystem::path()
+                                               : cache_dir_ / fmt::format("{:016x}.json", fnv1a(cache_key_));
+  bool cached = false;
+  if (!cache_file.empty()) {
+    std::ifstream in(cache_file);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.value("key", "") == cache_key_) {
+      iso_gemm = kernel_from_cache(j.at("gemm"));
+      iso_cu = kernel_from_cache(j.at("collective"));
+      if (dma) iso_dma = kernel_from_cache(j.at("dma_collective"));
+      r.words_checked = j.at("words_checked");
+      stages = j.at("stages");
+      channels = j.at("channels");
+      r.isolated_sampling = sampling_from_cache(j.at("sampling"));
+      if (concurrent) r.extra_events = j.at("events");
+      cached = true;
+      seq_.reset();
+      own_sim_.reset();
+    }
+  }
+  if (!cached) {
     Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
     C3Run& seq = *seq_;
     for (std::uint32_t g = 0; g < seq.node().simulated_gpus(); ++g) {
@@ -246,6 +308,27 @@ C3Result C3System::run(Tick max_time) {
     channels = seq.collective_channels();
     r.isolated_sampling = seq.sampling_report();
     if (concurrent) r.extra_events = seq.events();
+    if (!cache_file.empty()) {
+      nlohmann::json j = {{"key", cache_key_},
+                          {"gemm", kernel_cache_json(iso_gemm)},
+                          {"collective", kernel_cache_json(iso_cu)},
+                          {"words_checked", r.words_checked},
+                          {"stages", stages},
+                          {"channels", channels},
+                          {"sampling", sampling_cache_json(r.isolated_sampling)},
+                          {"events", seq.events()}};
+      if (iso_dma) j["dma_collective"] = kernel_cache_json(*iso_dma);
+      // Written whole under a temporary name, then renamed: a reader never sees half.
+      std::error_code ec;
+      std::filesystem::create_directories(cache_dir_, ec);
+      const std::filesystem::path tmp = cache_file.string() + fmt::format(".tmp{}", ::getpid());
+      {
+        std::ofstream out(tmp);
+        out << j.dump() << "\n";
+      }
+      std::filesystem::rename(tmp, cache_file, ec);
+      if (ec) std::filesystem::remove(tmp, ec);  // a cache that cannot be written is only slower
+    }
     seq_.reset();  // its node is gone before the concurrent run builds one
     own_sim_.reset();
   }

@@ -22,6 +22,7 @@
 // compute stream, the collective the communication stream).
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -166,6 +167,13 @@ class C3System {
   ~C3System();
   C3Result run(Tick max_time = Tick::max());
   std::string summary(const C3Result& r) const;
+  // Keep the isolated run's results in `dir` under `key` (the text of everything the
+  // isolated run depends on: the binary, the system, the workload but for order and
+  // comm_cus, mode, seed, DMA, sampling), and reuse them when a run with the same key
+  // finds them: a sweep's c3_base, c3_sp and CU-partitioned points of one case then
+  // simulate the isolated kernels once. The results are the same either way (the run
+  // is deterministic); the file holds the key, so a hash collision is a miss.
+  void set_isolated_cache(std::filesystem::path dir, std::string key);
   const C3Spec& spec() const { return spec_; }
   const std::string& configuration() const { return configuration_; }
 
@@ -178,6 +186,8 @@ class C3System {
   std::unique_ptr<C3Configuration> config_;
   std::unique_ptr<Simulator> own_sim_;  // the sequential run's, for concurrent configurations
   std::unique_ptr<C3Run> seq_;          // built at construction (validate), run and dropped by run()
+  std::filesystem::path cache_dir_;      // empty: no isolated-run cache
+  std::string cache_key_;
 };
 
 // `kind: c3` as an experiment.

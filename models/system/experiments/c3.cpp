@@ -9,6 +9,7 @@
 //   comm_cus: 0               # CUs reserved for the communication stream
 //   scale: 1                  # divide M and the collective's size by this
 
+#include <fstream>
 #include <optional>
 
 #include <fmt/format.h>
@@ -27,6 +28,24 @@ namespace {
 // MI300X 3.4 (cb1) to 88 (mb2) times over; a GEMM that no longer fills the GPU would
 // leave CUs to the collective that the full one does not).
 constexpr double kC3AutoScaleWaves = 8.0;
+
+// FNV-1a of this executable's bytes: results cached by one build are never taken for
+// another's (a model change that keeps the version string included).
+std::uint64_t executable_hash() {
+  static const std::uint64_t hash = [] {
+    std::ifstream in("/proc/self/exe", std::ios::binary);
+    std::uint64_t h = 0xCBF29CE484222325ULL;
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+      for (std::streamsize i = 0; i < in.gcount(); ++i) {
+        h ^= static_cast<unsigned char>(buf[i]);
+        h *= 0x100000001B3ULL;
+      }
+    }
+    return h;
+  }();
+  return hash;
+}
 
 C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t seed) {
   C3Spec spec;
@@ -205,8 +224,20 @@ class C3Experiment final : public Experiment {
           .fail("collective", fmt::format("{} runs the collective on DMA engines, which copy and do not reduce: "
                                           "all_gather or all_to_all, not {}",
                                           configuration_, to_string(k)));
+    std::string cache_key;
+    if (!run.isolated_cache.empty()) {
+      // Everything the isolated run depends on; order and comm_cus only shape the
+      // concurrent run (the isolated collective runs on any CU).
+      const SamplingConfig& sc = spec.sampling;
+      cache_key = fmt::format(
+          "c3 isolated v1\nbinary {:016x}\nmode {}\nseed {}\ndma {}\nsampling {} {} {} {}\nsystem {}\nworkload {}",
+          executable_hash(), to_string(node_.mode), run.seed, dma, sc.enabled, sc.window, sc.tolerance, sc.tail,
+          system.value() ? canonical_text(*system.value()) : "~",
+          workload.value() ? canonical_text(*workload.value(), {"order", "comm_cus"}) : "~");
+    }
     try {
       model_.emplace(sim, node_, std::move(spec), configuration_, run.seed);
+      if (!cache_key.empty()) model_->set_isolated_cache(run.isolated_cache, cache_key);
     } catch (const ConfigError&) {
       throw;
     } catch (const WgDoesNotFit&) {
