@@ -203,14 +203,19 @@ def variant(row: dict[str, str]) -> str:
     return "c3_sp" if row["order"] == "comm-first" else "c3_base"
 
 
+def case_of(row: dict) -> str:
+    """A Table II case by its preset; an H200 sub-layer case (no preset) by its GEMM preset."""
+    return row["preset"] or row.get("gemm", "").split(":")[0]
+
+
 def table2(args: argparse.Namespace) -> None:
     needed = ["configuration", "preset", "collective", "order", "comm_cus", "scale", "speedup", "ideal_speedup",
               "fraction_of_ideal", "taxonomy", "paper_taxonomy"]
     rows = read_ok_rows([Path(p) for p in args.csv], needed)
-    cases = list(dict.fromkeys(r["preset"] for r in rows))
+    cases = list(dict.fromkeys(case_of(r) for r in rows))
     colls = list(dict.fromkeys(r["collective"] for r in rows))
-    by = {(r["preset"], r["collective"], variant(r)): r for r in rows}
-    ideal = {(r["preset"], r["collective"]): float(r["ideal_speedup"]) for r in rows}
+    by = {(case_of(r), r["collective"], variant(r)): r for r in rows}
+    ideal = {(case_of(r), r["collective"]): float(r["ideal_speedup"]) for r in rows}
     present = [v for v in VARIANTS if any(k[2] == v for k in by)]
     plt = pyplot()
 
