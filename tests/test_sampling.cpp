@@ -189,6 +189,15 @@ TEST(Sampling, AShortGemmIsNotSkipped) {
 
 // ---------------------------------------------------------------- C3 both ways
 
+// A 8192 x 4096 x 256 GEMM on the node's GEMM kernel (16 stages on 32 CUs); the caller
+// sets the collective.
+C3Spec small_c3(const NodeConfig& node) {
+  C3Spec s;
+  s.gemm = gemm(node.gpu, 8192, 4096, 256);
+  s.gemm_label = "test";
+  return s;
+}
+
 C3Result run_c3(const NodeConfig& node, C3Spec s, const std::string& configuration, bool sampling) {
   if (sampling) s.sampling = small_window();
   Simulator sim(1);
@@ -203,15 +212,7 @@ TEST(Sampling, C3CasesWithinTwoPercentOfExact) {
   NodeConfig node = system_node("mi300x.yaml", NetMode::kHomogeneous, {"gpu.num_cus=32"});
   node.partitioned = true;
   for (CollectiveKind kind : {CollectiveKind::kRingAllGather, CollectiveKind::kAllToAll}) {
-    C3Spec s;
-    GemmParams g = node.gpu.gemm;
-    g.m = 8192;
-    g.n = 4096;
-    g.k = 256;
-    g.flops_per_cycle = node.gpu.cu.flops_per_cycle;
-    s.gemm.trace = make_gemm_trace(g);
-    s.gemm.params = g;
-    s.gemm_label = "test";
+    C3Spec s = small_c3(node);
     s.collective.kind = kind;
     s.collective.array_bytes = 2u << 20;
     s.collective.channels = 16;
@@ -248,15 +249,7 @@ TEST(Sampling, C3CasesWithinTwoPercentOfExact) {
 TEST(Sampling, ConcclSkipsTheGemmAndTheDmaCopiesTogether) {
   NodeConfig node = system_node("mi300x.yaml", NetMode::kHomogeneous, {"gpu.num_cus=32"});
   node.partitioned = true;
-  C3Spec s;
-  GemmParams g = node.gpu.gemm;
-  g.m = 8192;
-  g.n = 4096;
-  g.k = 256;
-  g.flops_per_cycle = node.gpu.cu.flops_per_cycle;
-  s.gemm.trace = make_gemm_trace(g);
-  s.gemm.params = g;
-  s.gemm_label = "test";
+  C3Spec s = small_c3(node);
   s.collective.kind = CollectiveKind::kRingAllGather;
   s.collective.array_bytes = 128u << 20;  // copies through most of the GEMM
   s.collective.channels = 16;
