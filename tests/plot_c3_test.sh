@@ -87,6 +87,27 @@ expect "$out/table2.md" "| conccl | 2 | 70.0 | 66 | +4.0 |"
 expect "$out/table2_cases.md" "| caseA | ring-ag | 2 | G-long | G-long | 1.500 | 1.100 (20%) | 1.200 (40%) | 1.200 (40%) | 1.400 (80%) |"
 expect "$tmp/stdout" "| conccl | 2 | 70.0 | 66 | +4.0 |"
 
+# What CU sharing and waves explain: 8 one-tile WGs on 4 CUs (tile 1x1), GEMM alone
+# 200 us (2 waves of 100), collective alone 150 us on 1 CU. c3_base: the collective
+# starts at the last dispatch (100): 250 predicted, 260 simulated (+5 % of the GEMM).
+# c3_sp: 3 CUs, the fourth free at 150: tiles at 0, 0, 0, 100, 100, 100, 150, 200:
+# 300 (simulated 300). c3_rp with 2 CUs: 4 waves, 400 predicted, 420 simulated (+10 %).
+ecols="configuration,preset,gemm,collective,order,comm_cus,isolated_gemm_ps,isolated_collective_ps,gemm_ps,time_ps,gemm_slowdown,collective_slowdown,fraction_of_ideal,gemm_dram_read_bytes,gemm_dram_write_bytes,collective_dram_read_bytes,collective_dram_write_bytes"
+{
+  echo "point,status,error,$ecols"
+  echo "0,ok,,c3,caseA,g: 8 x 1 x 1,ring-ag,gemm-first,0,200000000,150000000,200000000,260000000,1,1.7,0.2,1e6,0,0,0"
+  echo "1,ok,,c3,caseA,g: 8 x 1 x 1,ring-ag,comm-first,0,200000000,150000000,300000000,300000000,1.5,1,0.4,1e6,0,0,0"
+  echo "2,ok,,c3,caseA,g: 8 x 1 x 1,ring-ag,gemm-first,2,200000000,150000000,420000000,420000000,2.1,1,0.0,1e6,0,0,0"
+  echo "3,ok,,conccl,caseA,g: 8 x 1 x 1,ring-ag,gemm-first,0,200000000,150000000,200000000,200000000,1,1,1,1e6,0,0,0"
+} > "$tmp/explain.csv"
+"$python" "$script" explain "$tmp/explain.csv" -o "$out" --cus 4 --tile 1x1 --collective-cus 1 > /dev/null 2>&1 \
+  || fail "explain failed"
+expect "$out/explain.md" "| caseA | ring-ag | c3_base | 2.00 | 200 | 150 | 200 | 200 | 250 | 260 | +5.0 |"
+expect "$out/explain.md" "| caseA | ring-ag | c3_sp | 2.00 | 200 | 150 | 300 | 300 | 300 | 300 | +0.0 |"
+expect "$out/explain.md" "| caseA | ring-ag | c3_rp | 2.00 | 200 | 150 | 400 | 420 | 400 | 420 | +10.0 |"
+grep -q "conccl" "$out/explain.md" && fail "explain.md covers the conccl row"
+expect "$out/explain_summary.md" "| c3_rp | 1 | +10.0 | 10.0 |"
+
 # Bad input: exit 2 and one line on stderr.
 bad_exit() {  # bad_exit TEXT ARGS...
   local text=$1 rc=0
@@ -100,5 +121,8 @@ bad_exit "cannot read" fig9 "$tmp/missing.csv"
 bad_exit "missing column(s) configuration, preset, order" table2 "$tmp/fig9.csv"
 head -1 "$tmp/coll.csv" > "$tmp/no_ok.csv"; tail -1 "$tmp/coll.csv" >> "$tmp/no_ok.csv"
 bad_exit "no ok rows" fig5 --gemm "$tmp/gemm.csv" --collective "$tmp/no_ok.csv"
+bad_exit "--tile: expected MxN" explain "$tmp/explain.csv" --tile 256
+{ head -1 "$tmp/explain.csv"; tail -1 "$tmp/explain.csv"; } > "$tmp/conccl_only.csv"
+bad_exit "no ok c3 rows" explain "$tmp/conccl_only.csv"
 
 echo "plot_c3_test: all checks passed"

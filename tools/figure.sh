@@ -71,6 +71,13 @@ case "$plot" in
   overlap) "$py" tools/plot_overlap.py "${csvs[@]}" -o "$out" --name "$name" ;;
   c3-fig5) "$py" tools/plot_c3.py fig5 --gemm "${csvs[0]}" --collective "${csvs[1]}" -o "$out" ;;
   c3-fig9) "$py" tools/plot_c3.py fig9 "${csvs[0]}" -o "$out" ;;
-  c3-table2) "$py" tools/plot_c3.py table2 "${csvs[@]}" -o "$out" ;;
+  c3-table2)
+    "$py" tools/plot_c3.py table2 "${csvs[@]}" -o "$out"
+    # What CU sharing and the GEMM's waves explain of each c3 row (explain.md): the
+    # GPU's CUs, its GEMM tile and the CUs the CU collective holds, per system.
+    case "$figure" in
+      seed003-fig8) "$py" tools/plot_c3.py explain "${csvs[@]}" -o "$out" --cus 304 --tile 256x256 --collective-cus 32 ;;
+      seed003-h200) "$py" tools/plot_c3.py explain "${csvs[@]}" -o "$out" --cus 132 --tile 128x256 --collective-cus 24 ;;
+    esac ;;
 esac
 echo "figure.sh: $figure in $out" >&2

@@ -5,6 +5,7 @@ Usage:
     tools/plot_c3.py fig5 --gemm GEMM_CSV --collective COLLECTIVE_CSV -o OUTDIR
     tools/plot_c3.py fig9 CSV -o OUTDIR
     tools/plot_c3.py table2 CSV [CSV ...] -o OUTDIR
+    tools/plot_c3.py explain CSV [CSV ...] -o OUTDIR [--cus 304 --tile 256x256 --collective-cus 32]
 
 fig5    Figure 5: (a) GEMM slowdown against the CUs taken away (a `kind: gemm` sweep over
         `workload.cus`; one line per other varying parameter, e.g. workload.n = 8192
@@ -21,6 +22,17 @@ table2  Figures 8 and 10 and the fraction-of-ideal table from the `kind: c3` swe
         marked), fig10.png (mean speedup per collective and taxonomy, every variant and
         the ideal) and table2.md (per case, and the mean fraction of the ideal per
         variant beside the paper's).
+explain What of each c3 row's time the CUs it shares explain (writes explain.md). The
+        GEMM's WGs (M/tile_m x N/tile_n tiles, one WG per CU) are list-scheduled on the
+        CUs, each tile taking the isolated GEMM time / its waves; the collective holds
+        --collective-cus CUs while it runs (the CU collective's WGs at the library's
+        channel count: on MI300X 64 channels of 32 KiB of LDS, two per CU, so 32) and
+        its isolated time. c3_base: the GEMM takes every CU first and the collective
+        starts when the GEMM's last WG is dispatched; c3_sp: the collective's CUs are
+        busy for its time, then join the GEMM; c3_rp: comm_cus CUs are the collective's
+        throughout. What the simulated time adds to this prediction is what the model's
+        memory system (L2, HBM) and the rest cost the overlap; a small residual means
+        the C3 loss is the CU sharing and the GEMM's waves.
 
 Only rows with status `ok` are used; the others are counted on stderr. The tables are
 also printed on stdout.
@@ -282,6 +294,92 @@ def table2(args: argparse.Namespace) -> None:
                 summary)
 
 
+# --------------------------------------------------------------------------- explain
+
+
+def gemm_tiles(gemm: str, tile: tuple[int, int]) -> int:
+    """WGs of a GEMM named like "mb1: 4096 x 57344 x 8192" (M x N x K)."""
+    try:
+        m, n, _ = (int(x) for x in gemm.split(":")[-1].split("x"))
+    except ValueError:
+        fail(f"cannot read M x N x K from the gemm column {gemm!r}")
+    return -(-m // tile[0]) * -(-n // tile[1])
+
+
+def list_schedule(tiles: int, tau: float, cu_free: list[float]) -> tuple[float, float]:
+    """(end of the last tile, dispatch time of the last tile): each tile to the CU that
+    frees first (heap of CU free times)."""
+    import heapq
+
+    free = list(cu_free)
+    heapq.heapify(free)
+    end = last_dispatch = 0.0
+    for _ in range(tiles):
+        t = heapq.heappop(free)
+        last_dispatch = t
+        end = max(end, t + tau)
+        heapq.heappush(free, t + tau)
+    return end, last_dispatch
+
+
+def predicted_time(row: dict[str, str], cus: int, tile: tuple[int, int], coll_cus: int) -> tuple[float, float]:
+    """(predicted GEMM end, predicted C3 end) in us from CU sharing and waves alone."""
+    tiles = gemm_tiles(row["gemm"], tile)
+    ig = float(row["isolated_gemm_ps"]) / 1e6
+    ic = float(row["isolated_collective_ps"]) / 1e6
+    tau = ig / -(-tiles // cus)
+    v = variant(row)
+    if v == "c3_rp":
+        held = int(row["comm_cus"])
+        g, _ = list_schedule(tiles, tau, [0.0] * (cus - held))
+        return g, max(g, ic)
+    if v == "c3_sp":
+        g, _ = list_schedule(tiles, tau, [0.0] * (cus - coll_cus) + [ic] * coll_cus)
+        return g, max(g, ic)
+    g, last = list_schedule(tiles, tau, [0.0] * cus)  # c3_base
+    return g, max(g, last + ic)
+
+
+def explain(args: argparse.Namespace) -> None:
+    needed = ["configuration", "preset", "gemm", "collective", "order", "comm_cus", "isolated_gemm_ps",
+              "isolated_collective_ps", "gemm_ps", "time_ps", "gemm_slowdown", "collective_slowdown",
+              "fraction_of_ideal", "gemm_dram_read_bytes", "collective_dram_read_bytes",
+              "collective_dram_write_bytes", "gemm_dram_write_bytes"]
+    rows = [r for r in read_ok_rows([Path(p) for p in args.csv], needed) if r["configuration"] == "c3"]
+    if not rows:
+        fail("no ok c3 rows (explain covers the CU-based configurations)")
+    try:
+        tile = tuple(int(x) for x in args.tile.split("x"))
+        assert len(tile) == 2 and min(tile) > 0
+    except (ValueError, AssertionError):
+        fail(f"--tile: expected MxN, e.g. 256x256, got {args.tile!r}")
+    lines = []
+    residuals: dict[str, list[float]] = defaultdict(list)
+    for r in rows:
+        ig = float(r["isolated_gemm_ps"]) / 1e6
+        g_pred, t_pred = predicted_time(r, args.cus, tile, args.collective_cus)
+        g, t = float(r["gemm_ps"]) / 1e6, float(r["time_ps"]) / 1e6
+        tiles = gemm_tiles(r["gemm"], tile)
+        # DRAM bandwidth both kernels drew over the C3 time (GPU 0), against which the
+        # memory system's part can be read.
+        dram = sum(float(r[c]) for c in ("gemm_dram_read_bytes", "gemm_dram_write_bytes", "collective_dram_read_bytes",
+                                         "collective_dram_write_bytes"))
+        v = variant(r)
+        residuals[v].append(100 * (t - t_pred) / ig)
+        lines.append([case_of(r), r["collective"], v, f"{tiles / args.cus:.2f}", f"{ig:.0f}",
+                      f"{float(r['isolated_collective_ps']) / 1e6:.0f}", f"{g_pred:.0f}", f"{g:.0f}",
+                      f"{t_pred:.0f}", f"{t:.0f}", f"{100 * (t - t_pred) / ig:+.1f}",
+                      f"{float(r['collective_slowdown']):.3f}", f"{dram / (t * 1e-6) / 1e12:.2f}",
+                      f"{100 * float(r['fraction_of_ideal']):.0f}"])
+    header = ["case", "collective", "variant", "GEMM waves", "GEMM alone (us)", "collective alone (us)",
+              "GEMM predicted (us)", "GEMM simulated (us)", "C3 predicted (us)", "C3 simulated (us)",
+              "residual (% of GEMM alone)", "collective slowdown", "DRAM TB/s (both kernels)", "% of ideal"]
+    write_table(args.output / "explain.md", header, lines)
+    write_table(args.output / "explain_summary.md", ["variant", "rows", "mean residual (% of GEMM alone)", "max |residual|"],
+                [[v, str(len(x)), f"{sum(x) / len(x):+.1f}", f"{max(abs(y) for y in x):.1f}"]
+                 for v, x in residuals.items()])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="figure", required=True)
@@ -292,11 +390,17 @@ def main() -> None:
     p9.add_argument("csv", nargs="+")
     pt = sub.add_parser("table2")
     pt.add_argument("csv", nargs="+")
-    for p in (p5, p9, pt):
+    pe = sub.add_parser("explain")
+    pe.add_argument("csv", nargs="+")
+    pe.add_argument("--cus", type=int, default=304, help="the GPU's CUs (MI300X: 304)")
+    pe.add_argument("--tile", default="256x256", help="the GEMM kernel's tile, M x N (MI300X: 256x256)")
+    pe.add_argument("--collective-cus", type=int, default=32,
+                    help="CUs the CU collective holds (MI300X: 64 channels, two per CU: 32)")
+    for p in (p5, p9, pt, pe):
         p.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
     args.output.mkdir(parents=True, exist_ok=True)
-    {"fig5": fig5, "fig9": fig9, "table2": table2}[args.figure](args)
+    {"fig5": fig5, "fig9": fig9, "table2": table2, "explain": explain}[args.figure](args)
 
 
 if __name__ == "__main__":
