@@ -77,13 +77,15 @@ RunOutcome run_simulation(const RunRequest& req) {
     }
     return where;
   };
-  // run.sampling: off | on, and its window, tolerance and tail (models/gpu/stage_sampler.h).
+  // run.sampling: off | on, and its window, tolerance, tail and probe period
+  // (models/gpu/stage_sampler.h).
   if (run.has("sampling")) options.sampling_where = run.location("sampling");
   options.sampling.enabled = run.get_enum("sampling", "off", {"off", "on"}) == "on";
   options.sampling.window =
       static_cast<std::uint32_t>(run.get_uint("sampling_window", options.sampling.window, 2, 1000));
   options.sampling.tolerance = run.get_double("sampling_tolerance", options.sampling.tolerance, 0.0, 1.0);
   options.sampling.tail = static_cast<std::uint32_t>(run.get_uint("sampling_tail", options.sampling.tail, 1, 1000));
+  options.sampling.period = run.get_time("sampling_period", options.sampling.period, Tick::ns(10), Tick::ms(1));
   // run.isolated_cache: a directory where c3 keeps its isolated runs (a sweep's own
   // cache directory if the request names one and the run does not).
   options.isolated_cache = run.get_string("isolated_cache", req.isolated_cache.string());
@@ -101,7 +103,8 @@ RunOutcome run_simulation(const RunRequest& req) {
   if (req.output_dir && req.timeline && timeline_max > 0) sim.timeline().enable(timeline_max);
   const std::unique_ptr<Experiment> experiment = workload_kinds().find(kind)->make(sim, system, workload, options);
   if (options.sampling.enabled && !experiment->samples())
-    options.reject_sampling(fmt::format("kind {} does not sample (gemm alone and c3 in homogeneous mode do): "
+    options.reject_sampling(fmt::format("kind {} does not sample (gemm alone, c3 and DMA collectives in homogeneous "
+                                        "mode do): "
                                         "set run.sampling: off",
                                         kind));
   RunOutcome out;

@@ -129,7 +129,7 @@ void check_key(std::string_view key, const SourceLocation& where, const std::str
   // The run keys a point may set; the others (threads, limits, outputs) are the sweep's own.
   static const std::vector<std::string> kPointRunKeys = {
       std::string(kRunConfig), std::string(kRunSeed), std::string(kRunMode), "run.sampling", "run.sampling_window",
-      "run.sampling_tolerance", "run.sampling_tail"};
+      "run.sampling_tolerance", "run.sampling_tail", "run.sampling_period"};
   if (std::find(kPointRunKeys.begin(), kPointRunKeys.end(), key) != kPointRunKeys.end()) return;
   const std::string suggestion = closest_match(key, kPointRunKeys);
   throw ConfigError(where, shown_key,

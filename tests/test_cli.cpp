@@ -8,6 +8,7 @@
 #include <iterator>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <thread>
 #include <csignal>
 #include <cstdio>
@@ -516,18 +517,45 @@ TEST_F(Cli, SamplingBadInputNamesTheKey) {
   };
   const std::string gemm = "configs/systems/table1.yaml configs/workloads/gemm/tnlg_fc2_tp8.yaml";
   const std::string c3 = "configs/systems/mi300x.yaml configs/workloads/c3/small.yaml";
+  const std::string dma = "configs/systems/mi300x.yaml configs/workloads/collectives/dma_all_gather.yaml --mode homogeneous";
   const Case cases[] = {
       {gemm + " --set run.sampling=maybe", "run.sampling: expected one of off, on; got 'maybe'"},
       {gemm + " --set run.sampling=on --set run.sampling_window=1", "run.sampling_window: 1 is out of range"},
       {gemm + " --set run.sampling=on --set run.sampling_tolerance=2", "run.sampling_tolerance: 2 is out of range"},
       {gemm + " --set run.sampling=on --set run.sampling_tail=0", "run.sampling_tail: 0 is out of range"},
       {gemm + " --set run.samplng=on", "run.samplng: unknown key (did you mean 'sampling'?)"},
-      {kSystem + " " + kSmall + " --set run.sampling=on",
-       "run.sampling: kind collective does not sample (gemm alone and c3 in homogeneous mode do)"},
+      {gemm + " --set run.sampling=on --set run.sampling_period=1ps", "run.sampling_period: 1ps is out of range"},
+      {"configs/systems/table1.yaml configs/workloads/memory/contention.yaml --set run.sampling=on",
+       "run.sampling: kind memory does not sample (gemm alone, c3 and DMA collectives in homogeneous mode do)"},
+      {kSystem + " " + kSmall + " --set run.sampling=on", "run.sampling: collectives sample in homogeneous mode only"},
+      {kSystem + " " + kSmall + " --mode homogeneous --set run.sampling=on",
+       "run.sampling: a CU collective cannot be sampled"},
+      {dma + " --set workload.size=1MiB --set run.sampling=on", "run.sampling: skipped copies carry no values"},
       {gemm + " --config t3 --set run.sampling=on", "run.sampling: kind gemm does not sample"},
       {c3 + " --set run.sampling=on", "run.sampling: C3 samples in homogeneous mode only"},
   };
   for (const auto& c : cases) expect_bad_input(c.args, c.expected);
+}
+
+// A DMA collective alone has no kernel stages: the GPU probes its copies every
+// run.sampling_period and skips periods once two windows agree. The sampled time stays
+// within 2 % of the exact one (issue 20's bound) and the results say what was skipped.
+TEST_F(Cli, SampledDmaCollectiveWithinTwoPercentOfExact) {
+  const std::string run = "run configs/systems/mi300x.yaml configs/workloads/collectives/dma_all_gather.yaml "
+                          "--mode homogeneous --set workload.size=128MiB --set workload.functional=off";
+  const auto exact = t3sim(fmt::format("{} -o '{}'", run, (dir_ / "exact").string()));
+  ASSERT_EQ(exact.exit_code, 0) << exact.err;
+  const auto sampled = t3sim(fmt::format("{} --set run.sampling=on -o '{}'", run, (dir_ / "sampled").string()));
+  ASSERT_EQ(sampled.exit_code, 0) << sampled.err;
+  EXPECT_NE(sampled.out.find("periods of copies skipped"), std::string::npos) << sampled.out;
+  const auto e = nlohmann::json::parse(slurp(dir_ / "exact" / "results.json"));
+  const auto s = nlohmann::json::parse(slurp(dir_ / "sampled" / "results.json"));
+  EXPECT_FALSE(e["results"].contains("sampling"));
+  ASSERT_TRUE(s["results"].contains("sampling")) << s["results"].dump();
+  EXPECT_GT(s["results"]["sampling"]["skipped_probe_periods"].get<std::uint64_t>(), 0u);
+  const double te = e["results"]["time_ps"].get<double>(), ts = s["results"]["time_ps"].get<double>();
+  EXPECT_LE(std::abs(ts - te) / te, 0.02) << "exact " << te << " ps, sampled " << ts << " ps";
+  EXPECT_LT(s["metadata"]["events"].get<double>(), 0.6 * e["metadata"]["events"].get<double>());
 }
 
 // run.isolated_cache: c3's isolated runs are kept by what they depend on: the order and

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/skippable_work.h"
 #include "models/gpu/stage_sampler.h"
 #include "models/system/c3/c3_system.h"
 #include "models/system/gemm_system.h"
@@ -110,6 +111,49 @@ TEST(StageSampler, NothingToSkipBeyondTheTail) {
   StageSampler s(small_window());
   for (std::uint64_t j = 1; j <= 6; ++j)
     EXPECT_EQ(s.on_stage_boundary(0, 1, Tick::us(j), traffic_after(j, 1'000'000), true, 2).stages, 0u);
+}
+
+// Work beside no kernel is probed every period: the same windows, and the skip is
+// bounded by the work (half a window's worth of it, at least, stays for after it).
+TEST(StageSampler, ProbedWorkSkipsPeriodsBoundedByWhatIsLeft) {
+  StageSampler s(small_window());
+  // A copy of 1 MB per 1 us period, 100 MB left when the windows agree.
+  auto state = [](std::uint64_t j) {
+    SkippableWork::State w;
+    w.progress = j * 1'000'000;
+    w.remaining = 105'000'000 - j * 1'000'000;
+    return std::vector<SkippableWork::State>{w};
+  };
+  StageSampler::Skip skip;
+  for (std::uint64_t j = 1; j <= 5; ++j) {
+    skip = s.on_probe(1, Tick::us(j), traffic_after(j, 0, 1'000'000), state(j));
+    if (j < 5) {
+      EXPECT_EQ(skip.stages, 0u) << j;
+    }
+  }
+  // At most 4 x the measured span (4 periods) at once: 16 periods of 1 MB.
+  EXPECT_EQ(skip.stages, 16u);
+  EXPECT_EQ(skip.time, Tick::us(16));
+  ASSERT_EQ(skip.work_bytes.size(), 1u);
+  EXPECT_EQ(skip.work_bytes[0], 16'000'000u);
+  EXPECT_EQ(skip.traffic[index(Stream::kCommunication)].l2.bytes[index(MemOp::kWrite)], 16'000'000u);
+  // Near its end the work bounds the skip: 10 MB left, 2 MB (half the measured 4 MB)
+  // kept: 8 periods.
+  StageSampler near_end(small_window());
+  for (std::uint64_t j = 1; j <= 5; ++j) {
+    SkippableWork::State w;
+    w.progress = j * 1'000'000;
+    w.remaining = 15'000'000 - j * 1'000'000;
+    skip = near_end.on_probe(1, Tick::us(j), traffic_after(j, 0, 1'000'000), {w});
+  }
+  EXPECT_EQ(skip.stages, 8u);
+  // Periods in which nothing moved are never skipped, however steady.
+  StageSampler idle(small_window());
+  for (std::uint64_t j = 1; j <= 9; ++j) {
+    SkippableWork::State w;
+    w.remaining = 1'000'000;  // started but stalled
+    EXPECT_EQ(idle.on_probe(1, Tick::us(j), traffic_after(0, 0), {w}).stages, 0u) << j;
+  }
 }
 
 // ---------------------------------------------------------------- GEMMs both ways
@@ -260,6 +304,10 @@ TEST(Sampling, ConcclSkipsTheGemmAndTheDmaCopiesTogether) {
                            to_string(exact.gemm.time()), to_string(exact.collective.time()), to_string(sampled.time),
                            to_string(sampled.gemm.time()), to_string(sampled.collective.time())));
   EXPECT_GT(sampled.run_sampling.skipped_stages, 0u);
+  // The isolated run's DMA collective runs beside no kernel: probed by time.
+  EXPECT_GT(sampled.isolated_sampling.skipped_periods, 0u);
+  ASSERT_TRUE(exact.isolated_dma_collective && sampled.isolated_dma_collective);
+  EXPECT_LE(error(*sampled.isolated_dma_collective, *exact.isolated_dma_collective), 0.02);
   EXPECT_LE(error(sampled.time, exact.time), 0.02);
   EXPECT_LE(error(sampled.gemm.time(), exact.gemm.time()), 0.02);
   EXPECT_LE(error(sampled.collective.time(), exact.collective.time()), 0.02);

@@ -148,7 +148,7 @@ void NodeCollective::start(std::uint32_t g, std::function<void(std::uint32_t)> o
   if (g >= node_.simulated_gpus() || done_[g])
     internal_error(node_.gpu(g < node_.simulated_gpus() ? g : 0).now(), "collective", fmt::format("start on GPU {} twice or out of range", g),
                    __FILE__, __LINE__);
-  started_[g] = node_.gpu(g).now();
+  started_[g] = node_.gpu(g).sim().reported_now();  // with what sampling skipped (zero in exact runs)
   on_done_[g] = std::move(on_done);
   if (p_.engine == CollectiveEngine::kCu) {
     launch_kernel(g, 0);
@@ -209,7 +209,7 @@ void NodeCollective::start_dma(std::uint32_t g) {
 
 void NodeCollective::finish(std::uint32_t g) {
   done_[g] = 1;
-  finished_[g] = node_.gpu(g).now();
+  finished_[g] = node_.gpu(g).sim().reported_now();
   if (on_done_[g]) on_done_[g](g);
 }
 

@@ -2,6 +2,8 @@
 // The sampling interface of work that runs beside a kernel (models/gpu/stage_sampler.h).
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 namespace t3sim {
 
@@ -23,6 +25,19 @@ class SkippableWork {
   // Moves `bytes` of its remaining work past as if done (statistics included);
   // contract: bytes <= remaining.
   virtual void skip_work(std::uint64_t bytes) = 0;
+
+  // `fn` is called whenever the work starts something new (a command begins): a GPU
+  // with no kernel in flight then probes it by time (Gpu's work probe), since no
+  // stage boundary will.
+  void set_activity_listener(std::function<void()> fn) { on_activity_ = std::move(fn); }
+
+ protected:
+  void notify_activity() {
+    if (on_activity_) on_activity_();
+  }
+
+ private:
+  std::function<void()> on_activity_;
 };
 
 }  // namespace t3sim

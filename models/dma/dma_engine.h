@@ -99,8 +99,8 @@ class DmaEngine final : public Component, public MemClient, public SkippableWork
   void on_mem_retry() override;
 
   // SkippableWork (run.sampling, models/gpu/stage_sampler.h): progress is the bytes
-  // read; skippable while no host-launched command waits for its launch latency and no
-  // started one carries values or spans rows. skip_work moves whole chunks of the
+  // delivered (writes acknowledged); skippable while no host-launched command waits
+  // for its launch latency and no started one carries values or spans rows. skip_work moves whole chunks of the
   // started commands past, in order, as if read and written.
   State sampling_state() const override;
   void skip_work(std::uint64_t bytes) override;
@@ -130,6 +130,7 @@ class DmaEngine final : public Component, public MemClient, public SkippableWork
   std::vector<DmaCommand> armed_;   // pre-queued, by id
   std::vector<bool> fired_;
   std::uint32_t launches_pending_ = 0;  // host-launched commands in their launch latency
+  std::uint64_t bytes_acked_ = 0;       // writes acknowledged by their destination (sampling's progress)
   Tick next_issue_;                 // bandwidth pacing
   bool timeline_track_made_ = false;
   std::uint32_t timeline_track_ = 0;

@@ -180,6 +180,7 @@ void Gpu::on_wg_done(std::uint32_t cu, const WgLaunch& wg) {
     log().debug("kernel {} done: {} WGs in {}", k.launch.trace->name, k.stats.wgs,
                 to_string(k.stats.done - k.stats.launched));
     if (k.launch.on_done) k.launch.on_done();
+    if (sampler_) start_work_probe();  // work left beside no kernel is probed by time
     return;
   }
   if (sampler_ && k.launch.sampleable && k.done % k.stats.concurrent_slots == 0) on_stage_boundary(wg.kernel);
@@ -189,6 +190,73 @@ void Gpu::enable_sampling(const SamplingConfig& cfg) {
   if (sim().partitions() > 1)
     throw std::logic_error("sampling needs a simulator of one partition (one simulated GPU)");
   sampler_ = std::make_unique<StageSampler>(cfg);
+  probe_event_ = std::make_unique<CallbackEvent>(name() + ".work_probe", [this] { probe_work(); });
+}
+
+void Gpu::add_skippable(SkippableWork& work) {
+  skippable_.push_back(&work);
+  work.set_activity_listener([this] {
+    if (sampler_) start_work_probe();
+  });
+}
+
+bool Gpu::kernel_in_flight() const {
+  for (const Kernel& k : kernels_)
+    if (k.done < k.stats.wgs) return true;
+  return false;
+}
+
+GpuTraffic Gpu::traffic() const {
+  GpuTraffic t;
+  for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
+    t[index(s)].dram = memory_->stream_totals(s);
+    t[index(s)].l2 = memory_->l2_stream_totals(s);
+  }
+  return t;
+}
+
+void Gpu::apply_skip(const StageSampler::Skip& skip) {
+  for (std::size_t i = 0; i < skip.work_bytes.size(); ++i)
+    if (skip.work_bytes[i] > 0) skippable_[i]->skip_work(skip.work_bytes[i]);
+  sim().skip_ahead(skip.time);
+  for (Stream s : {Stream::kCompute, Stream::kCommunication})
+    memory_->add_skipped_traffic(s, skip.traffic[index(s)].dram, skip.traffic[index(s)].l2);
+  ++sampling_report_.skips;
+  sampling_report_.skipped_time += skip.time;
+}
+
+void Gpu::start_work_probe() {
+  if (probe_event_->scheduled() || kernel_in_flight()) return;
+  sim().schedule(*probe_event_, now() + sampler_->config().period);
+}
+
+// Skippable work beside no kernel (a DMA collective alone, or the copies that outlast
+// the GEMM they ran beside): every period is a "stage" for the sampler.
+void Gpu::probe_work() {
+  if (kernel_in_flight()) return;  // stage boundaries take over; the kernel's end restarts the probe
+  std::vector<SkippableWork::State> work;
+  bool left = false;
+  for (const SkippableWork* w : skippable_) {
+    work.push_back(w->sampling_state());
+    left = left || work.back().remaining > 0;
+  }
+  if (!left) return;  // nothing left to skip; new work restarts the probe
+  if (log().should_log(spdlog::level::debug)) {
+    std::uint64_t progress = 0, remaining = 0;
+    for (const SkippableWork::State& w : work) {
+      progress += w.progress;
+      remaining += w.remaining;
+    }
+    log().debug("work probe at {}: {} B delivered, {} B left", to_string(sim().reported_now()), progress, remaining);
+  }
+  const StageSampler::Skip skip = sampler_->on_probe(epoch_, sim().reported_now(), traffic(), work);
+  if (skip.stages > 0) {
+    apply_skip(skip);
+    sampling_report_.skipped_periods += skip.stages;
+    log().info("sampling: work beside no kernel skipped {} periods ({}) at {}", skip.stages, to_string(skip.time),
+               to_string(sim().reported_now()));
+  }
+  sim().schedule(*probe_event_, now() + sampler_->config().period);
 }
 
 void Gpu::on_stage_boundary(std::uint32_t id) {
@@ -196,33 +264,22 @@ void Gpu::on_stage_boundary(std::uint32_t id) {
   bool alone = true;
   for (std::size_t i = 0; i < kernels_.size(); ++i)
     if (i != id && kernels_[i].done < kernels_[i].stats.wgs) alone = false;
-  GpuTraffic traffic;
-  for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
-    traffic[index(s)].dram = memory_->stream_totals(s);
-    traffic[index(s)].l2 = memory_->l2_stream_totals(s);
-  }
   const std::uint64_t slots = k.stats.concurrent_slots;
   const std::uint64_t skippable = (k.stats.wgs - k.next_wg) / slots;  // whole stages not yet dispatched
   std::vector<SkippableWork::State> work;
   for (const SkippableWork* w : skippable_) work.push_back(w->sampling_state());
   const StageSampler::Skip skip =
-      sampler_->on_stage_boundary(id, epoch_, sim().reported_now(), traffic, alone, skippable, work);
+      sampler_->on_stage_boundary(id, epoch_, sim().reported_now(), traffic(), alone, skippable, work);
   if (skip.stages == 0) return;
-  for (std::size_t i = 0; i < skip.work_bytes.size(); ++i)
-    if (skip.work_bytes[i] > 0) skippable_[i]->skip_work(skip.work_bytes[i]);
   // Those stages' WGs are never dispatched: the dispatcher moves past them, they count
   // as done, and their time and traffic are the window's mean.
   const auto wgs = static_cast<std::uint32_t>(skip.stages * slots);
   k.next_wg += wgs;
   k.done += wgs;
   k.stats.skipped_wgs += wgs;
-  sim().skip_ahead(skip.time);
-  for (Stream s : {Stream::kCompute, Stream::kCommunication})
-    memory_->add_skipped_traffic(s, skip.traffic[index(s)].dram, skip.traffic[index(s)].l2);
-  ++sampling_report_.skips;
+  apply_skip(skip);
   sampling_report_.skipped_stages += skip.stages;
   sampling_report_.skipped_wgs += wgs;
-  sampling_report_.skipped_time += skip.time;
   log().info("sampling: kernel {} skipped {} stages ({} WGs, {}) at {}", k.launch.trace->name, skip.stages, wgs,
              to_string(skip.time), to_string(sim().reported_now()));
 }

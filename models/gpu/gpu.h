@@ -123,7 +123,7 @@ class Gpu final : public Component {
   bool sampling() const { return sampler_ != nullptr; }
   // Work beside this GPU's kernels that sampling fast-forwards with them (its DMA
   // engines; must outlive the GPU's run).
-  void add_skippable(SkippableWork& work) { skippable_.push_back(&work); }
+  void add_skippable(SkippableWork& work);
   const SamplingReport& sampling_report() const { return sampling_report_; }
 
   void report_in_flight(std::vector<std::string>& out) const override;
@@ -142,6 +142,15 @@ class Gpu final : public Component {
   void on_wg_done(std::uint32_t cu, const WgLaunch& wg);
   // A sampleable kernel ended a stage: ask the sampler, skip what it says.
   void on_stage_boundary(std::uint32_t id);
+  bool kernel_in_flight() const;
+  // Skippable work with no kernel in flight has no stage boundaries: it is probed every
+  // sampling period instead (stage_sampler.h). Started when work begins or the last
+  // kernel ends; stops while a kernel runs or nothing is left to skip.
+  void start_work_probe();
+  void probe_work();
+  GpuTraffic traffic() const;
+  // Moves the run past `skip` (its time, its traffic, the work beside).
+  void apply_skip(const StageSampler::Skip& skip);
 
   GpuConfig cfg_;
   std::unique_ptr<GpuMemory> memory_;
@@ -155,6 +164,7 @@ class Gpu final : public Component {
   SamplingReport sampling_report_;
   std::vector<SkippableWork*> skippable_;
   std::uint64_t epoch_ = 0;  // kernel launches and ends so far (the sampler's environment)
+  std::unique_ptr<CallbackEvent> probe_event_;  // the work probe (sampling only)
 };
 
 }  // namespace t3sim

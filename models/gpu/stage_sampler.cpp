@@ -68,9 +68,11 @@ nlohmann::json sampling_json(const SamplingConfig& cfg, const SamplingReport& re
           {"window_stages", cfg.window},
           {"tolerance", cfg.tolerance},
           {"tail_stages", cfg.tail},
+          {"probe_period_ps", cfg.period.ps()},
           {"skips", report.skips},
           {"skipped_stages", report.skipped_stages},
           {"skipped_wgs", report.skipped_wgs},
+          {"skipped_probe_periods", report.skipped_periods},
           {"skipped_time_ps", report.skipped_time.ps()},
           {"values", "not computed for skipped WGs"}};
 }
@@ -118,7 +120,31 @@ StageSampler::Skip StageSampler::on_stage_boundary(std::uint32_t kernel, std::ui
                                                    const GpuTraffic& traffic, bool alone, std::uint64_t skippable,
                                                    const std::vector<SkippableWork::State>& work) {
   if (kernels_.size() <= kernel) kernels_.resize(kernel + 1);
-  History& h = kernels_[kernel];
+  return consider(kernels_[kernel], epoch, t, traffic, alone, skippable, work);
+}
+
+StageSampler::Skip StageSampler::on_probe(std::uint64_t epoch, Tick t, const GpuTraffic& traffic,
+                                          const std::vector<SkippableWork::State>& work) {
+  // Work beside no kernel has no natural end to sample up to, and its rate can change
+  // slowly (a DMA collective alone runs 4 % slower after its first 200 us on MI300X,
+  // the copies' traffic settling in DRAM): each skip covers at most
+  // kProbeSkipSpans x the span it measured, then the rate is measured again, so a change
+  // costs at most one skip's extrapolation. The skip is bounded by the work too.
+  constexpr std::uint64_t kProbeSkipSpans = 4;
+  const std::uint64_t cap = kProbeSkipSpans * 2 * cfg_.window;
+  std::uint64_t progress = 0;
+  for (const SkippableWork::State& w : work) progress += w.progress;
+  const bool moved = progress != probe_progress_;
+  probe_progress_ = progress;
+  Skip skip = consider(probe_, epoch, t, traffic, /*alone=*/true, cap + cfg_.tail, work);
+  // Periods in which nothing moved are not skipped (the GPU stops probing then).
+  if (!moved) skip = Skip{};
+  return skip;
+}
+
+StageSampler::Skip StageSampler::consider(History& h, std::uint64_t epoch, Tick t, const GpuTraffic& traffic,
+                                          bool alone, std::uint64_t skippable,
+                                          const std::vector<SkippableWork::State>& work) {
   if (h.epoch != epoch) {  // a kernel launched or ended since: measure afresh
     h.epoch = epoch;
     h.boundaries.clear();

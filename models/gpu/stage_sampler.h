@@ -28,6 +28,13 @@
 // schedules work at a fixed future time beside a sampled kernel would see that time
 // compressed by the skip: the workload kinds that allow sampling (gemm, c3) do not.
 //
+// Work beside no kernel at all (a DMA collective alone, or after the GEMM it ran beside
+// ended) has no stages: a GPU with skippable work and no kernel in flight probes it
+// every `period` instead (on_probe), and the same rule applies to those periods: two
+// windows of `window` periods that agree on each work's progress and each stream's
+// DRAM traffic, and the work goes on at that rate over the skipped time, keeping half
+// a window's worth, at least, for after the skip so its end is simulated.
+//
 // Simplifications (stated in results and models/gpu/README.md): values are not
 // computed for skipped WGs (a sampled kernel carries none: KernelLaunch::sampleable);
 // histograms, time-weighted statistics and the timeline cover the simulated stretches
@@ -56,6 +63,8 @@ struct SamplingConfig {
   double tolerance = 0.02;
   // Stages always simulated at a kernel's end (its last waves drain unevenly).
   std::uint32_t tail = 2;
+  // The probe of skippable work while no kernel runs: one "stage" per period.
+  Tick period = Tick::us(5);
 };
 
 // One stream's traffic at one GPU: at the controllers and at the L2.
@@ -70,7 +79,8 @@ struct SamplingReport {
   std::uint32_t skips = 0;           // fast-forwards
   std::uint64_t skipped_stages = 0;  // stages of WGs not simulated
   std::uint64_t skipped_wgs = 0;
-  Tick skipped_time;                 // reported time they account for
+  std::uint64_t skipped_periods = 0;  // probe periods of work beside no kernel not simulated
+  Tick skipped_time;                 // reported time they account for (stages and periods)
 };
 
 // results.json's "sampling": the settings, what was skipped, and that skipped WGs
@@ -96,6 +106,11 @@ class StageSampler {
   Skip on_stage_boundary(std::uint32_t kernel, std::uint64_t epoch, Tick t, const GpuTraffic& traffic, bool alone,
                          std::uint64_t skippable, const std::vector<SkippableWork::State>& work = {});
 
+  // The GPU's work probe fired (no kernel in flight): one period ended at reported time
+  // `t`. `skip.stages` are then whole periods.
+  Skip on_probe(std::uint64_t epoch, Tick t, const GpuTraffic& traffic,
+                const std::vector<SkippableWork::State>& work);
+
   const SamplingConfig& config() const { return cfg_; }
 
  private:
@@ -109,9 +124,14 @@ class StageSampler {
     std::vector<Boundary> boundaries;  // since the last epoch change or skip, oldest first
   };
   bool steady(const History& h) const;
+  // Records a boundary in `h` and decides the skip (at most `skippable` stages).
+  Skip consider(History& h, std::uint64_t epoch, Tick t, const GpuTraffic& traffic, bool alone,
+                std::uint64_t skippable, const std::vector<SkippableWork::State>& work);
 
   SamplingConfig cfg_;
   std::vector<History> kernels_;  // by kernel id
+  History probe_;                 // the work probe's periods
+  std::uint64_t probe_progress_ = 0;  // the work's total progress at the last probe
 };
 
 }  // namespace t3sim

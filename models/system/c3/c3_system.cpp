@@ -68,13 +68,18 @@ C3KernelResult kernel_from_cache(const nlohmann::json& j) {
   return k;
 }
 nlohmann::json sampling_cache_json(const SamplingReport& r) {
-  return {{"skips", r.skips}, {"stages", r.skipped_stages}, {"wgs", r.skipped_wgs}, {"ps", r.skipped_time.ps()}};
+  return {{"skips", r.skips},
+          {"stages", r.skipped_stages},
+          {"wgs", r.skipped_wgs},
+          {"periods", r.skipped_periods},
+          {"ps", r.skipped_time.ps()}};
 }
 SamplingReport sampling_from_cache(const nlohmann::json& j) {
   SamplingReport r;
   r.skips = j.at("skips");
   r.skipped_stages = j.at("stages");
   r.skipped_wgs = j.at("wgs");
+  r.skipped_periods = j.at("periods");
   r.skipped_time = Tick(j.at("ps").get<std::int64_t>());
   return r;
 }

@@ -230,8 +230,9 @@ class C3Experiment final : public Experiment {
       // concurrent run (the isolated collective runs on any CU).
       const SamplingConfig& sc = spec.sampling;
       cache_key = fmt::format(
-          "c3 isolated v1\nbinary {:016x}\nmode {}\nseed {}\ndma {}\nsampling {} {} {} {}\nsystem {}\nworkload {}",
+          "c3 isolated v1\nbinary {:016x}\nmode {}\nseed {}\ndma {}\nsampling {} {} {} {} {}\nsystem {}\nworkload {}",
           executable_hash(), to_string(node_.mode), run.seed, dma, sc.enabled, sc.window, sc.tolerance, sc.tail,
+          sc.period.ps(),
           system.value() ? canonical_text(*system.value()) : "~",
           workload.value() ? canonical_text(*workload.value(), {"order", "comm_cus"}) : "~");
     }
@@ -300,10 +301,13 @@ class C3Experiment final : public Experiment {
                                std::to_string(r.isolated_sampling.skipped_stages + r.run_sampling.skipped_stages));
       out.metrics.emplace_back("sampled_ps",
                                std::to_string((r.isolated_sampling.skipped_time + r.run_sampling.skipped_time).ps()));
-      out.summary += fmt::format("  sampling           GEMM stages skipped: {} alone ({}), {} in the run ({}); "
-                                 "values not computed for them\n",
-                                 r.isolated_sampling.skipped_stages, to_string(r.isolated_sampling.skipped_time),
-                                 r.run_sampling.skipped_stages, to_string(r.run_sampling.skipped_time));
+      out.metrics.emplace_back("sampled_periods",
+                               std::to_string(r.isolated_sampling.skipped_periods + r.run_sampling.skipped_periods));
+      out.summary += fmt::format("  sampling           skipped: {} GEMM stages and {} periods of DMA copies alone ({}), "
+                                 "{} and {} in the run ({}); values not computed for them\n",
+                                 r.isolated_sampling.skipped_stages, r.isolated_sampling.skipped_periods,
+                                 to_string(r.isolated_sampling.skipped_time), r.run_sampling.skipped_stages,
+                                 r.run_sampling.skipped_periods, to_string(r.run_sampling.skipped_time));
     }
     return out;
   }

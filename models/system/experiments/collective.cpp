@@ -46,6 +46,20 @@ class CollectiveExperiment final : public Experiment {
     p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
     p.seed = run.seed;
     workload.finish();
+    // run.sampling (models/gpu/stage_sampler.h): a DMA collective's copies are probed by
+    // time and skipped once steady. A CU collective is a kernel of persistent WGs whose
+    // progress lives in its trace loops and peer flags: nothing of it can be skipped.
+    if (run.sampling.enabled) {
+      if (cfg_.mode != NetMode::kHomogeneous)
+        run.reject_sampling("collectives sample in homogeneous mode only (one simulated GPU, its peers mirrored)");
+      if (p.engine != CollectiveEngine::kDma)
+        run.reject_sampling("a CU collective cannot be sampled (its persistent WGs' progress lives in trace loops "
+                            "and peer flags); DMA collectives (workload.implementation: dma) can");
+      if (p.values)
+        run.reject_sampling("skipped copies carry no values: set workload.functional: off (or a size above "
+                            "workload.values_limit)");
+      sampling_ = run.sampling;
+    }
 
     const std::uint32_t simulated = cfg_.mode == NetMode::kFull ? cfg_.num_gpus : 1;
     HostMemoryEstimate need;
@@ -56,6 +70,7 @@ class CollectiveExperiment final : public Experiment {
                std::uint64_t{simulated} * 3 * (p.array_bytes / cfg_.gpu.memory.hbm.value_granule), 8);
     run.check_host_memory(need);
     node_.emplace(sim, cfg_);
+    if (sampling_.enabled) node_->gpu(0).enable_sampling(sampling_);
     try {
       coll_.emplace(*node_, p);
     } catch (const ConfigError&) {
@@ -132,12 +147,22 @@ class CollectiveExperiment final : public Experiment {
         {"busbw_GBps", fmt::format("{:.4f}", busbw)},
         {"functional_check", p.values ? "passed" : "not run"},
     };
+    if (sampling_.enabled) {
+      const SamplingReport& r = node_->gpu(0).sampling_report();
+      out.json["sampling"] = sampling_json(sampling_, r);
+      out.metrics.emplace_back("sampled_periods", std::to_string(r.skipped_periods));
+      out.metrics.emplace_back("sampled_ps", std::to_string(r.skipped_time.ps()));
+      out.summary += fmt::format("  sampling           {} periods of copies skipped ({}); values not computed\n",
+                                 r.skipped_periods, to_string(r.skipped_time));
+    }
     return out;
   }
+  bool samples() const override { return true; }
 
  private:
   Simulator& sim_;
   NodeConfig cfg_;
+  SamplingConfig sampling_;  // off unless run.sampling (DMA collectives in homogeneous mode)
   std::optional<Node> node_;
   std::optional<NodeCollective> coll_;
 };
