@@ -54,7 +54,8 @@ png "$out/fig9.png"
 expect "$out/fig9.md" "| ring-ag | 1 MiB | 10.0 | 40.0 | 4.00 |"
 expect "$out/fig9.md" "| ring-ag | 64 MiB | 400.0 | 200.0 | 0.50 |"
 
-# Table II: two cases, every variant (from three CSVs, as the three sweeps write them).
+# Table II: two cases, every variant (from three CSVs, as the three sweeps write them);
+# c3_rp takes the best of a case's reservations (caseA: 64 CUs, 1.2, over 32, 1.1).
 cols="configuration,preset,gemm,collective,collective_bytes,order,comm_cus,scale,mode,num_gpus,time_ps,speedup,ideal_speedup,fraction_of_ideal,taxonomy,paper_taxonomy"
 row() {  # row POINT CONFIG ORDER COMM_CUS CASE SPEEDUP FRACTION
   echo "$1,$5,ring-ag,ok,,$2,$5,g,ring-ag,1,$3,$4,2,homogeneous,8,1,$6,1.5,$7,G-long,G-long"
@@ -70,6 +71,7 @@ row() {  # row POINT CONFIG ORDER COMM_CUS CASE SPEEDUP FRACTION
   echo "point,workload.preset,workload.collective.collective,status,error,$cols"
   row 0 c3 gemm-first 64 caseA 1.2 0.4
   row 1 c3 gemm-first 64 caseB 1.2 0.4
+  row 2 c3 gemm-first 32 caseA 1.1 0.2
 } > "$tmp/t2p.csv"
 {
   echo "point,workload.preset,workload.collective.collective,status,error,$cols"
