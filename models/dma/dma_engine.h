@@ -100,8 +100,8 @@ class DmaEngine final : public Component, public MemClient, public SkippableWork
 
   // SkippableWork (run.sampling, models/gpu/stage_sampler.h): progress is the bytes
   // delivered (writes acknowledged); skippable while no host-launched command waits
-  // for its launch latency and no started one carries values or spans rows. skip_work moves whole chunks of the
-  // started commands past, in order, as if read and written.
+  // for its launch latency and no started one carries values or spans rows. skip_work
+  // moves whole chunks of the started commands past, in order, as if read and written.
   State sampling_state() const override;
   void skip_work(std::uint64_t bytes) override;
 

@@ -206,6 +206,12 @@ bool Gpu::kernel_in_flight() const {
   return false;
 }
 
+std::vector<SkippableWork::State> Gpu::work_states() const {
+  std::vector<SkippableWork::State> work;
+  for (const SkippableWork* w : skippable_) work.push_back(w->sampling_state());
+  return work;
+}
+
 GpuTraffic Gpu::traffic() const {
   GpuTraffic t;
   for (Stream s : {Stream::kCompute, Stream::kCommunication}) {
@@ -234,13 +240,9 @@ void Gpu::start_work_probe() {
 // the GEMM they ran beside): every period is a "stage" for the sampler.
 void Gpu::probe_work() {
   if (kernel_in_flight()) return;  // stage boundaries take over; the kernel's end restarts the probe
-  std::vector<SkippableWork::State> work;
-  bool left = false;
-  for (const SkippableWork* w : skippable_) {
-    work.push_back(w->sampling_state());
-    left = left || work.back().remaining > 0;
-  }
-  if (!left) return;  // nothing left to skip; new work restarts the probe
+  const std::vector<SkippableWork::State> work = work_states();
+  if (std::none_of(work.begin(), work.end(), [](const SkippableWork::State& w) { return w.remaining > 0; }))
+    return;  // nothing left to skip; new work restarts the probe
   if (log().should_log(spdlog::level::debug)) {
     std::uint64_t progress = 0, remaining = 0;
     for (const SkippableWork::State& w : work) {
@@ -266,10 +268,8 @@ void Gpu::on_stage_boundary(std::uint32_t id) {
     if (i != id && kernels_[i].done < kernels_[i].stats.wgs) alone = false;
   const std::uint64_t slots = k.stats.concurrent_slots;
   const std::uint64_t skippable = (k.stats.wgs - k.next_wg) / slots;  // whole stages not yet dispatched
-  std::vector<SkippableWork::State> work;
-  for (const SkippableWork* w : skippable_) work.push_back(w->sampling_state());
   const StageSampler::Skip skip =
-      sampler_->on_stage_boundary(id, epoch_, sim().reported_now(), traffic(), alone, skippable, work);
+      sampler_->on_stage_boundary(id, epoch_, sim().reported_now(), traffic(), alone, skippable, work_states());
   if (skip.stages == 0) return;
   // Those stages' WGs are never dispatched: the dispatcher moves past them, they count
   // as done, and their time and traffic are the window's mean.

@@ -149,6 +149,7 @@ class Gpu final : public Component {
   void start_work_probe();
   void probe_work();
   GpuTraffic traffic() const;
+  std::vector<SkippableWork::State> work_states() const;  // of skippable_, in order
   // Moves the run past `skip` (its time, its traffic, the work beside).
   void apply_skip(const StageSampler::Skip& skip);
 

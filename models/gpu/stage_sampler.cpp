@@ -125,11 +125,12 @@ StageSampler::Skip StageSampler::on_stage_boundary(std::uint32_t kernel, std::ui
 
 StageSampler::Skip StageSampler::on_probe(std::uint64_t epoch, Tick t, const GpuTraffic& traffic,
                                           const std::vector<SkippableWork::State>& work) {
-  // Work beside no kernel has no natural end to sample up to, and its rate can change
-  // slowly (a DMA collective alone runs 4 % slower after its first 200 us on MI300X,
-  // the copies' traffic settling in DRAM): each skip covers at most
-  // kProbeSkipSpans x the span it measured, then the rate is measured again, so a change
-  // costs at most one skip's extrapolation. The skip is bounded by the work too.
+  // Work beside no kernel has no end of stages to sample up to, and its rate may change
+  // slowly (a DMA all-gather alone issues reads 4 % faster than its links deliver for
+  // its first ~180 us on MI300X, until its posted writes fill the network's queues):
+  // each skip covers at most kProbeSkipSpans x the span it measured, then the rate is
+  // measured again, so a change costs one skip's extrapolation at most. The skip is
+  // bounded by the work too (consider() keeps `tail` of the stages it is offered).
   constexpr std::uint64_t kProbeSkipSpans = 4;
   const std::uint64_t cap = kProbeSkipSpans * 2 * cfg_.window;
   std::uint64_t progress = 0;
