@@ -148,6 +148,33 @@ TEST(C3, ValuesSurviveConcurrencyAndNoConfigurationBeatsTheIdeal) {
   }
 }
 
+// isolated = false: the concurrent run alone gives the same kernels' times and traffic
+// as the full run (the isolated runs are on a simulator of their own), and no ratios.
+TEST(C3, ConcurrentRunWithoutIsolatedRunsIsTheSame) {
+  const NodeConfig node = mi300x();
+  for (const char* configuration : {"c3", "conccl"}) {
+    const C3Spec s = spec(node, kM, kN, kK, 8u << 20);
+    C3Spec alone = s;
+    alone.isolated = false;
+    const C3Result full = run(node, s, configuration);
+    const C3Result conc = run(node, alone, configuration);
+    EXPECT_FALSE(conc.isolated);
+    EXPECT_EQ(conc.time, full.time) << configuration;
+    EXPECT_EQ(conc.gemm.end, full.gemm.end) << configuration;
+    EXPECT_EQ(conc.collective.end, full.collective.end) << configuration;
+    EXPECT_EQ(conc.gemm.dram_read, full.gemm.dram_read) << configuration;
+    EXPECT_EQ(conc.isolated_gemm, Tick()) << configuration;
+    EXPECT_FALSE(conc.isolated_dma_collective.has_value());
+    EXPECT_EQ(conc.fraction_of_ideal, 0.0);
+    EXPECT_LT(conc.extra_events, full.extra_events) << "the isolated kernels were simulated";
+    EXPECT_TRUE(conc.values_checked);
+  }
+  C3Spec seq = spec(node, kM, kN, kK, 8u << 20);
+  seq.isolated = false;
+  Simulator sim(1);
+  EXPECT_THROW(C3System(sim, node, seq, "sequential", 1), std::invalid_argument);
+}
+
 // ConCCL frees the CUs: a compute-bound GEMM slows less beside the DMA collective
 // than beside the CU collective given CUs first.
 TEST(C3, DmaOffloadSlowsAComputeBoundGemmLess) {

@@ -630,6 +630,11 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
        "workload.scale: 64 does not divide the collective's size (1000032 B)"},
       {small + " --set workload.collective.functional=values --set workload.collective.size=1056",
        "workload.collective.functional: values needs the 1056 B array to split into 8 equal chunks"},
+      {small + " --set workload.isolated=maybe", "workload.isolated: expected"},
+      {small + " --config sequential --set workload.isolated=false",
+       "workload.isolated: false keeps only a concurrent run (c3, conccl); configuration sequential is made of the "
+       "isolated runs"},
+      {small + " --config ideal --set workload.isolated=false", "workload.isolated: false keeps only a concurrent run"},
   };
   for (const auto& c : cases) expect_bad_input("configs/systems/mi300x.yaml " + c.args, c.expected);
 }
@@ -654,6 +659,29 @@ TEST_F(Cli, C3RunReportsIsolatedConcurrentAndTheFractionOfIdeal) {
   EXPECT_GE(res["time_ps"].get<std::uint64_t>(), std::max(iso_g, iso_c));
   EXPECT_GT(res["run"]["gemm"]["dram_read_bytes"].get<std::uint64_t>(), 0u);
   EXPECT_GT(res["run"]["collective"]["l2_write_bytes"].get<std::uint64_t>(), 0u);
+}
+
+// isolated: false runs the concurrent configuration alone: the same concurrent times as
+// the full run, and no isolated times, slowdowns or speedups in the summary, the
+// results or the sweep row.
+TEST_F(Cli, C3WithoutIsolatedRunsReportsTheConcurrentRunOnly) {
+  const std::string args =
+      "configs/systems/mi300x.yaml configs/workloads/c3/small.yaml --mode homogeneous --config c3 "
+      "--set workload.order=comm-first --set workload.gemm.k=512 --set workload.collective.size=8MiB";
+  const auto full = t3sim(fmt::format("run {} -o '{}'", args, (dir_ / "full").string()));
+  ASSERT_EQ(full.exit_code, 0) << full.err;
+  const auto alone = t3sim(fmt::format("run {} --set workload.isolated=false -o '{}'", args, (dir_ / "c").string()));
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  EXPECT_NE(alone.out.find("isolated runs      off (workload.isolated)"), std::string::npos) << alone.out;
+  EXPECT_EQ(alone.out.find("of the ideal realized"), std::string::npos) << alone.out;
+  EXPECT_NE(alone.out.find("functional check   passed"), std::string::npos) << alone.out;
+  const nlohmann::json f = nlohmann::json::parse(slurp(dir_ / "full" / "results.json"))["results"];
+  const nlohmann::json c = nlohmann::json::parse(slurp(dir_ / "c" / "results.json"))["results"];
+  EXPECT_EQ(c["time_ps"], f["time_ps"]);
+  EXPECT_EQ(c["run"], f["run"]);
+  EXPECT_TRUE(c["isolated"].is_string());
+  EXPECT_FALSE(c.contains("fraction_of_ideal"));
+  EXPECT_FALSE(c.contains("ideal_speedup"));
 }
 
 // scale: auto shrinks a Table II case while its GEMM keeps 8 waves of WGs on the GPU:

@@ -252,6 +252,11 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
   // The sequential run is built now, so what cannot be built (a collective the node
   // cannot run) is an error of `t3sim validate` too. Concurrent configurations run it
   // on a simulator of their own; the others on the main one.
+  if (!spec_.isolated) {
+    if (!config_->concurrent())
+      throw std::invalid_argument("C3 without isolated runs needs a concurrent configuration");
+    return;  // nothing but the concurrent run, built by run()
+  }
   if (config_->concurrent()) own_sim_ = std::make_unique<Simulator>(seed_);
   // Isolated means each kernel alone as the library launches it: the collective on any
   // CU, whatever CUs the configuration reserves for it, so every configuration of a
@@ -273,14 +278,16 @@ C3Result C3System::run(Tick max_time) {
   C3KernelResult iso_gemm, iso_cu;
   std::optional<C3KernelResult> iso_dma;
   std::uint32_t stages = 0, channels = 0;
-  if (!seq_) internal_error(Tick(), "c3", "run() called twice", __FILE__, __LINE__);
+  if (ran_) internal_error(Tick(), "c3", "run() called twice", __FILE__, __LINE__);
+  ran_ = true;
+  r.isolated = spec_.isolated;
   // Only a concurrent configuration's isolated run is on a simulator of its own; the
   // others' is their run (its events are the main simulator's).
   const std::filesystem::path cache_file = cache_dir_.empty() || !concurrent
                                                ? std::filesystem::path()
                                                : cache_dir_ / fmt::format("{:016x}.json", fnv1a(cache_key_));
-  bool cached = false;
-  if (!cache_file.empty()) {
+  bool cached = !spec_.isolated;  // without isolated runs, as if they came from a cache
+  if (!cache_file.empty() && !cached) {
     std::ifstream in(cache_file);
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (j.is_object() && j.value("key", "") == cache_key_) {
@@ -337,9 +344,11 @@ C3Result C3System::run(Tick max_time) {
     seq_.reset();  // its node is gone before the concurrent run builds one
     own_sim_.reset();
   }
-  r.isolated_gemm = iso_gemm.time();
-  r.isolated_collective = iso_cu.time();
-  if (iso_dma) r.isolated_dma_collective = iso_dma->time();
+  if (spec_.isolated) {
+    r.isolated_gemm = iso_gemm.time();
+    r.isolated_collective = iso_cu.time();
+    if (iso_dma) r.isolated_dma_collective = iso_dma->time();
+  }
 
   if (concurrent) {
     C3Run conc(sim_, node_, spec_, /*with_cu=*/!dma, dma);
@@ -352,6 +361,7 @@ C3Result C3System::run(Tick max_time) {
     r.collective = conc.collective_result(dma ? C3Run::Coll::kDma : C3Run::Coll::kCu);
     r.words_checked += conc.words_checked();
     stages = conc.gemm_stages();
+    if (channels == 0) channels = conc.collective_channels();
     r.run_sampling = conc.sampling_report();
   } else {
     r.gemm = iso_gemm;
@@ -363,16 +373,19 @@ C3Result C3System::run(Tick max_time) {
   const Tick longest = std::max(r.isolated_gemm, r.isolated_collective);
   r.time = config_->time(r);
   auto ratio = [](Tick a, Tick b) { return b.ps() ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0; };
-  r.ideal_speedup = ratio(sequential, longest);
-  r.speedup = ratio(sequential, r.time);
-  r.fraction_of_ideal = r.ideal_speedup > 1.0 ? (r.speedup - 1.0) / (r.ideal_speedup - 1.0) : 0.0;
-  r.gemm_slowdown = ratio(r.gemm.time(), r.isolated_gemm);
-  r.collective_slowdown = ratio(r.collective.time(), dma ? *r.isolated_dma_collective : r.isolated_collective);
-  r.taxonomy = c3_taxonomy(r.isolated_gemm, r.isolated_collective);
+  if (spec_.isolated) {
+    r.ideal_speedup = ratio(sequential, longest);
+    r.speedup = ratio(sequential, r.time);
+    r.fraction_of_ideal = r.ideal_speedup > 1.0 ? (r.speedup - 1.0) / (r.ideal_speedup - 1.0) : 0.0;
+    r.gemm_slowdown = ratio(r.gemm.time(), r.isolated_gemm);
+    r.collective_slowdown = ratio(r.collective.time(), dma ? *r.isolated_dma_collective : r.isolated_collective);
+    r.taxonomy = c3_taxonomy(r.isolated_gemm, r.isolated_collective);
+  }
 
   const NodeCollectiveParams& cp = spec_.collective;
   nlohmann::json isolated = {{"gemm", kernel_json(iso_gemm)}, {"collective", kernel_json(iso_cu)}};
   if (iso_dma) isolated["dma_collective"] = kernel_json(*iso_dma);
+  if (!spec_.isolated) isolated = "off (workload.isolated): no isolated runs, slowdowns or speedups";
   r.json = {{"workload", "c3"},
             {"configuration", configuration_},
             {"describe", config_->describe(spec_)},
@@ -401,6 +414,11 @@ C3Result C3System::run(Tick max_time) {
             {"taxonomy", r.taxonomy},
             {"functional_check", r.values_checked ? "passed" : "not run"},
             {"words_checked", r.words_checked}};
+  if (!spec_.isolated) {
+    for (const char* key : {"sequential_ps", "ideal_ps", "gemm_slowdown", "collective_slowdown", "ideal_speedup",
+                            "speedup", "fraction_of_ideal", "taxonomy"})
+      r.json.erase(key);
+  }
   if (spec_.sampling.enabled)
     r.json["sampling"] = {{"isolated", sampling_json(spec_.sampling, r.isolated_sampling)},
                           {"run", sampling_json(spec_.sampling, r.run_sampling)}};
@@ -425,6 +443,19 @@ std::string C3System::summary(const C3Result& r) const {
       spec_.scale > 1 ? fmt::format(" (scaled 1/{})", spec_.scale) : std::string(), node_.num_gpus,
       to_string(node_.mode), configuration_, config_->describe(spec_), spec_.gemm_label,
       spec_.preset.empty() ? std::string() : "", to_string(cp.kind), mb(cp.array_bytes), ms(r.time));
+  if (!r.isolated) {
+    auto alone = [](const char* what, const C3KernelResult& k) {
+      return fmt::format("  {:<18} {:.4f} ms; DRAM {:.1f} MB read {:.1f} MB written; L2 {:.1f} MB\n", what, ms(k.time()),
+                         mb(k.dram_read), mb(k.dram_write + k.dram_update), mb(k.l2_read + k.l2_write));
+    };
+    s += alone("GEMM", r.gemm);
+    s += alone("collective", r.collective);
+    s += fmt::format("  isolated runs      off (workload.isolated): no slowdowns, ideal or speedup\n"
+                     "  functional check   {}\n",
+                     r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
+                                      : std::string("not run (collective above values_limit)"));
+    return s;
+  }
   s += line("GEMM", r.gemm, r.isolated_gemm);
   s += line("collective", r.collective,
             r.isolated_dma_collective && config_->uses_dma() ? *r.isolated_dma_collective : r.isolated_collective);

@@ -51,6 +51,10 @@ struct C3Spec {
   std::uint32_t scale = 1;       // M and the collective's size were divided by this
   bool comm_first = false;       // c3: launch the collective first (the paper's c3_sp)
   std::uint32_t comm_cus = 0;    // CUs reserved for the communication stream (the last N); 0: none
+  // False (workload `isolated: off`): a concurrent configuration's run alone, without
+  // the isolated runs, so no slowdowns, ideal or speedups. For cases whose isolated CU
+  // collective would take hours (a 20 GB all-gather beside a sampled GEMM).
+  bool isolated = true;
   // run.sampling: the GEMM's steady stages may be skipped while it runs alone
   // (models/gpu/stage_sampler.h; homogeneous mode, one simulated GPU).
   SamplingConfig sampling;
@@ -66,6 +70,7 @@ struct C3KernelResult {
 
 struct C3Result {
   Tick time;                                      // the configuration's time
+  bool isolated = true;                           // false: the fields from the isolated run are unset
   Tick isolated_gemm, isolated_collective;        // each alone (the CU collective)
   std::optional<Tick> isolated_dma_collective;    // conccl: the DMA collective alone
   C3KernelResult gemm, collective;                // in the run (concurrent, or the isolated ones)
@@ -186,6 +191,7 @@ class C3System {
   std::unique_ptr<C3Configuration> config_;
   std::unique_ptr<Simulator> own_sim_;  // the sequential run's, for concurrent configurations
   std::unique_ptr<C3Run> seq_;          // built at construction (validate), run and dropped by run()
+  bool ran_ = false;
   std::filesystem::path cache_dir_;      // empty: no isolated-run cache
   std::string cache_key_;
 };

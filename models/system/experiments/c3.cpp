@@ -8,6 +8,8 @@
 //   order: gemm-first         # c3: gemm-first (c3_base) | comm-first (c3_sp)
 //   comm_cus: 0               # CUs reserved for the communication stream
 //   scale: 1                  # divide M and the collective's size by this
+//   isolated: true            # false: the concurrent run alone (no isolated runs, so no
+//                             # slowdowns, ideal or speedups)
 
 #include <fstream>
 #include <optional>
@@ -186,6 +188,7 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
 
   spec.comm_first = workload.get_enum("order", "gemm-first", {"gemm-first", "comm-first"}) == "comm-first";
   spec.comm_cus = static_cast<std::uint32_t>(workload.get_uint("comm_cus", 0, 0, gpu.num_cus - 1));
+  spec.isolated = workload.get_bool("isolated", true);
   workload.finish();
   return spec;
 }
@@ -203,6 +206,10 @@ class C3Experiment final : public Experiment {
                                            "model: hbm, not ideal");
     node_.partitioned = true;  // full mode: a partition per GPU
     C3Spec spec = read_c3_spec(workload, node_, run.seed);
+    if (!spec.isolated && !c3_configurations().get(configuration_, "C3 configuration").make()->concurrent())
+      workload.fail("isolated", fmt::format("false keeps only a concurrent run (c3, conccl); configuration {} is "
+                                            "made of the isolated runs",
+                                            configuration_));
     if (run.sampling.enabled && node_.mode != NetMode::kHomogeneous)
       run.reject_sampling("C3 samples in homogeneous mode only (one simulated GPU, its peers mirrored; in full mode "
                           "each GPU would skip on its own): set run.mode: homogeneous");
@@ -225,7 +232,7 @@ class C3Experiment final : public Experiment {
                                           "all_gather or all_to_all, not {}",
                                           configuration_, to_string(k)));
     std::string cache_key;
-    if (!run.isolated_cache.empty()) {
+    if (!run.isolated_cache.empty() && spec.isolated) {
       // Everything the isolated run depends on; order and comm_cus only shape the
       // concurrent run (the isolated collective runs on any CU).
       const SamplingConfig& sc = spec.sampling;
@@ -263,6 +270,8 @@ class C3Experiment final : public Experiment {
     out.summary = model_->summary(r);
     out.extra_events = r.extra_events;
     const C3Spec& s = model_->spec();
+    // Without isolated runs the columns that need them stay empty.
+    auto iso = [&](std::string v) { return r.isolated ? v : std::string(); };
     out.metrics = {
         {"configuration", configuration_},
         {"preset", s.preset},
@@ -275,17 +284,17 @@ class C3Experiment final : public Experiment {
         {"mode", to_string(node_.mode)},
         {"num_gpus", std::to_string(node_.num_gpus)},
         {"time_ps", std::to_string(r.time.ps())},
-        {"isolated_gemm_ps", std::to_string(r.isolated_gemm.ps())},
-        {"isolated_collective_ps", std::to_string(r.isolated_collective.ps())},
+        {"isolated_gemm_ps", iso(std::to_string(r.isolated_gemm.ps()))},
+        {"isolated_collective_ps", iso(std::to_string(r.isolated_collective.ps()))},
         {"isolated_dma_collective_ps",
-         std::to_string(r.isolated_dma_collective ? r.isolated_dma_collective->ps() : 0)},
+         iso(std::to_string(r.isolated_dma_collective ? r.isolated_dma_collective->ps() : 0))},
         {"gemm_ps", std::to_string(r.gemm.time().ps())},
         {"collective_ps", std::to_string(r.collective.time().ps())},
-        {"gemm_slowdown", fmt::format("{:.6f}", r.gemm_slowdown)},
-        {"collective_slowdown", fmt::format("{:.6f}", r.collective_slowdown)},
-        {"ideal_speedup", fmt::format("{:.6f}", r.ideal_speedup)},
-        {"speedup", fmt::format("{:.6f}", r.speedup)},
-        {"fraction_of_ideal", fmt::format("{:.6f}", r.fraction_of_ideal)},
+        {"gemm_slowdown", iso(fmt::format("{:.6f}", r.gemm_slowdown))},
+        {"collective_slowdown", iso(fmt::format("{:.6f}", r.collective_slowdown))},
+        {"ideal_speedup", iso(fmt::format("{:.6f}", r.ideal_speedup))},
+        {"speedup", iso(fmt::format("{:.6f}", r.speedup))},
+        {"fraction_of_ideal", iso(fmt::format("{:.6f}", r.fraction_of_ideal))},
         {"taxonomy", r.taxonomy},
         {"paper_taxonomy", s.paper_taxonomy},
         {"gemm_dram_read_bytes", std::to_string(r.gemm.dram_read)},
