@@ -755,6 +755,26 @@ std::string SweepSummary::line(const fs::path& output) const {
   return text + fmt::format("; results in {}", output.string());
 }
 
+SweepValidation validate_sweep(const SweepSpec& spec, const Shard& shard, const SweepRunner& runner) {
+  if (shard.count == 0 || shard.index >= shard.count)
+    throw UserError(fmt::format("--shard: expected i/n with 0 <= i < n, got '{}/{}'", shard.index, shard.count));
+  SweepValidation v;
+  for (const SweepPoint& point : enumerate_points(spec)) {
+    if (!shard.contains(point)) continue;
+    ++v.points;
+    try {
+      RunRequest request = make_run_request(spec, point);
+      request.validate_only = true;
+      (void)runner(request);
+    } catch (const UserError& e) {
+      v.errors.push_back(fmt::format("point {} ({}): {}", point.index, point_key(spec, point), e.what()));
+    } catch (const std::invalid_argument& e) {  // a parameter combination a model rejects
+      v.errors.push_back(fmt::format("point {} ({}): {}", point.index, point_key(spec, point), e.what()));
+    }
+  }
+  return v;
+}
+
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options,
                        const SweepRunner& runner) {
   if (options.shard.count == 0 || options.shard.index >= options.shard.count) {

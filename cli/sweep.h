@@ -168,6 +168,17 @@ struct SweepSummary {
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options,
                        const SweepRunner& runner);
 
+// Checks every point of the shard as `t3sim validate` would (the runner gets requests
+// with validate_only set), without simulating or writing anything: a sweep that
+// would fail at its 40th point after hours fails here in seconds. Returns one line per
+// bad point ("point 7 (workload.size=1MiB): workload.size: ..."), empty when all are
+// good. A runner exception other than bad input is rethrown.
+struct SweepValidation {
+  std::size_t points = 0;
+  std::vector<std::string> errors;
+};
+SweepValidation validate_sweep(const SweepSpec& spec, const Shard& shard, const SweepRunner& runner);
+
 // The progress line: "[=====>     ] 12/48 points, 3 failed, elapsed 1m02s, ETA 3m10s".
 std::string format_progress(std::size_t done, std::size_t total, std::size_t failed,
                             double elapsed_seconds, double eta_seconds);

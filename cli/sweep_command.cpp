@@ -37,6 +37,7 @@ Exit code: 0 all points ok, 1 some point failed (see its status and error column
 
 Examples:
   t3sim sweep configs/sweeps/ring_scaling.yaml -o ring.csv -j 8
+  t3sim sweep configs/sweeps/c3_table2.yaml --validate   # every point's configs, nothing run
   t3sim sweep --system sys.yaml --workload wl.yaml --set system.num_gpus=[2,4,8] -o gpus.csv
   # Slurm job array, one shard per task (--array=0-15), then join the shards:
   t3sim sweep ring.yaml --shard $SLURM_ARRAY_TASK_ID/16 -o ring.$SLURM_ARRAY_TASK_ID.csv
@@ -65,9 +66,12 @@ struct SweepArguments {
   std::string shard;
   bool retry_errors = false;
   bool fail_fast = false;
+  bool validate = false;
 };
 
 int run_sweep_command(const SweepArguments& arguments) {
+  if (arguments.output.empty() && !arguments.validate)
+    throw UserError("-o,--output is required: the results CSV (or --validate to only check the points)");
   SweepCommandLine command_line;
   command_line.sweep_file = arguments.sweep_file;
   command_line.system = arguments.system;
@@ -84,6 +88,12 @@ int run_sweep_command(const SweepArguments& arguments) {
       ::isatty(::fileno(stderr)) != 0 ? ProgressStyle::kInPlace : ProgressStyle::kLines;
 
   const SweepSpec spec = build_sweep_spec(command_line);
+  if (arguments.validate) {
+    const SweepValidation v = validate_sweep(spec, options.shard, run_simulation);
+    for (const std::string& e : v.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    std::printf("%zu points: %zu valid, %zu with errors\n", v.points, v.points - v.errors.size(), v.errors.size());
+    return v.errors.empty() ? 0 : 2;
+  }
   const SweepSummary summary = run_sweep(spec, options, run_simulation);
   std::printf("%s\n", summary.line(options.output).c_str());
   return summary.failed > 0 ? 1 : 0;
@@ -123,8 +133,8 @@ void register_sweep_commands(CLI::App& app, int& exit_code) {
                     "for every point (repeatable)")
       ->allow_extra_args(false);
   sweep->add_option("-o,--output", sweep_arguments->output,
-                    "Results CSV: appended to, and its finished points skipped on a rerun")
-      ->required();
+                    "Results CSV: appended to, and its finished points skipped on a rerun (required "
+                    "unless --validate)");
   sweep->add_option("-j,--jobs", sweep_arguments->jobs, "Points run in parallel (default: all cores)");
   sweep->add_option("--shard", sweep_arguments->shard,
                     "i/n: run only the points whose index % n == i (0 <= i < n)");
@@ -132,6 +142,9 @@ void register_sweep_commands(CLI::App& app, int& exit_code) {
                   "Rerun points whose row in the CSV failed (by default any row counts as done)");
   sweep->add_flag("--fail-fast", sweep_arguments->fail_fast,
                   "Start no new point after the first failure");
+  sweep->add_flag("--validate", sweep_arguments->validate,
+                  "Check every point's configs as `t3sim validate` does, simulate nothing, write no CSV; "
+                  "exit 2 if any point is bad");
   sweep->callback([sweep_arguments, &exit_code] {
     report_user_errors(exit_code, [&] { return run_sweep_command(*sweep_arguments); });
   });

@@ -746,5 +746,60 @@ TEST_F(SweepTest, CommandLineSweepResumeAndErrors) {
   EXPECT_EQ(read_results(dir_ / "merged.csv").rows.size(), 4u);
 }
 
+// --validate: every point is checked with validate_only and nothing is written; the
+// bad points are named by index and values.
+TEST_F(SweepTest, ValidateChecksEveryPointAndWritesNothing) {
+  std::atomic<int> validate_only{0};
+  const SweepRunner runner = [&](const RunRequest& request) {
+    if (request.validate_only) ++validate_only;
+    if (has(request, "system.num_gpus=4") && has(request, "workload.size=1MiB"))
+      throw UserError("wl.yaml:3: workload.size: too small for 4 GPUs");
+    if (has(request, "system.num_gpus=8") && has(request, "workload.size=16MiB"))
+      throw std::invalid_argument("8 GPUs cannot split 16MiB");
+    return healthy_outcome(request);
+  };
+  const SweepValidation v = validate_sweep(make_spec(), Shard{}, runner);
+  EXPECT_EQ(v.points, 6u);
+  EXPECT_EQ(validate_only.load(), 6);
+  ASSERT_EQ(v.errors.size(), 2u);
+  EXPECT_EQ(v.errors[0], "point 2 (system.num_gpus=4;workload.size=1MiB): wl.yaml:3: workload.size: too small for 4 GPUs");
+  EXPECT_EQ(v.errors[1], "point 5 (system.num_gpus=8;workload.size=16MiB): 8 GPUs cannot split 16MiB");
+  EXPECT_EQ(validate_sweep(make_spec(), Shard{1, 2}, runner).points, 3u);
+  EXPECT_TRUE(fs::is_empty(dir_));
+  // A failure that is not bad input is not a point's error: it propagates.
+  const SweepRunner broken = [](const RunRequest&) -> RunOutcome { throw SimulationError("bug"); };
+  EXPECT_THROW(validate_sweep(make_spec(), Shard{}, broken), SimulationError);
+}
+
+// Every shipped sweep's points validate: a renamed key or a preset a model no longer
+// accepts fails here, not hours into a figure's sweep.
+TEST_F(SweepTest, EveryShippedSweepValidates) {
+  const fs::path sweeps = fs::path(T3SIM_SOURCE_DIR) / "configs" / "sweeps";
+  const fs::path log = dir_ / "log.txt";
+  int checked = 0;
+  for (const auto& entry : fs::directory_iterator(sweeps)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++checked;
+    EXPECT_EQ(run_t3sim("sweep " + entry.path().string() + " --validate", log), 0)
+        << entry.path() << "\n" << read_text(log);
+    EXPECT_NE(read_text(log).find(", 0 with errors"), std::string::npos) << read_text(log);
+  }
+  EXPECT_GT(checked, 20);
+}
+
+TEST_F(SweepTest, CommandLineValidateNamesTheBadPointAndNeedsNoCsv) {
+  const std::string configs = std::string(T3SIM_SOURCE_DIR) + "/configs/";
+  const fs::path log = dir_ / "log.txt";
+  const std::string sweep = "sweep --system " + configs + "systems/ring8.yaml --workload " + configs +
+                            "workloads/ring_rs.yaml --set system.num_gpus=2";
+  EXPECT_EQ(run_t3sim(sweep + " --set 'workload.size=[64KiB,lots]' --validate", log), 2);
+  const std::string text = read_text(log);
+  EXPECT_NE(text.find("point 1 (workload.size=lots): "), std::string::npos) << text;
+  EXPECT_NE(text.find("expected a size like '16MiB', got 'lots'"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 points: 1 valid, 1 with errors"), std::string::npos) << text;
+  EXPECT_EQ(run_t3sim(sweep + " --set 'workload.size=[64KiB]'", log), 2);
+  EXPECT_NE(read_text(log).find("t3sim: error: -o,--output is required"), std::string::npos) << read_text(log);
+}
+
 }  // namespace
 }  // namespace t3sim
