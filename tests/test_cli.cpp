@@ -635,6 +635,9 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
        "workload.isolated: false keeps only a concurrent run (c3, conccl); configuration sequential is made of the "
        "isolated runs"},
       {small + " --config ideal --set workload.isolated=false", "workload.isolated: false keeps only a concurrent run"},
+      // Without isolated runs the concurrent run is what validate builds.
+      {small + " --set workload.isolated=false --set workload.collective.channels=4096",
+       "workload.collective.collective: collective: chunk_slices: 4096 channels"},
   };
   for (const auto& c : cases) expect_bad_input("configs/systems/mi300x.yaml " + c.args, c.expected);
 }

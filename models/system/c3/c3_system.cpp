@@ -255,7 +255,9 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
   if (!spec_.isolated) {
     if (!config_->concurrent())
       throw std::invalid_argument("C3 without isolated runs needs a concurrent configuration");
-    return;  // nothing but the concurrent run, built by run()
+    // Nothing but the concurrent run, built now so that validate sees what cannot be built.
+    conc_only_ = std::make_unique<C3Run>(sim_, node_, spec_, /*with_cu=*/!config_->uses_dma(), config_->uses_dma());
+    return;
   }
   if (config_->concurrent()) own_sim_ = std::make_unique<Simulator>(seed_);
   // Isolated means each kernel alone as the library launches it: the collective on any
@@ -351,7 +353,9 @@ C3Result C3System::run(Tick max_time) {
   }
 
   if (concurrent) {
-    C3Run conc(sim_, node_, spec_, /*with_cu=*/!dma, dma);
+    std::unique_ptr<C3Run> built = std::move(conc_only_);
+    if (!built) built = std::make_unique<C3Run>(sim_, node_, spec_, /*with_cu=*/!dma, dma);
+    C3Run& conc = *built;
     for (std::uint32_t g = 0; g < conc.node().simulated_gpus(); ++g) {
       Simulator::InPartition in(sim_, conc.node().partition(g));
       config_->start(conc, g);

@@ -191,6 +191,7 @@ class C3System {
   std::unique_ptr<C3Configuration> config_;
   std::unique_ptr<Simulator> own_sim_;  // the sequential run's, for concurrent configurations
   std::unique_ptr<C3Run> seq_;          // built at construction (validate), run and dropped by run()
+  std::unique_ptr<C3Run> conc_only_;    // isolated = false: the concurrent run, built at construction (validate)
   bool ran_ = false;
   std::filesystem::path cache_dir_;      // empty: no isolated-run cache
   std::string cache_key_;
