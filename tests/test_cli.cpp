@@ -665,8 +665,8 @@ TEST_F(Cli, C3RunReportsIsolatedConcurrentAndTheFractionOfIdeal) {
 }
 
 // isolated: false runs the concurrent configuration alone: the same concurrent times as
-// the full run, and no isolated times, slowdowns or speedups in the summary, the
-// results or the sweep row.
+// the full run, and no isolated times, slowdowns or speedups in the summary or the
+// results (the sweep row's empty cells are not checked here).
 TEST_F(Cli, C3WithoutIsolatedRunsReportsTheConcurrentRunOnly) {
   const std::string args =
       "configs/systems/mi300x.yaml configs/workloads/c3/small.yaml --mode homogeneous --config c3 "
