@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 
 #include <unistd.h>
 
@@ -431,33 +432,35 @@ C3Result C3System::run(Tick max_time) {
 
 std::string C3System::summary(const C3Result& r) const {
   const NodeCollectiveParams& cp = spec_.collective;
-  auto line = [](const char* what, const C3KernelResult& k, Tick isolated) {
-    return fmt::format("  {:<18} {:.4f} ms (alone {:.4f} ms, x{:.3f}); DRAM {:.1f} MB read {:.1f} MB written; "
-                       "L2 {:.1f} MB\n",
-                       what, ms(k.time()), ms(isolated),
-                       isolated.ps() ? static_cast<double>(k.time().ps()) / static_cast<double>(isolated.ps()) : 0.0,
-                       mb(k.dram_read), mb(k.dram_write + k.dram_update), mb(k.l2_read + k.l2_write));
+  // A kernel's line; with its isolated time when there is one, for the slowdown.
+  auto line = [](const char* what, const C3KernelResult& k, std::optional<Tick> isolated) {
+    const std::string alone =
+        isolated ? fmt::format(" (alone {:.4f} ms, x{:.3f})", ms(*isolated),
+                               isolated->ps() ? static_cast<double>(k.time().ps()) / static_cast<double>(isolated->ps())
+                                              : 0.0)
+                 : std::string();
+    return fmt::format("  {:<18} {:.4f} ms{}; DRAM {:.1f} MB read {:.1f} MB written; L2 {:.1f} MB\n", what,
+                       ms(k.time()), alone, mb(k.dram_read), mb(k.dram_write + k.dram_update),
+                       mb(k.l2_read + k.l2_write));
   };
+  const std::string functional_check =
+      r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
+                       : std::string("not run (collective above values_limit)");
   std::string s = fmt::format(
       "C3 {}{} on {} GPUs ({} mode), configuration {}: {}\n"
-      "  GEMM               {}{}\n"
+      "  GEMM               {}\n"
       "  collective         {} of {:.1f} MB per GPU\n"
       "  time               {:.4f} ms\n",
       spec_.preset.empty() ? spec_.gemm_label : spec_.preset,
       spec_.scale > 1 ? fmt::format(" (scaled 1/{})", spec_.scale) : std::string(), node_.num_gpus,
       to_string(node_.mode), configuration_, config_->describe(spec_), spec_.gemm_label,
-      spec_.preset.empty() ? std::string() : "", to_string(cp.kind), mb(cp.array_bytes), ms(r.time));
+      to_string(cp.kind), mb(cp.array_bytes), ms(r.time));
   if (!r.isolated) {
-    auto alone = [](const char* what, const C3KernelResult& k) {
-      return fmt::format("  {:<18} {:.4f} ms; DRAM {:.1f} MB read {:.1f} MB written; L2 {:.1f} MB\n", what, ms(k.time()),
-                         mb(k.dram_read), mb(k.dram_write + k.dram_update), mb(k.l2_read + k.l2_write));
-    };
-    s += alone("GEMM", r.gemm);
-    s += alone("collective", r.collective);
+    s += line("GEMM", r.gemm, std::nullopt);
+    s += line("collective", r.collective, std::nullopt);
     s += fmt::format("  isolated runs      off (workload.isolated): no slowdowns, ideal or speedup\n"
                      "  functional check   {}\n",
-                     r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
-                                      : std::string("not run (collective above values_limit)"));
+                     functional_check);
     return s;
   }
   s += line("GEMM", r.gemm, r.isolated_gemm);
@@ -469,9 +472,7 @@ std::string C3System::summary(const C3Result& r) const {
       "  functional check   {}\n",
       ms(r.isolated_gemm + r.isolated_collective), r.taxonomy,
       spec_.paper_taxonomy.empty() ? std::string() : fmt::format(", paper {}", spec_.paper_taxonomy), r.speedup,
-      r.ideal_speedup, r.fraction_of_ideal * 100.0,
-      r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
-                       : std::string("not run (collective above values_limit)"));
+      r.ideal_speedup, r.fraction_of_ideal * 100.0, functional_check);
   return s;
 }
 

@@ -206,7 +206,9 @@ class C3Experiment final : public Experiment {
                                            "model: hbm, not ideal");
     node_.partitioned = true;  // full mode: a partition per GPU
     C3Spec spec = read_c3_spec(workload, node_, run.seed);
-    if (!spec.isolated && !c3_configurations().get(configuration_, "C3 configuration").make()->concurrent())
+    // What the configuration is (concurrent, on DMA engines) decides which keys make sense.
+    const auto configuration = c3_configurations().get(configuration_, "C3 configuration").make();
+    if (!spec.isolated && !configuration->concurrent())
       workload.fail("isolated", fmt::format("false keeps only a concurrent run (c3, conccl); configuration {} is "
                                             "made of the isolated runs",
                                             configuration_));
@@ -224,7 +226,7 @@ class C3Experiment final : public Experiment {
                std::uint64_t{simulated} * 3 * (spec.collective.array_bytes / node_.gpu.memory.hbm.value_granule), 8);
     run.check_host_memory(need);
     // The DMA collective copies only: say so at the key, before anything is built.
-    const bool dma = c3_configurations().get(configuration_, "C3 configuration").make()->uses_dma();
+    const bool dma = configuration->uses_dma();
     const CollectiveKind k = spec.collective.kind;
     if (dma && k != CollectiveKind::kRingAllGather && k != CollectiveKind::kAllToAll)
       workload.child("collective")
