@@ -154,7 +154,10 @@ void Gpu::dispatch() {
       }
       if (!target) break;
       next_cu_ = (*target + 1) % num_cus();
-      if (k.next_wg == 0) k.stats.first_dispatch = sim().reported_now();
+      if (k.next_wg == 0) {
+        k.stats.first_dispatch = sim().reported_now();
+        ++epoch_;  // its first WG placed: a kernel that waited for slots now runs beside the others
+      }
       const std::uint32_t wg = (k.next_wg++ + k.launch.first_wg) % k.stats.wgs;
       k.wg_start[wg] = now();
       cus_[*target]->launch(WgLaunch{k.launch.trace, wg, k.launch.stream, id, k.launch.value_granule, k.launch.routing},
@@ -263,9 +266,14 @@ void Gpu::probe_work() {
 
 void Gpu::on_stage_boundary(std::uint32_t id) {
   Kernel& k = kernels_[id];
+  // Alone: every other kernel has ended or has no WG placed yet. One launched behind
+  // this kernel waits for slots while this one's WGs keep taking them (c3 gemm-first,
+  // seed 003's c3_base); its first WG placed moves the epoch, so no window spans that.
   bool alone = true;
-  for (std::size_t i = 0; i < kernels_.size(); ++i)
-    if (i != id && kernels_[i].done < kernels_[i].stats.wgs) alone = false;
+  for (std::size_t i = 0; i < kernels_.size(); ++i) {
+    const Kernel& other = kernels_[i];
+    if (i != id && other.done < other.stats.wgs && other.next_wg > 0) alone = false;
+  }
   const std::uint64_t slots = k.stats.concurrent_slots;
   const std::uint64_t skippable = (k.stats.wgs - k.next_wg) / slots;  // whole stages not yet dispatched
   const StageSampler::Skip skip =

@@ -19,8 +19,10 @@
 // their mean traffic to the memory system's totals. The WGs in flight and the tail run
 // in detail, so the kernel's end (its last wave's drain) is simulated, not estimated.
 //
-// "Nothing else runs" is checked, not assumed: no other kernel in flight on the GPU for
-// the whole window (an epoch counter moves at every kernel launch and end), and no
+// "Nothing else runs" is checked, not assumed: no other kernel with a WG placed on the
+// GPU for the whole window (an epoch counter moves at every kernel launch, first WG
+// placed and end; a kernel launched behind this one whose WGs wait for its slots does
+// not run beside it, so it does not prevent skipping), and no
 // communication-stream traffic at the L2 or the controllers during it (a collective,
 // a DMA engine's copy or a peer's stores would show there). A skip is instantaneous and
 // happens only at a stage boundary, so nothing can start "during" it; what is launched
