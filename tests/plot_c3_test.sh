@@ -88,6 +88,20 @@ expect "$out/table2.md" "| c3_rp | 2 | 40.0 | 42 | -2.0 |"
 expect "$out/table2.md" "| conccl | 2 | 70.0 | 66 | +4.0 |"
 expect "$out/table2_cases.md" "| caseA | ring-ag | 2 | G-long | G-long | 1.500 | 1.100 (20%) | 1.200 (40%) | 1.200 (40%) | 1.400 (80%) |"
 expect "$tmp/stdout" "| conccl | 2 | 70.0 | 66 | +4.0 |"
+grep -q "conccl_rp" "$out/table2.md" && fail "conccl_rp shown though no row keeps CUs from the GEMM"
+
+# ConCCL with CUs kept from the GEMM (comm_cus 8): conccl_rp is the best of a case's
+# conccl rows, 0 included: caseA's 8-CU row (1.45, 90 %) beats its plain one; caseB has
+# none, so its plain row (60 %) stands. conccl itself still counts the plain rows only.
+cp "$tmp/t2c.csv" "$tmp/t2c_rp.csv"
+row 2 conccl gemm-first 8 caseA 1.45 0.9 >> "$tmp/t2c_rp.csv"
+"$python" "$script" table2 "$tmp/t2.csv" "$tmp/t2p.csv" "$tmp/t2c_rp.csv" -o "$out" > "$tmp/stdout" 2>&1 \
+  || { cat "$tmp/stdout" >&2; fail "table2 with conccl_rp failed"; }
+expect "$out/table2.md" "| conccl | 2 | 70.0 | 66 | +4.0 |"
+expect "$out/table2.md" "| conccl_rp | 2 | 75.0 | 72 | +3.0 |"
+expect "$out/table2_cases.md" "| caseA | ring-ag | 2 | G-long | G-long | 1.500 | 1.100 (20%) | 1.200 (40%) | 1.200 (40%) | 1.400 (80%) | 1.450 (90%) |"
+expect "$out/table2_cases.md" "| caseB | ring-ag | 2 | G-long | G-long | 1.500 | 1.000 (0%) | 1.300 (60%) | 1.200 (40%) | 1.300 (60%) | 1.300 (60%) |"
+png "$out/fig10.png"
 
 # What CU sharing and waves explain: 8 one-tile WGs on 4 CUs (tile 1x1), GEMM alone
 # 200 us (2 waves of 100), collective alone 150 us on 1 CU. c3_base: the collective

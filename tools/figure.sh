@@ -21,7 +21,7 @@ figures=(
   "seed001|ag_gemm_seed001 ag_gemm_seed001_h200|overlap|seed 001: all-gather + GEMM, MI300X- and H200-like nodes"
   "t3-fig16|t3_reproduction|t3|T3 Fig. 16 and 18 with the fused bar (tools/reproduce_t3.sh)"
   "seed003-fig5|c3_fig5_gemm c3_fig5_collectives|c3-fig5|seed 003 Fig. 5: GEMM and collective slowdown against CUs"
-  "seed003-fig8|c3_table2 c3_table2_partition c3_table2_conccl|c3-table2|seed 003 Fig. 8, 10 and the fraction-of-ideal table"
+  "seed003-fig8|c3_table2 c3_table2_partition c3_table2_conccl c3_table2_conccl_rp|c3-table2|seed 003 Fig. 8, 10 and the fraction-of-ideal table"
   "seed003-fig9|c3_fig9|c3-fig9|seed 003 Fig. 9: DMA vs CU all-gather / all-to-all by size"
   "seed003-h200|c3_h200 c3_h200_copy_engine|c3-table2|issue 18: C3 of the Table 2 sub-layers on the H200-like node"
 )
