@@ -275,11 +275,11 @@ def table2(args: argparse.Namespace) -> None:
     for i, v in enumerate(present + ["ideal"]):
         ys = []
         for coll, tax in groups:
-            members = [(k[2], r) for k, r in by.items() if r["collective"] == coll and r["taxonomy"] == tax]
-            if v == "ideal":
-                vals = [float(r["ideal_speedup"]) for _, r in members]
+            members = [(k, r) for k, r in by.items() if r["collective"] == coll and r["taxonomy"] == tax]
+            if v == "ideal":  # once per case, however many variants it has
+                vals = [ideal[case] for case in dict.fromkeys(k[:2] for k, _ in members)]
             else:
-                vals = [float(r["speedup"]) for kv, r in members if kv == v]
+                vals = [float(r["speedup"]) for k, r in members if k[2] == v]
             ys.append(sum(vals) / len(vals) if vals else 0.0)
         ax.bar([x + i * width for x in range(len(groups))], ys, width, label=v)
     ax.axhline(1.0, color="grey", lw=0.8)
