@@ -834,6 +834,21 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
       {"configs/systems/table1.yaml configs/workloads/memory/contention.yaml --set "
        "system.memory.mc.read_queue_size=65536 --set run.host_memory=64MiB",
        "system.memory.mc.read_queue_size: the run would need about"},
+      // The op kinds (check_overlap_host_memory): a persistent kernel's tiles, a
+      // functional collective's values.
+      {"configs/systems/mi300x.yaml configs/workloads/ag_gemm/seed001.yaml --set run.host_memory=1GiB --set "
+       "workload.gemm.m=4194304",
+       "workload.gemm.m: the run would need about 2.14 GiB of host memory, 1.50 GiB of it for the consumer GEMM's "
+       "tiles"},
+      {"configs/systems/mi210x4.yaml configs/workloads/gemm_a2a/moe.yaml --set run.host_memory=256MiB --set "
+       "workload.gemm.m=1048576 --set workload.collective.functional=values --set "
+       "workload.collective.values_limit=64GiB",
+       "workload.collective.values_limit: the run would need about 33.0 GiB of host memory, 32.0 GiB of it for the "
+       "values checked on 4 GPUs"},
+      {"configs/systems/mi210x4.yaml configs/workloads/gemv_ar/decode.yaml --set run.host_memory=64MiB --set "
+       "workload.gemv.m=8388608",
+       "workload.gemv.m: the run would need about 4.02 GiB of host memory, 4.00 GiB of it for the fused kernel's "
+       "tiles"},
   };
   for (const auto& c : cases) {
     const auto r = t3sim("validate " + c.args);

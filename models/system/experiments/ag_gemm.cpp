@@ -74,17 +74,8 @@ std::unique_ptr<Experiment> make_ag_gemm_experiment(Simulator& sim, ConfigNode s
   NodeConfig node = read_node_config(system, run.mode);
   node.partitioned = true;
   const AgGemmSpec spec = read_ag_gemm_spec(workload, node, run.seed);
-  HostMemoryEstimate need;
-  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
-  estimate_host_memory(node.gpu, simulated, need);
-  if (spec.ag.values)
-    need.add("workload.collective.values_limit",
-             fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
-             std::uint64_t{simulated} * 3 * (spec.ag.array_bytes / node.gpu.memory.hbm.value_granule), 8);
-  // The persistent consumer GEMM spells out every tile (~2 KiB each with its K loop).
-  need.add("workload.gemm.m", "the consumer GEMM's tiles",
-           gemm_tiles_m(spec.gemm) * gemm_tiles_n(spec.gemm) * simulated, 2048);
-  run.check_host_memory(need);
+  check_overlap_host_memory(run, node, spec.ag, /*value_copies=*/3, "workload.gemm.m", "the consumer GEMM's tiles",
+                            gemm_tiles_m(spec.gemm) * gemm_tiles_n(spec.gemm));
   return make_overlap_experiment(sim, node, ag_gemm_op(spec), configuration, run.seed, workload.child("collective"));
 }
 

@@ -66,17 +66,8 @@ std::unique_ptr<Experiment> make_gemm_a2a_experiment(Simulator& sim, ConfigNode 
   NodeConfig node = read_node_config(system, run.mode);
   node.partitioned = true;
   const GemmA2aSpec spec = read_gemm_a2a_spec(workload, node, run.seed);
-  HostMemoryEstimate need;
-  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
-  estimate_host_memory(node.gpu, simulated, need);
-  if (spec.a2a.values)
-    need.add("workload.collective.values_limit",
-             fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
-             std::uint64_t{simulated} * 4 * (spec.a2a.array_bytes / node.gpu.memory.hbm.value_granule), 8);
-  // The persistent kernel spells out every tile (~2 KiB each, trace/fused_gemm.h).
-  need.add("workload.gemm.m", "the fused kernel's tiles",
-           gemm_tiles_m(spec.gemm) * gemm_tiles_n(spec.gemm) * simulated, 2048);
-  run.check_host_memory(need);
+  check_overlap_host_memory(run, node, spec.a2a, /*value_copies=*/4, "workload.gemm.m", "the fused kernel's tiles",
+                            gemm_tiles_m(spec.gemm) * gemm_tiles_n(spec.gemm));
   return make_overlap_experiment(sim, node, gemm_a2a_op(spec), configuration, run.seed, workload.child("collective"));
 }
 

@@ -71,12 +71,9 @@ std::unique_ptr<Experiment> make_gemv_ar_experiment(Simulator& sim, ConfigNode s
   NodeConfig node = read_node_config(system, run.mode);
   node.partitioned = true;
   const GemvArSpec spec = read_gemv_ar_spec(workload, node, run.seed);
-  HostMemoryEstimate need;
-  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
-  estimate_host_memory(node.gpu, simulated, need);
-  // The persistent kernel spells out every tile (~2 KiB each, trace/fused_gemm.h).
-  need.add("workload.gemv.m", "the fused kernel's tiles", gemm_tiles_m(spec.gemv) * simulated, 2048);
-  run.check_host_memory(need);
+  // The all-reduced vector's values are not counted: m words, next to the tiles' 2 KiB each.
+  check_overlap_host_memory(run, node, spec.ar, /*value_copies=*/0, "workload.gemv.m", "the fused kernel's tiles",
+                            gemm_tiles_m(spec.gemv));
   return make_overlap_experiment(sim, node, gemv_ar_op(spec), configuration, run.seed, workload.child("collective"));
 }
 

@@ -9,6 +9,7 @@
 #include "models/system/sublayer_system.h"  // read_channel_pipeline
 #include "sim/config.h"
 #include "sim/error.h"
+#include "sim/host_memory.h"
 
 namespace t3sim {
 
@@ -27,6 +28,20 @@ std::string overlap_configuration(const RunOptions& run, const char* kind) {
     run.reject_configuration(fmt::format("kind {} takes one of {}, not '{}'", kind,
                                          fmt::join(overlap_configurations().names(), ", "), name));
   return name;
+}
+
+void check_overlap_host_memory(const RunOptions& run, const NodeConfig& node, const NodeCollectiveParams& collective,
+                               std::uint32_t value_copies, const std::string& tiles_key, const std::string& tiles_what,
+                               std::uint64_t tiles) {
+  HostMemoryEstimate need;
+  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
+  estimate_host_memory(node.gpu, simulated, need);
+  if (collective.values && value_copies > 0)
+    need.add("workload.collective.values_limit",
+             fmt::format("the values checked on {} GPU{}", simulated, simulated == 1 ? "" : "s"),
+             std::uint64_t{simulated} * value_copies * (collective.array_bytes / node.gpu.memory.hbm.value_granule), 8);
+  need.add(tiles_key, tiles_what, tiles * simulated, 2048);
+  run.check_host_memory(need);
 }
 
 NodeCollectiveParams read_overlap_collective(ConfigNode coll, const NodeConfig& node, CollectiveKind kind,

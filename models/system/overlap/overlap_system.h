@@ -196,4 +196,13 @@ NodeCollectiveParams read_overlap_collective(ConfigNode coll, const NodeConfig& 
 // `fused`), checked against the registry (RunOptions::reject_configuration).
 std::string overlap_configuration(const RunOptions& run, const char* kind);
 
+// An op kind's host-memory check before anything is built (RunOptions::check_host_memory):
+// the simulated GPUs, the values a functional collective checks (`value_copies` words
+// per value granule of its array; 0: not counted) and the persistent kernel's tiles,
+// spelled out at ~2 KiB each with their K loop (trace/fused_gemm.h): `tiles` per
+// simulated GPU, charged to `tiles_key` as `tiles_what`.
+void check_overlap_host_memory(const RunOptions& run, const NodeConfig& node, const NodeCollectiveParams& collective,
+                               std::uint32_t value_copies, const std::string& tiles_key, const std::string& tiles_what,
+                               std::uint64_t tiles);
+
 }  // namespace t3sim
