@@ -76,7 +76,7 @@ case "$plot" in
     # What CU sharing and the GEMM's waves explain of each c3 row (explain.md): the
     # GPU's CUs, its GEMM tile and the CUs the CU collective holds, per system.
     case "$figure" in
-      seed003-fig8) "$py" tools/plot_c3.py explain "${csvs[@]}" -o "$out" --cus 304 --tile 256x256 --collective-cus 32 ;;
+      seed003-fig8) "$py" tools/plot_c3.py explain "${csvs[@]}" -o "$out" --cus 304 --tile 256x256 --collective-cus 64 ;;
       seed003-h200) "$py" tools/plot_c3.py explain "${csvs[@]}" -o "$out" --cus 132 --tile 128x256 --collective-cus 24 ;;
     esac ;;
 esac

@@ -5,7 +5,7 @@ Usage:
     tools/plot_c3.py fig5 --gemm GEMM_CSV --collective COLLECTIVE_CSV -o OUTDIR
     tools/plot_c3.py fig9 CSV -o OUTDIR
     tools/plot_c3.py table2 CSV [CSV ...] -o OUTDIR
-    tools/plot_c3.py explain CSV [CSV ...] -o OUTDIR [--cus 304 --tile 256x256 --collective-cus 32]
+    tools/plot_c3.py explain CSV [CSV ...] -o OUTDIR [--cus 304 --tile 256x256 --collective-cus 64]
 
 fig5    Figure 5: (a) GEMM slowdown against the CUs taken away (a `kind: gemm` sweep over
         `workload.cus`; one line per other varying parameter, e.g. workload.n = 8192
@@ -29,9 +29,10 @@ table2  Figures 8 and 10 and the fraction-of-ideal table from the `kind: c3` swe
 explain What of each c3 row's time the CUs it shares explain (writes explain.md). The
         GEMM's WGs (M/tile_m x N/tile_n tiles, one WG per CU) are list-scheduled on the
         CUs, each tile taking the isolated GEMM time / its waves; the collective holds
-        --collective-cus CUs while it runs (the CU collective's WGs at the library's
-        channel count: on MI300X 64 channels of 32 KiB of LDS, two per CU, so 32) and
-        its isolated time. c3_base: the GEMM takes every CU first and the collective
+        --collective-cus CUs while it runs (c3_sp: the CU collective's WGs at the
+        library's channel count, launched on free CUs, which the dispatcher spreads one
+        per CU: on MI300X 64 channels on 64 CUs, the paper's "default #CUs=64"; two fit
+        a CU only under a mask) and its isolated time. c3_base: the GEMM takes every CU first and the collective
         starts when the GEMM's last WG is dispatched; c3_sp: the collective's CUs are
         busy for its time, then join the GEMM; c3_rp: comm_cus CUs are the collective's
         throughout. What the simulated time adds to this prediction is what the model's
@@ -413,8 +414,8 @@ def main() -> None:
     pe.add_argument("csv", nargs="+")
     pe.add_argument("--cus", type=int, default=304, help="the GPU's CUs (MI300X: 304)")
     pe.add_argument("--tile", default="256x256", help="the GEMM kernel's tile, M x N (MI300X: 256x256)")
-    pe.add_argument("--collective-cus", type=int, default=32,
-                    help="CUs the CU collective holds (MI300X: 64 channels, two per CU: 32)")
+    pe.add_argument("--collective-cus", type=int, default=64,
+                    help="CUs the CU collective holds when launched first (MI300X: 64 channels, one per CU)")
     for p in (p5, p9, pt, pe):
         p.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
