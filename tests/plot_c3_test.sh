@@ -103,6 +103,20 @@ expect "$out/table2_cases.md" "| caseA | ring-ag | 2 | G-long | G-long | 1.500 |
 expect "$out/table2_cases.md" "| caseB | ring-ag | 2 | G-long | G-long | 1.500 | 1.000 (0%) | 1.300 (60%) | 1.200 (40%) | 1.300 (60%) | 1.300 (60%) |"
 png "$out/fig10.png"
 
+# ConCCL against the ideal with the DMA collective: caseA's CU collective (300) is twice
+# its DMA one (150) beside a GEMM of 100, so the row (time 150, speedup 400/150) is 500 %
+# of the CU ideal (400/300) and 100 % of the DMA one (400/150); caseB (GEMM 300, both
+# collectives 100, time 320) is 75 % of both.
+{
+  echo "point,workload.preset,workload.collective.collective,status,error,$cols,isolated_gemm_ps,isolated_collective_ps,isolated_dma_collective_ps"
+  echo "0,caseA,ring-ag,ok,,conccl,caseA,g,ring-ag,1,gemm-first,0,2,homogeneous,8,150,2.666667,1.333333,5.0,C-long,C-long,100,300,150"
+  echo "1,caseB,ring-ag,ok,,conccl,caseB,g,ring-ag,1,gemm-first,0,2,homogeneous,8,320,1.25,1.333333,0.75,G-long,G-long,300,100,100"
+} > "$tmp/t2c_dma.csv"
+"$python" "$script" table2 "$tmp/t2.csv" "$tmp/t2c_dma.csv" -o "$out" > "$tmp/stdout" 2>&1 \
+  || { cat "$tmp/stdout" >&2; fail "table2 with the DMA ideal failed"; }
+expect "$out/table2.md" "| conccl | 2 | 287.5 | 66 | +221.5 |"
+expect "$out/table2.md" "| conccl (of the ideal with the DMA collective) | 2 | 87.5 | 66 | +21.5 |"
+
 # What CU sharing and waves explain: 8 one-tile WGs on 4 CUs (tile 1x1), GEMM alone
 # 200 us (2 waves of 100), collective alone 150 us on 1 CU. c3_base: the collective
 # starts at the last dispatch (100): 250 predicted, 260 simulated (+5 % of the GEMM).
