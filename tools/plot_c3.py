@@ -33,8 +33,8 @@ explain What of each c3 row's time the CUs it shares explain (writes explain.md)
         --collective-cus CUs while it runs (c3_sp: the CU collective's WGs at the
         library's channel count, launched on free CUs, which the dispatcher spreads one
         per CU: on MI300X 64 channels on 64 CUs, the paper's "default #CUs=64"; two fit
-        a CU only under a mask) and its isolated time. c3_base: the GEMM takes every CU first and the collective
-        starts when the GEMM's last WG is dispatched; c3_sp: the collective's CUs are
+        a CU only under a mask) and its isolated time. c3_base: the GEMM takes every CU
+        first and the collective starts when the GEMM's last WG is dispatched; c3_sp: the collective's CUs are
         busy for its time, then join the GEMM; c3_rp: comm_cus CUs are the collective's
         throughout. What the simulated time adds to this prediction is what the model's
         memory system (L2, HBM) and the rest cost the overlap; a small residual means
