@@ -316,7 +316,8 @@ def table2(args: argparse.Namespace) -> None:
         add_summary(v, PAPER_FRACTION[v], [100 * float(r["fraction_of_ideal"]) for k, r in by.items() if k[2] == v])
     # The paper's ideal is the CU collective's (its DMA and CU collectives run at par at
     # these sizes, Figure 9). Where the model's DMA collective is faster than its CU one
-    # (the all-gather: the CU ring uses 4 of MI300X's 7 links, models/collectives), a
+    # (the all-gather: the CU ring reaches 4 of MI300X's 7 links' bandwidth, as RCCL's
+    # ring orders there do, and the DMA one all 7; models/collectives), a
     # ConCCL row can exceed that ideal; so its fraction is also given against the ideal
     # with the DMA collective: (GEMM + CU collective) / max(GEMM, DMA collective).
     for v in ("conccl", "conccl_rp"):
