@@ -56,16 +56,16 @@ expect "$out/fig9.md" "| ring-ag | 64 MiB | 400.0 | 200.0 | 0.50 |"
 
 # Table II: two cases, every variant (from three CSVs, as the three sweeps write them);
 # c3_rp takes the best of a case's reservations (caseA: 64 CUs, 1.2, over 32, 1.1).
-cols="configuration,preset,gemm,collective,collective_bytes,order,comm_cus,scale,mode,num_gpus,time_ps,speedup,ideal_speedup,fraction_of_ideal,taxonomy,paper_taxonomy"
-row() {  # row POINT CONFIG ORDER COMM_CUS CASE SPEEDUP FRACTION
-  echo "$1,$5,ring-ag,ok,,$2,$5,g,ring-ag,1,$3,$4,2,homogeneous,8,1,$6,1.5,$7,G-long,G-long"
+cols="configuration,preset,gemm,collective,collective_bytes,order,comm_cus,scale,mode,num_gpus,time_ps,speedup,ideal_speedup,fraction_of_ideal,taxonomy,paper_taxonomy,gemm_slowdown,collective_slowdown"
+row() {  # row POINT CONFIG ORDER COMM_CUS CASE SPEEDUP FRACTION [GEMM_SLOWDOWN COLLECTIVE_SLOWDOWN]
+  echo "$1,$5,ring-ag,ok,,$2,$5,g,ring-ag,1,$3,$4,2,homogeneous,8,1,$6,1.5,$7,G-long,G-long,${8:-1},${9:-1}"
 }
 {
   echo "point,workload.preset,workload.collective.collective,status,error,$cols"
   row 0 c3 gemm-first 0 caseA 1.1 0.2
-  row 1 c3 comm-first 0 caseA 1.2 0.4
+  row 1 c3 comm-first 0 caseA 1.2 0.4 1.25 1.0
   row 2 c3 gemm-first 0 caseB 1.0 0.0
-  row 3 c3 comm-first 0 caseB 1.3 0.6
+  row 3 c3 comm-first 0 caseB 1.3 0.6 1.05 1.01
 } > "$tmp/t2.csv"
 {
   echo "point,workload.preset,workload.collective.collective,status,error,$cols"
@@ -87,6 +87,9 @@ expect "$out/table2.md" "| c3_sp | 2 | 50.0 | 42 | +8.0 |"
 expect "$out/table2.md" "| c3_rp | 2 | 40.0 | 42 | -2.0 |"
 expect "$out/table2.md" "| conccl | 2 | 70.0 | 66 | +4.0 |"
 expect "$out/table2_cases.md" "| caseA | ring-ag | 2 | G-long | G-long | 1.500 | 1.100 (20%) | 1.200 (40%) | 1.200 (40%) | 1.400 (80%) |"
+# Per taxonomy: the mean fraction and each kernel's slowdown range over the cases.
+expect "$out/table2_taxonomy.md" "| c3_sp | G-long | 2 | 50.0 | 1.050-1.250 | 1.000-1.010 |"
+expect "$out/table2_taxonomy.md" "| c3_base | G-long | 2 | 10.0 | 1.000-1.000 | 1.000-1.000 |"
 expect "$tmp/stdout" "| conccl | 2 | 70.0 | 66 | +4.0 |"
 grep -q "conccl_rp" "$out/table2.md" && fail "conccl_rp shown though no row keeps CUs from the GEMM"
 
@@ -109,8 +112,8 @@ png "$out/fig10.png"
 # collectives 100, time 320) is 75 % of both.
 {
   echo "point,workload.preset,workload.collective.collective,status,error,$cols,isolated_gemm_ps,isolated_collective_ps,isolated_dma_collective_ps"
-  echo "0,caseA,ring-ag,ok,,conccl,caseA,g,ring-ag,1,gemm-first,0,2,homogeneous,8,150,2.666667,1.333333,5.0,C-long,C-long,100,300,150"
-  echo "1,caseB,ring-ag,ok,,conccl,caseB,g,ring-ag,1,gemm-first,0,2,homogeneous,8,320,1.25,1.333333,0.75,G-long,G-long,300,100,100"
+  echo "0,caseA,ring-ag,ok,,conccl,caseA,g,ring-ag,1,gemm-first,0,2,homogeneous,8,150,2.666667,1.333333,5.0,C-long,C-long,1,1,100,300,150"
+  echo "1,caseB,ring-ag,ok,,conccl,caseB,g,ring-ag,1,gemm-first,0,2,homogeneous,8,320,1.25,1.333333,0.75,G-long,G-long,1,1,300,100,100"
 } > "$tmp/t2c_dma.csv"
 "$python" "$script" table2 "$tmp/t2.csv" "$tmp/t2c_dma.csv" -o "$out" > "$tmp/stdout" 2>&1 \
   || { cat "$tmp/stdout" >&2; fail "table2 with the DMA ideal failed"; }

@@ -24,9 +24,10 @@ table2  Figures 8 and 10 and the fraction-of-ideal table from the `kind: c3` swe
         comm_cus per case, the best, as the paper's); c3 comm-first: c3_sp;
         c3 gemm-first: c3_base. Writes fig8.png (speedup per case and variant, ideal
         marked), fig10.png (mean speedup per collective and taxonomy, every variant and
-        the ideal) and table2.md (per case, and the mean fraction of the ideal per
-        variant beside the paper's; ConCCL also against the ideal with its DMA
-        collective, where the CSV has isolated_dma_collective_ps).
+        the ideal), table2_cases.md (per case), table2.md (the mean fraction of the
+        ideal per variant beside the paper's; ConCCL also against the ideal with its
+        DMA collective, where the CSV has isolated_dma_collective_ps) and
+        table2_taxonomy.md (the same per taxonomy, with each kernel's slowdown range).
 explain What of each c3 row's time the CUs it shares explain (writes explain.md). The
         GEMM's WGs (M/tile_m x N/tile_n tiles, one WG per CU) are list-scheduled on the
         CUs, each tile taking the isolated GEMM time / its waves; the collective holds
@@ -332,6 +333,25 @@ def table2(args: argparse.Namespace) -> None:
             add_summary(f"{v} (of the ideal with the DMA collective)", PAPER_FRACTION[v], fr)
     write_table(args.output / "table2.md", ["variant", "cases", "mean % of ideal", "paper %", "difference (pp)"],
                 summary)
+
+    # The same per taxonomy (the simulated one), with the range of each kernel's
+    # slowdown beside the other (where the CSV has them): where a variant's loss sits.
+    def span(vals: list[float]) -> str:
+        return f"{min(vals):.3f}-{max(vals):.3f}" if vals else ""
+
+    per_taxonomy = []
+    for v in present:
+        for tax in ("G-long", "GC-equal", "C-long"):
+            members = [r for k, r in by.items() if k[2] == v and r["taxonomy"] == tax]
+            if not members:
+                continue
+            fr = [100 * float(r["fraction_of_ideal"]) for r in members]
+            slow = {x: [float(r[x]) for r in members if r.get(x)] for x in ("gemm_slowdown", "collective_slowdown")}
+            per_taxonomy.append([v, tax, str(len(members)), f"{sum(fr) / len(fr):.1f}", span(slow["gemm_slowdown"]),
+                                 span(slow["collective_slowdown"])])
+    write_table(args.output / "table2_taxonomy.md",
+                ["variant", "taxonomy", "cases", "mean % of ideal", "GEMM slowdown", "collective slowdown"],
+                per_taxonomy)
 
 
 # --------------------------------------------------------------------------- explain
