@@ -20,7 +20,7 @@ class Pinger final : public Component {
   Pinger(Simulator& sim, int id)
       : Component(sim, fmt::format("c{}", id)),
         state_(static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL + 1),
-        ev_("ping", [this] { fire(); }) {}
+        ev_(event_source(), "ping", [this] { fire(); }) {}
   void start() { sim().schedule(ev_, Tick(state_ % 64)); }
   std::uint64_t fired = 0;
 

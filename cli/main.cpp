@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
       cmd->add_option("-o,--output", output_dir, "output directory (results.json, stats.csv, timeline.json)")
           ->capture_default_str();
       cmd->add_flag("--no-timeline", no_timeline, "do not record timeline.json");
+      cmd->add_option("--debug-shuffle-ties", req.shuffle_ties,
+                      "debug: insert same-time events in a random order with this seed (nonzero); the canonical "
+                      "event order makes the results byte-identical");
     }
   };
   CLI::App* run = app.add_subcommand("run", "simulate one system + workload + configuration");

@@ -98,6 +98,11 @@ RunOutcome run_simulation(const RunRequest& req) {
   top.finish();
 
   // ---- build: the kind's experiment reads the system and workload and builds the model
+  // (--debug-shuffle-ties reaches every simulator the run builds, its own and the kind's)
+  struct ShuffleTies {
+    explicit ShuffleTies(std::uint64_t seed) { Simulator::set_shuffle_ties_default(seed); }
+    ~ShuffleTies() { Simulator::set_shuffle_ties_default(0); }
+  } shuffle_ties(req.shuffle_ties);
   Simulator sim(seed, watchdog);
   sim.set_threads(threads);
   if (req.output_dir && req.timeline && timeline_max > 0) sim.timeline().enable(timeline_max);

@@ -26,6 +26,9 @@ struct RunRequest {
   unsigned threads = 0;
   // Where c3 keeps and reuses its isolated runs (run.isolated_cache overrides); empty: none.
   std::filesystem::path isolated_cache;
+  // Debug (`--debug-shuffle-ties`): insert same-time events in a random order with this
+  // seed (sim/event_queue.h); the canonical event order makes the results identical.
+  std::uint64_t shuffle_ties = 0;
 };
 
 struct RunOutcome {

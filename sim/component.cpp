@@ -17,7 +17,8 @@ std::string stat_name(const std::string& component, std::string_view stat) {
 
 }  // namespace
 
-Component::Component(Simulator& sim, std::string name) : sim_(sim), name_(std::move(name)) {
+Component::Component(Simulator& sim, std::string name)
+    : sim_(sim), name_(std::move(name)), source_(sim.new_event_source()) {
   sim_.add_component(this);
 }
 

@@ -26,6 +26,9 @@ class Component {
   Component& operator=(const Component&) = delete;
 
   const std::string& name() const { return name_; }
+  // This component's place among same-time events (sim/event_queue.h, canonical
+  // order): its member events carry it.
+  EventSource event_source() const { return source_; }
   Simulator& sim() const { return sim_; }
   Tick now() const { return sim_.now(); }
 
@@ -49,6 +52,7 @@ class Component {
  private:
   Simulator& sim_;
   std::string name_;
+  EventSource source_;
   mutable std::shared_ptr<spdlog::logger> log_;  // made on first use
 };
 

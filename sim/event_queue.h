@@ -1,29 +1,35 @@
 #pragma once
-// The event queue: events run in order of (time, priority, insertion sequence), so
-// two runs with the same inputs dispatch the same events in the same order.
+// The event queue: events run in the canonical order (time, priority, source,
+// sequence), so two runs with the same inputs dispatch the same events in the same
+// order, however the events were inserted, batched or partitioned.
 //
-// Events are objects owned by the component that schedules them (gem5 style: a
-// component keeps e.g. a `tick_event_` member and re-schedules it), or one-shot
-// callbacks drawn from a pool the queue owns (`schedule_callback`). Nothing is
-// allocated per schedule in steady state.
+// Canonical order (issue 43). Same-time, same-priority events are ordered by their
+// *source* (the component they belong to, numbered in construction order) and then by
+// the source's own sequence number (how many events that source had scheduled in this
+// queue before). Insertion order is an accident of the implementation (which edge a
+// component happened to be woken from, whether an idle tick was skipped, how a model
+// was split into partitions), not a property of the hardware; the canonical order
+// is the one parallel discrete-event engines (SST's, among others) rely on. An event
+// owned by a component (a member, gem5 style: `tick_event_`) carries its component's
+// source; a one-shot pooled callback (`schedule_callback`) takes the source of the
+// event that is running when it is scheduled (source 0, "the environment", outside
+// any event: building, tests).
+//
+// Events are objects owned by the component that schedules them (a component keeps
+// e.g. a `tick_event_` member and re-schedules it), or one-shot callbacks drawn from a
+// pool the queue owns (`schedule_callback`). Nothing is allocated per schedule in
+// steady state.
 //
 // Descheduling is lazy: the queued entry stays and is skipped when reached, because
-// the event's sequence number no longer matches. An Event must therefore outlive
-// the queue's last run (components live as long as their Simulator).
+// the event's stamp (source and sequence) no longer matches. An Event must therefore
+// outlive the queue's last run (components live as long as their Simulator).
 //
-// Structure: a 4-ary heap ordered by (time, priority, sequence). An entry is one
-// event, or a bucket: a FIFO of events sharing a (time, priority), in scheduling (=
-// sequence) order, keyed by its first event. A clocked system schedules most of its
-// events at a few edges (every memory controller ticks at the same one): the first
-// event of a (time, priority) gets an entry of its own, the next ones start and then
-// join a bucket, so a schedule is usually an append and a dispatch a read from the
-// front bucket, with heap work per bucket rather than per event; events at scattered
-// times cost what a plain heap costs. A bucket takes appends while it is the newest
-// one of its (time, priority) that the queue remembers (`recent_`); when it forgets,
-// a new bucket starts, which the heap places after the old one. Either way the
-// dispatch order is exactly (time, priority, sequence).
+// Structure: a 4-ary heap of 128-bit keys (time, priority, source, sequence), one
+// entry per schedule; every key is unique, so the heap's order does not depend on the
+// order of insertion. A debug option (set_shuffle_ties) stages every schedule and
+// inserts them in a seeded random order: a run must give byte-identical results with
+// it (tests/test_golden.cpp).
 
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -44,9 +50,19 @@ enum class EventPriority : std::int8_t {
   kLast = 100,      // watchdogs, samplers
 };
 
+// What an event belongs to, for the canonical order of same-time events: a
+// component's number (Simulator::new_event_source, construction order), or 0 for the
+// environment (the simulator itself, code outside any event).
+struct EventSource {
+  static constexpr std::uint32_t kBits = 24;
+  static constexpr std::uint32_t kMax = (std::uint32_t{1} << kBits) - 1;
+  std::uint32_t id = 0;
+};
+
 class Event {
  public:
-  explicit Event(EventPriority priority = EventPriority::kDefault) : priority_(priority) {}
+  explicit Event(EventSource source, EventPriority priority = EventPriority::kDefault)
+      : source_(source.id & EventSource::kMax), biased_priority_(bias(priority)) {}
   virtual ~Event() = default;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -61,23 +77,30 @@ class Event {
   // host's caches since its last tick.
   virtual void prefetch() const {}
 
-  bool scheduled() const { return seq_ != 0; }
+  bool scheduled() const { return stamp_ != 0; }
   Tick when() const { return when_; }
-  EventPriority priority() const { return priority_; }
+  EventPriority priority() const { return static_cast<EventPriority>(static_cast<int>(biased_priority_) - 128); }
+  EventSource source() const { return EventSource{source_}; }
 
  private:
   friend class EventQueue;
   Tick when_;
-  std::uint64_t seq_ = 0;  // 0: not scheduled; else the sequence number of its live heap entry
-  EventPriority priority_;
+  // 0: not scheduled; else (source << 32 | the source's sequence number) of its live
+  // heap entry: the low 56 bits of the entry's key.
+  std::uint64_t stamp_ = 0;
+  // Packed in one word, so a subclass's first small member still fits in the tail
+  // padding (ComputeUnit's LandingEvent).
+  std::uint32_t source_ : EventSource::kBits;
+  std::uint32_t biased_priority_ : 8;  // priority + 128, as the key holds it
+  static std::uint32_t bias(EventPriority p) { return static_cast<std::uint32_t>(static_cast<int>(p) + 128); }
 };
 
 // An event that calls a function; the usual member of a component.
 class CallbackEvent final : public Event {
  public:
-  CallbackEvent(std::string name, std::function<void()> fn,
+  CallbackEvent(EventSource source, std::string name, std::function<void()> fn,
                 EventPriority priority = EventPriority::kDefault)
-      : Event(priority), name_(std::move(name)), fn_(std::move(fn)) {}
+      : Event(source, priority), name_(std::move(name)), fn_(std::move(fn)) {}
   void process() override { fn_(); }
   std::string description() const override { return name_; }
 
@@ -98,10 +121,26 @@ class EventQueue {
   void schedule(Event& ev, Tick when);
   // Contract: no effect if the event is not scheduled.
   void deschedule(Event& ev);
-  // One-shot callback from the pool. Keep captures small (std::function stores up
-  // to two pointers without allocating).
+  // One-shot callback from the pool, of the running event's source. Keep captures
+  // small (std::function stores up to two pointers without allocating).
   void schedule_callback(Tick when, std::function<void()> fn,
                          EventPriority priority = EventPriority::kDefault);
+
+  // A callback's place in the canonical order, taken in one queue and used in another:
+  // a partitioned run's post into another partition keeps the posting event's source
+  // and sequence, so it sorts where it would have in one queue.
+  struct Stamp {
+    std::uint32_t source = 0;
+    std::uint32_t seq = 0;
+  };
+  // The next stamp of the running event's source (advances its sequence).
+  Stamp take_stamp() { return Stamp{current_source_, next_seq(current_source_)}; }
+  void schedule_callback(Tick when, std::function<void()> fn, EventPriority priority, Stamp stamp);
+
+  // Debug: stage every schedule and insert the staged ones in a random order (seeded;
+  // 0 turns it off) before each dispatch. The canonical order makes this invisible in
+  // the results; a test holds it to that.
+  void set_shuffle_ties(std::uint64_t seed);
 
   // Live (scheduled, not cancelled) events.
   std::size_t pending() const { return live_; }
@@ -121,79 +160,55 @@ class EventQueue {
   void advance_to(Tick t);
 
  private:
-  // A heap entry: one event, or one bucket.
   struct Entry {
-    // One 128-bit key: time (high 64 bits), then priority (next 8, biased), then
-    // sequence (low 56) of the event or of the bucket's first event. A single integer
-    // compare orders entries, which the compiler turns into branch-free code: with
-    // random event times the heap's comparisons are unpredictable, and mispredicted
-    // branches dominated pop_top.
+    // One 128-bit key: time (high 64 bits), then priority (next 8, biased), source (24)
+    // and the source's sequence number (32). A single integer compare orders entries,
+    // which the compiler turns into branch-free code: with random event times the
+    // heap's comparisons are unpredictable, and mispredicted branches dominated pop_top.
     uint128 key;
-    std::uintptr_t ref;  // an Event* (aligned, low bit 0) or (bucket index << 1) | 1
-    Tick::rep when() const { return static_cast<Tick::rep>(key >> 64); }
-    std::uint64_t seq() const { return static_cast<std::uint64_t>(key) & kSeqMask; }
-    bool before(const Entry& o) const { return key < o.key; }
-    bool is_bucket() const { return (ref & 1) != 0; }
-    Event* event() const { return reinterpret_cast<Event*>(ref); }
-    std::uint32_t bucket() const { return static_cast<std::uint32_t>(ref >> 1); }
-  };
-  struct Item {
     Event* ev;
-    std::uint64_t seq;  // the event's sequence number when this item was queued
-  };
-  struct Bucket {
-    std::vector<Item> items;  // in sequence order; capacity kept across uses
-    std::size_t head = 0;     // items before head are dispatched or stale
-    std::uint32_t generation = 0;  // bumped when the bucket is recycled
-  };
-  // The last (time, priority) scheduled in one slot of a small direct-mapped table,
-  // and its newest bucket, if it has one.
-  static constexpr std::uint32_t kNoBucket = ~std::uint32_t{0};
-  struct Recent {
-    Tick::rep when = 0;
-    std::uint32_t bucket = kNoBucket;
-    std::uint32_t generation = 0;
-    std::uint8_t prio = 0;  // biased priorities are 28..228: 0 matches nothing
+    Tick::rep when() const { return static_cast<Tick::rep>(key >> 64); }
+    std::uint64_t stamp() const { return static_cast<std::uint64_t>(key) & kStampMask; }
+    bool before(const Entry& o) const { return key < o.key; }
   };
   // A one-shot callback event recycled through free_pool_.
   class PooledEvent final : public Event {
    public:
-    explicit PooledEvent(EventQueue& q) : queue_(q) {}
+    explicit PooledEvent(EventQueue& q) : Event(EventSource{}), queue_(q) {}
     void process() override;
     std::string description() const override { return "callback"; }
     std::function<void()> fn;
 
    private:
+    friend class EventQueue;
     EventQueue& queue_;
   };
 
   static constexpr unsigned kArity = 4;  // a 4-ary heap halves the depth of a binary one
-  static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 56) - 1;
-  // A power of two. 256 (6 KiB) rather than 16: with a GEMM's per-request L2
-  // completions and CU landings spread over many near-future edges, 16 slots forgot
-  // edges still in use; 256 put 13 % fewer entries on the heap (1024x2048x2128 GEMM).
-  static constexpr std::size_t kRecent = 256;
+  static constexpr std::uint64_t kStampMask = (std::uint64_t{1} << 56) - 1;
 
-  // Key and reference in registers (an Entry built in memory and reloaded whole stalls
+  std::uint32_t next_seq(std::uint32_t source);
+  void schedule_stamped(Event& ev, Tick when, Stamp stamp);
+  PooledEvent& pooled(std::function<void()> fn, EventPriority priority);
+  // Key and event in registers (an Entry built in memory and reloaded whole stalls
   // store-to-load forwarding).
-  void push(uint128 key, std::uintptr_t ref);
+  void push(uint128 key, Event* ev);
   Entry pop_top();
-  // The next event to run, or nullptr when none is scheduled; drops stale entries,
-  // stale items and exhausted buckets on the way. `bucket` is its bucket (it is that
-  // bucket's head item), or nullptr if it has the heap's top entry to itself.
-  Event* front(Bucket*& bucket);
-  // Runs `ev`, the event front() returned with `bucket`.
-  void dispatch(Event* ev, Bucket* bucket);
-  static bool live(const Item& it) { return it.ev->seq_ == it.seq; }
+  // The next live event, or nullptr; drops stale entries on the way.
+  Event* front();
+  void dispatch(Event* ev);
+  void flush_staged();
 
   std::vector<Entry> heap_;
-  std::vector<Bucket> buckets_;              // by index; a heap entry names one
-  std::vector<std::uint32_t> free_buckets_;  // recycled, their item capacity kept
-  std::array<Recent, kRecent> recent_{};
+  // Each source's last sequence number in this queue, by source id (grown on demand).
+  std::vector<std::uint32_t> source_seq_;
+  std::uint32_t current_source_ = 0;  // of the event running now; 0 outside one
   Tick now_;
-  std::uint64_t next_seq_ = 1;
   std::size_t live_ = 0;
   std::uint64_t dispatched_ = 0;
+
+  std::uint64_t shuffle_state_ = 0;  // 0: off
+  std::vector<Entry> staged_;
 
   std::deque<PooledEvent> pool_;        // stable addresses
   std::vector<PooledEvent*> free_pool_;  // reusable pooled events

@@ -64,9 +64,9 @@ class Link final : public Component {
  public:
   Link(Component& parent, std::string_view name, const LinkConfig& cfg, LinkEnds ends = {})
       : Component(parent, name), cfg_(cfg), ends_(ends), credits_(cfg.rx_buffer), rx_bytes_free_(cfg.rx_buffer_bytes),
-        arrival_event_(this->name() + ".arrival", [this] { deliver(); }, EventPriority::kDelivery),
-        tx_free_event_(this->name() + ".tx_free", [this] { wake_sender(); }, EventPriority::kDelivery),
-        credit_event_(this->name() + ".credit", [this] { take_credits(); }, EventPriority::kDelivery),
+        arrival_event_(event_source(), this->name() + ".arrival", [this] { deliver(); }, EventPriority::kDelivery),
+        tx_free_event_(event_source(), this->name() + ".tx_free", [this] { wake_sender(); }, EventPriority::kDelivery),
+        credit_event_(event_source(), this->name() + ".credit", [this] { take_credits(); }, EventPriority::kDelivery),
         bytes_sent_(counter("bytes_sent", "B", "payload bytes put on the wire")),
         messages_sent_(counter("messages_sent", "msgs", "messages put on the wire")),
         bytes_received_(counter("bytes_received", "B", "payload bytes delivered to the receiver")),

@@ -20,12 +20,31 @@ thread_local Simulator::Partition* Simulator::running_ = nullptr;
 Simulator::Simulator(std::uint64_t seed, WatchdogConfig watchdog)
     : seed_(seed),
       watchdog_(watchdog),
-      watchdog_event_("watchdog", [this] { watchdog_check(); }, EventPriority::kLast) {
+      watchdog_event_(EventSource{}, "watchdog", [this] { watchdog_check(); }, EventPriority::kLast) {
   parts_.push_back(std::make_unique<Partition>());
   selected_ = parts_.front().get();
+  set_shuffle_ties(shuffle_ties_default_.load(std::memory_order_relaxed));
+}
+
+std::atomic<std::uint64_t> Simulator::shuffle_ties_default_{0};
+
+void Simulator::set_shuffle_ties_default(std::uint64_t seed) {
+  shuffle_ties_default_.store(seed, std::memory_order_relaxed);
 }
 
 Simulator::~Simulator() = default;
+
+EventSource Simulator::new_event_source() {
+  if (running_ != nullptr) throw std::logic_error("a component built inside a partitioned run's window");
+  if (last_event_source_ == EventSource::kMax)
+    throw std::logic_error(fmt::format("more than {} components: event sources exhausted", EventSource::kMax));
+  return EventSource{++last_event_source_};
+}
+
+void Simulator::set_shuffle_ties(std::uint64_t seed) {
+  shuffle_ties_ = seed;
+  for (std::size_t i = 0; i < parts_.size(); ++i) parts_[i]->events.set_shuffle_ties(seed == 0 ? 0 : seed + i);
+}
 
 void Simulator::add_component(Component* c) {
   if (!by_name_.emplace(c->name(), components_.size()).second)
@@ -143,6 +162,7 @@ void Simulator::set_partitions(std::uint32_t count, Tick lookahead) {
     parts_.back()->index = i;
   }
   selected_ = parts_[std::min(selected, count - 1)].get();
+  set_shuffle_ties(shuffle_ties_);
   lookahead_ = count > 1 ? lookahead : Tick::zero();
   timeline_.set_lanes(count);
 }
@@ -169,7 +189,7 @@ void Simulator::post(std::uint32_t partition, Tick when, std::function<void()> f
     throw std::logic_error(fmt::format("partition {} posted into partition {} at {} ps, inside the window ending at "
                                        "{} ps (an interaction shorter than the lookahead of {})",
                                        from.index, partition, when.ps(), from.window_end.ps(), to_string(lookahead_)));
-  from.outbox.push_back(Posted{when, priority, partition, std::move(fn)});
+  from.outbox.push_back(Posted{when, priority, partition, std::move(fn), from.events.take_stamp()});
 }
 
 void Simulator::add_exchange(std::function<void()> hook) { exchange_hooks_.push_back(std::move(hook)); }
@@ -217,7 +237,7 @@ void Simulator::exchange() {
   for (const auto& hook : exchange_hooks_) hook();
   for (const auto& p : parts_) {
     for (Posted& post : p->outbox)
-      parts_[post.partition]->events.schedule_callback(post.when, std::move(post.fn), post.priority);
+      parts_[post.partition]->events.schedule_callback(post.when, std::move(post.fn), post.priority, post.stamp);
     p->outbox.clear();
   }
 }

@@ -11,6 +11,7 @@
 // in-flight work, instead of hanging or ending silently with a wrong answer.
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,6 +62,17 @@ class Simulator {
   Timeline& timeline() { return timeline_; }
 
   void schedule(Event& ev, Tick when) { current().events.schedule(ev, when); }
+
+  // A new component's event source: numbered in construction order (1, 2, ...; 0 is
+  // the environment), so the canonical order of same-time events is the same in every
+  // run of the same model. Contract: not inside a partitioned run's window.
+  EventSource new_event_source();
+  // Debug: every partition's queue inserts same-time schedules in a seeded random
+  // order (EventQueue::set_shuffle_ties); results must not change. 0: off.
+  void set_shuffle_ties(std::uint64_t seed);
+  // The same for every Simulator constructed from now on, in this process (a run builds
+  // several: c3's isolated runs, a fused overlap's own); `t3sim run --debug-shuffle-ties`.
+  static void set_shuffle_ties_default(std::uint64_t seed);
   void schedule_in(Event& ev, Tick delay) { schedule(ev, now() + delay); }
 
   // Components call this when they complete a unit of work (a message delivered, a
@@ -142,6 +154,7 @@ class Simulator {
     EventPriority priority;
     std::uint32_t partition;
     std::function<void()> fn;
+    EventQueue::Stamp stamp;  // the posting event's, in the posting partition
   };
   struct Partition {
     EventQueue events;
@@ -181,6 +194,9 @@ class Simulator {
   std::uint64_t seed_;
   Tick skipped_;
   WatchdogConfig watchdog_;
+  std::uint32_t last_event_source_ = 0;
+  std::uint64_t shuffle_ties_ = 0;
+  static std::atomic<std::uint64_t> shuffle_ties_default_;
   std::uint64_t progress_at_check_ = 0;
   Tick last_progress_time_;
   CallbackEvent watchdog_event_;

@@ -23,7 +23,7 @@ namespace {
 
 // ---------------------------------------------------------------- event queue
 
-TEST(EventQueue, OrdersByTimeThenPriorityThenInsertion) {
+TEST(EventQueue, OrdersByTimeThenPriorityThenScheduling) {
   EventQueue q;
   std::vector<std::string> order;
   auto at = [&](Tick t, EventPriority p, std::string name) {
@@ -45,7 +45,7 @@ TEST(EventQueue, RescheduleMovesAndDescheduleCancels) {
   EventQueue q;
   int fired = 0;
   Tick fired_at;
-  CallbackEvent ev("ev", [&] { ++fired; fired_at = q.now(); });
+  CallbackEvent ev(EventSource{}, "ev", [&] { ++fired; fired_at = q.now(); });
   q.schedule(ev, Tick(100));
   q.schedule(ev, Tick(50));  // moves: the entry for 100 becomes stale
   EXPECT_EQ(q.pending(), 1u);
@@ -64,7 +64,7 @@ TEST(EventQueue, RejectsSchedulingInThePast) {
   EventQueue q;
   q.schedule_callback(Tick(10), [] {});
   q.run();
-  CallbackEvent ev("late", [] {});
+  CallbackEvent ev(EventSource{}, "late", [] {});
   EXPECT_THROW(q.schedule(ev, Tick(5)), std::logic_error);
 }
 
@@ -97,26 +97,30 @@ TEST(EventQueue, ManyRandomEventsComeOutSorted) {
 }
 
 
-// Against a functional reference: events that schedule, move and cancel each other at
-// few or many distinct times (so edges are shared, buckets form, fill and are
-// forgotten by the recent-edge table) run in exactly (time, priority, scheduling
-// order), each live one once and no cancelled one.
+// Against a functional reference: events of several sources that schedule, move and
+// cancel each other at few or many distinct times run in exactly the canonical order
+// (time, priority, source, the source's scheduling order), each live one once and no
+// cancelled one; and the same with every schedule inserted in a shuffled order.
 TEST(EventQueue, DispatchOrderMatchesAReferenceUnderRescheduleAndCancel) {
+  for (const std::uint64_t shuffle : {0ULL, 99ULL})
   for (const std::uint64_t distinct_times : {3ULL, 40ULL, 5000ULL}) {
     EventQueue q;
+    q.set_shuffle_ties(shuffle);
+    constexpr std::uint32_t kSources = 7;
     constexpr int kEvents = 600;
     constexpr EventPriority kPriorities[] = {EventPriority::kDelivery, EventPriority::kDefault, EventPriority::kTick};
     struct Key {
       Tick::rep when;
       int priority;
-      std::uint64_t order;  // the scheduling call's number
+      std::uint32_t source;
+      std::uint64_t order;  // the source's scheduling call's number
       int event;
       bool operator<(const Key& o) const {
-        return std::tie(when, priority, order) < std::tie(o.when, o.priority, o.order);
+        return std::tie(when, priority, source, order) < std::tie(o.when, o.priority, o.source, o.order);
       }
     };
     std::map<int, Key> live;  // the reference: each event's pending schedule
-    std::uint64_t calls = 0;
+    std::map<std::uint32_t, std::uint64_t> calls;  // by source
     std::uint64_t x = 777 + distinct_times;
     auto rnd = [&x](std::uint64_t n) {
       x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -126,11 +130,12 @@ TEST(EventQueue, DispatchOrderMatchesAReferenceUnderRescheduleAndCancel) {
     std::vector<std::unique_ptr<CallbackEvent>> events;
     auto schedule = [&](int e, Tick when) {
       q.schedule(*events[static_cast<std::size_t>(e)], when);
-      live[e] = Key{when.ps(), static_cast<int>(events[static_cast<std::size_t>(e)]->priority()), ++calls, e};
+      const CallbackEvent& ev = *events[static_cast<std::size_t>(e)];
+      live[e] = Key{when.ps(), static_cast<int>(ev.priority()), ev.source().id, ++calls[ev.source().id], e};
     };
     for (int e = 0; e < kEvents; ++e) {
       events.push_back(std::make_unique<CallbackEvent>(
-          "e", [&, e] {
+          EventSource{1 + static_cast<std::uint32_t>(e) % kSources}, "e", [&, e] {
             dispatched.push_back(e);
             live.erase(e);
             // Each run touches three random events: schedules (or moves) them at now

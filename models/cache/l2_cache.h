@@ -315,7 +315,8 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   // The completion of the transaction in one txns_ slot (one event per slot, reused).
   class CompleteEvent final : public Event {
    public:
-    CompleteEvent(L2Cache& l2, std::uint32_t txn) : Event(EventPriority::kDefault), l2_(l2), txn_(txn) {}
+    CompleteEvent(L2Cache& l2, std::uint32_t txn)
+        : Event(l2.event_source(), EventPriority::kDefault), l2_(l2), txn_(txn) {}
     void process() override { l2_.complete(txn_); }
     std::string description() const override { return l2_.name() + ".complete"; }
 

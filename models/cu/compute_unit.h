@@ -226,7 +226,7 @@ class ComputeUnit final : public Component, public MemClient {
   // std::function and pool.
   class LandingEvent final : public Event {
    public:
-    LandingEvent(ComputeUnit& cu, std::uint32_t index) : index_(index), cu_(cu) {}
+    LandingEvent(ComputeUnit& cu, std::uint32_t index) : Event(cu.event_source()), index_(index), cu_(cu) {}
     void process() override { cu_.land_load(index_); }
     std::string description() const override { return cu_.name() + " load landing"; }
 

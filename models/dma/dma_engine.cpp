@@ -39,7 +39,7 @@ DmaEngine::DmaEngine(Component& parent, std::string_view name, const DmaConfig& 
     : Component(parent, name),
       cfg_(cfg),
       local_(local),
-      pump_event_(std::string(this->name()) + ".pump", [this] { pump(); }),
+      pump_event_(event_source(), std::string(this->name()) + ".pump", [this] { pump(); }),
       commands_done_(counter("commands_done", "commands", "DMA commands completed")),
       bytes_read_(counter("bytes_read", "bytes", "bytes read from local memory")),
       bytes_written_(counter("bytes_written", "bytes", "bytes stored or updated at destinations")),

@@ -193,7 +193,7 @@ void Gpu::enable_sampling(const SamplingConfig& cfg) {
   if (sim().partitions() > 1)
     throw std::logic_error("sampling needs a simulator of one partition (one simulated GPU)");
   sampler_ = std::make_unique<StageSampler>(cfg);
-  probe_event_ = std::make_unique<CallbackEvent>(name() + ".work_probe", [this] { probe_work(); });
+  probe_event_ = std::make_unique<CallbackEvent>(event_source(), name() + ".work_probe", [this] { probe_work(); });
 }
 
 void Gpu::add_skippable(SkippableWork& work) {

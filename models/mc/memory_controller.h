@@ -194,7 +194,7 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   // std::function call per cycle).
   class TickEvent final : public Event {
    public:
-    explicit TickEvent(MemoryController& mc) : Event(EventPriority::kTick), mc_(mc) {}
+    explicit TickEvent(MemoryController& mc) : Event(mc.event_source(), EventPriority::kTick), mc_(mc) {}
     void process() override { mc_.tick(); }
     std::string description() const override { return mc_.name() + ".tick"; }
     void prefetch() const override {
@@ -211,7 +211,8 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   // The response of the request in one reqs_ slot (one event per slot, reused).
   class ResponseEvent final : public Event {
    public:
-    ResponseEvent(MemoryController& mc, std::uint32_t slot) : Event(EventPriority::kDelivery), mc_(mc), slot_(slot) {}
+    ResponseEvent(MemoryController& mc, std::uint32_t slot)
+        : Event(mc.event_source(), EventPriority::kDelivery), mc_(mc), slot_(slot) {}
     void process() override { mc_.respond(slot_); }
     std::string description() const override { return mc_.name() + ".response"; }
 

@@ -13,7 +13,7 @@ IdealMemory::IdealMemory(Component& parent, std::string_view name, const IdealMe
     : Component(parent, name),
       cfg_(cfg),
       granule_shift_(static_cast<std::uint32_t>(std::countr_zero(cfg.value_granule))),
-      complete_event_(this->name() + ".complete", [this] { complete(); }, EventPriority::kDelivery),
+      complete_event_(event_source(), this->name() + ".complete", [this] { complete(); }, EventPriority::kDelivery),
       read_bytes_(counter("read_bytes", "B", "bytes read")),
       write_bytes_(counter("write_bytes", "B", "bytes written")),
       update_bytes_(counter("update_bytes", "B", "bytes updated in place (op-and-store)")),
