@@ -14,6 +14,7 @@
 //   gemm_a2a    a GEMM whose output rows an all-to-all returns (seed 000, MoE)
 //   gemv_ar     a partial GEMV per GPU, all-reduced (seed 000, decode)
 //   embedding_a2a  embedding-bag pooling, then the all-to-all (seed 000, DLRM)
+//   interference   a GEMM series beside a stream of copies (issue 41, the H200 microbenchmark)
 //
 // See CONTRIBUTING.md for adding a kind.
 

@@ -1,0 +1,156 @@
+// Issue 41: the copy kernel (trace/copy_kernel.h) and the interference microbenchmark
+// (models/system/interference/): a GEMM series beside a stream of copies.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/run.h"
+#include "models/cu/compute_unit.h"
+#include "models/system/interference/interference_system.h"
+#include "tests/table1_node.h"
+#include "trace/copy_kernel.h"
+
+namespace t3sim {
+namespace {
+
+struct Bytes {
+  std::uint64_t loaded = 0, stored = 0, remote = 0;
+};
+
+Bytes count(const KernelTrace& t) {
+  Bytes b;
+  for (std::uint32_t wg = 0; wg < t.num_wgs(); ++wg) {
+    WgExpander x(t, wg);
+    WgOp op;
+    while (x.next(op)) {
+      if (op.kind == TraceOpKind::kLoad) b.loaded += op.bytes();
+      if (op.kind == TraceOpKind::kStore) {
+        b.stored += op.bytes();
+        if (op.remote()) b.remote += op.bytes();
+      }
+    }
+  }
+  return b;
+}
+
+// Every byte is loaded once and stored once, whatever the size's remainder after the
+// unrolled loop (whole leftover blocks and a partial one), local or into a peer.
+TEST(CopyKernel, MovesEveryByteOnce) {
+  for (const std::uint64_t bytes : {64ULL << 20, (64ULL << 20) + 16 * 1234, 16ULL * 100, 786432ULL * 3 + 8192 * 5}) {
+    for (const std::uint32_t ctas : {1u, 24u, 66u}) {
+      for (const bool push : {false, true}) {
+        CopyKernelParams p;
+        p.src = 1 << 20;
+        p.dst = 256 << 20;
+        p.bytes = bytes;
+        p.ctas = ctas;
+        if (push) p.peer = 1;
+        const KernelTrace t = make_copy_trace(p);
+        const Bytes b = count(t);
+        SCOPED_TRACE(fmt::format("{} B, {} CTAs, push {}", bytes, ctas, push));
+        EXPECT_EQ(t.num_wgs(), ctas);
+        EXPECT_EQ(b.loaded, bytes);
+        EXPECT_EQ(b.stored, bytes);
+        EXPECT_EQ(b.remote, push ? bytes : 0u);
+        EXPECT_EQ(t.resources.threads_per_wg, 512u);
+        EXPECT_EQ(t.resources.wfs_per_wg, 16u);
+        EXPECT_EQ(t.resources.regs_per_thread, 32u);
+      }
+    }
+  }
+}
+
+TEST(CopyKernel, RejectsWhatItCannotExpress) {
+  CopyKernelParams p;
+  p.bytes = 100;  // not whole int4 elements
+  EXPECT_THROW(make_copy_trace(p), UserError);
+  p.bytes = 1 << 20;
+  p.threads = 500;  // not whole warps
+  EXPECT_THROW(make_copy_trace(p), UserError);
+}
+
+// The cuBLAS Hopper GEMM CTA holds 64,512 registers (cublas_kernels.csv), so the
+// measurement's copy kernel CTA (512 threads x 32 registers, ptxas) does not fit
+// beside it on an SM, while two copy CTAs do.
+TEST(CopyKernel, DoesNotShareAnSmWithTheH200Gemm) {
+  const NodeConfig node = system_node("h200.yaml");
+  GemmParams g = node.gpu.gemm;
+  g.m = 1024;
+  g.n = 1024;
+  g.k = 256;
+  const KernelTrace gemm = make_gemm_trace(g);
+  EXPECT_EQ(gemm.resources.threads_per_wg * gemm.resources.regs_per_thread, 64512u);
+  CopyKernelParams p;
+  p.bytes = 1 << 20;
+  const KernelTrace copy = make_copy_trace(p);
+  const CuConfig& cu = node.gpu.cu;
+  const std::uint64_t regs = std::uint64_t{gemm.resources.threads_per_wg} * gemm.resources.regs_per_thread +
+                             std::uint64_t{copy.resources.threads_per_wg} * copy.resources.regs_per_thread;
+  EXPECT_GT(regs, cu.registers);
+  EXPECT_GE(wgs_per_cu(cu, copy.resources), 2u);
+}
+
+t3sim::RunOutcome run_row(const std::vector<std::string>& overrides) {
+  t3sim::RunRequest req;
+  req.system = std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml";
+  req.workload = std::string(T3SIM_SOURCE_DIR) + "/configs/workloads/interference/h200_row.yaml";
+  req.overrides = overrides;
+  req.timeline = false;
+  return t3sim::run_simulation(req);
+}
+
+std::string metric(const t3sim::RunOutcome& out, const std::string& name) {
+  for (const auto& [key, value] : out.metrics)
+    if (key == name) return value;
+  ADD_FAILURE() << "no metric " << name;
+  return "0";
+}
+
+// A small row end to end: GPU 0's copy engine pushing into GPU 1 beside GEMMs. The
+// copy alone runs at the NVLink port's rate (net.bandwidth 396 GB/s; the engine's own
+// 1.8 TB/s does not bind), keeps it beside the GEMMs (as the measurement's copy
+// engines did), and a second run is identical (but for its wall time).
+TEST(Interference, SmallCopyEngineRowRunsAndRepeats) {
+  const std::vector<std::string> o = {"workload.gemm.preset=megagpt2.op.tp32", "workload.interferer=ce_peer_out",
+                                      "workload.copy_bytes=2MiB", "workload.gemms=2"};
+  const t3sim::RunOutcome a = run_row(o);
+  const double alone = std::stod(metric(a, "copy_alone_GBps"));
+  EXPECT_NEAR(alone, 396.0, 0.02 * 396);
+  EXPECT_NEAR(std::stod(metric(a, "copy_GBps_during")), alone, 0.05 * alone);
+  EXPECT_GE(std::stod(metric(a, "gemm_slowdown")), 0.99);
+  EXPECT_GE(std::stoul(metric(a, "gemms")), 2u);
+  const t3sim::RunOutcome b = run_row(o);
+  auto without_wall = [](std::vector<std::pair<std::string, std::string>> m) {
+    std::erase_if(m, [](const auto& kv) { return kv.first == "wall_s"; });
+    return m;
+  };
+  EXPECT_EQ(without_wall(a.metrics), without_wall(b.metrics));
+}
+
+// The kind's own inputs: a bad interferer names the key; homogeneous mode is refused.
+TEST(Interference, BadInputNamesTheKey) {
+  try {
+    run_row({"workload.interferer=sm_lokal"});
+    FAIL() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload.interferer"), std::string::npos) << e.what();
+  }
+  try {
+    run_row({"run.mode=homogeneous"});
+    FAIL() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.mode"), std::string::npos) << e.what();
+  }
+  try {
+    run_row({"workload.threads=500"});
+    FAIL() << "accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("workload.threads"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace t3sim
