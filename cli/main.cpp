@@ -69,7 +69,9 @@ int main(int argc, char** argv) {
                         configurations + " (t3sim list)");
     cmd->add_option("--mode", mode, "simulation mode: full (every GPU) or homogeneous (GPU 0, peers mirrored)");
     cmd->add_option("--set", req.overrides, "override a key: system.net.bandwidth=100GB/s (repeatable)");
-    cmd->add_option("--seed", req.seed, "seed of input data and any randomness")->capture_default_str();
+    cmd->add_option("--seed", req.seed, "seed of input data and any randomness")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);  // "-1" would wrap to 2^64 - 1 (issue 45, D8)
     cmd->add_option("--threads", threads,
                     "host threads of a full-mode run (a partition per GPU; results do not depend on it; "
                     "default: one per core)");
@@ -92,6 +94,9 @@ int main(int argc, char** argv) {
               "one-line description");
 
   t3sim::register_sweep_commands(app, exit_code);
+
+  // Options of the app (--log-level) may also follow the subcommand (issue 45, D8).
+  for (CLI::App* sub : app.get_subcommands({})) sub->fallthrough();
 
   try {
     app.parse(argc, argv);

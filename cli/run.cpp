@@ -97,6 +97,13 @@ RunOutcome run_simulation(const RunRequest& req) {
   ConfigNode system = top.child("system");
   top.finish();
 
+  // ---- the output directory, before anything is built or simulated (a run that
+  // cannot keep its results says so at once): writable, and room for about a node
+  // run's stats (a few MB) plus the timeline's events at ~64 B each.
+  if (req.output_dir && !req.validate_only)
+    check_output_directory(*req.output_dir,
+                           (8ULL << 20) + (req.timeline ? timeline_max * 64 : std::uint64_t{0}));
+
   // ---- build: the kind's experiment reads the system and workload and builds the model
   // (--debug-shuffle-ties reaches every simulator the run builds, its own and the kind's)
   struct ShuffleTies {

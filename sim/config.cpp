@@ -246,7 +246,26 @@ class Loader {
   static ConfigValue parse_document(const std::string& text, const std::string& display) {
     YAML::Node doc;
     try {
-      doc = YAML::Load(text);
+      // Every document, so that a second one ('---') is an error instead of being
+      // silently ignored (issue 45, D8).
+      const std::vector<YAML::Node> docs = YAML::LoadAll(text);
+      if (docs.size() > 1) {
+        // The line of the marker that starts the second document (an empty one has no mark).
+        int line = 0, markers = 0;
+        bool content = false;
+        std::istringstream lines(text);
+        for (std::string l; std::getline(lines, l);) {
+          ++line;
+          if (l.starts_with("---")) {
+            if (content || ++markers > 1) break;
+            continue;
+          }
+          if (!l.empty() && l[0] != '#') content = true;
+        }
+        throw ConfigError(SourceLocation{display, line, 1}, "",
+                          "a second YAML document ('---'): a t3sim file holds one document");
+      }
+      if (!docs.empty()) doc = docs.front();
     } catch (const YAML::Exception& e) {
       throw ConfigError(mark_location(e.mark, display), "", e.msg);
     }
@@ -1012,7 +1031,13 @@ std::uint64_t parse_frequency_hz(std::string_view text) {
 Bandwidth parse_bandwidth(std::string_view text) {
   constexpr std::string_view kExpected = "a bandwidth like '75GB/s'";
   const Quantity q = split_quantity(text, kExpected);
-  if (q.unit.empty()) return Bandwidth(exact_value(q, 1, 1, kExpected, text, "bytes per second"));
+  if (q.unit.empty()) {
+    // 0 is unlimited in any unit; any other bare number is refused rather than read as
+    // bytes per second (issue 45, D8: `bandwidth: 75` was 75 B/s).
+    const Bandwidth bare(exact_value(q, 1, 1, kExpected, text, "bytes per second"));
+    if (bare.bytes_per_second() != 0) bad_value(kExpected, text, "missing unit: B/s, KB/s, MB/s, GB/s or TB/s");
+    return bare;
+  }
   std::string_view unit = q.unit;
   if (unit.ends_with("/s") || unit.ends_with("ps")) {
     unit.remove_suffix(2);

@@ -96,6 +96,32 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
   });
 }
 
+void check_output_directory(const fs::path& dir, std::uint64_t bytes_needed) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw UserError(fmt::format("cannot create output directory '{}': {}", dir.string(),
+                                ec ? ec.message() : "not a directory"));
+  }
+  const fs::path probe = dir / ".t3sim-write-probe";
+  {
+    std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+    if (out) out << "probe\n";
+    if (out) out.close();
+    if (!out) {
+      const int err = errno;
+      fs::remove(probe, ec);
+      throw UserError(fmt::format("cannot write in output directory '{}': {}", dir.string(),
+                                  err != 0 ? std::strerror(err) : "write failed"));
+    }
+  }
+  fs::remove(probe, ec);
+  const fs::space_info space = fs::space(dir, ec);
+  if (!ec && space.available < bytes_needed)
+    throw UserError(fmt::format("output directory '{}' has {} MB free; the run's outputs need about {} MB",
+                                dir.string(), space.available / 1000000, (bytes_needed + 999999) / 1000000));
+}
+
 void write_run_outputs(const fs::path& dir, const RunMetadata& metadata, const json& results,
                        const StatsRegistry& stats, const Timeline& timeline, Tick end) {
   std::error_code ec;

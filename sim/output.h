@@ -44,6 +44,12 @@ struct RunMetadata {
   std::uint64_t peak_rss_bytes = 0;  // run_info.json: the process's peak resident memory
 };
 
+// Before a run (issue 45, D4: fail before the work, not after): creates `dir`, writes
+// and removes a probe file in it, and checks that its file system has `bytes_needed`
+// free. Throws UserError naming the directory and what is wrong, so a run that cannot
+// keep its results says so before it simulates.
+void check_output_directory(const std::filesystem::path& dir, std::uint64_t bytes_needed);
+
 // Writes the files above into `dir`, creating it. A results.json (and, if the
 // timeline is disabled, a timeline.json) left in `dir` by an earlier run is removed
 // first, so the directory never mixes two runs. Throws UserError if the directory

@@ -115,6 +115,39 @@ TEST_F(Cli, IdenticalRunsGiveByteIdenticalResults) {
     EXPECT_EQ(slurp(dir_ / "a" / f), slurp(dir_ / "b" / f)) << f;
 }
 
+// Issue 45, D4: an output directory that cannot take the results is an error before the
+// run simulates (the T-NLG FC-2 GEMM takes ~19 s; the refusal comes in well under one),
+// exit 2 with the directory named and nothing on stdout.
+TEST_F(Cli, UnwritableOutputDirectoryFailsBeforeSimulating) {
+  const fs::path file = write("not_a_dir", "x");
+  for (const std::string& out : {std::string("/proc/nope"), file.string(), (file / "sub").string()}) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = t3sim(fmt::format("run configs/systems/table1.yaml configs/workloads/gemm/tnlg_fc2_tp8.yaml -o '{}'",
+                                     out));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.exit_code, 2) << out << "\n" << r.err;
+    EXPECT_NE(r.err.find(out), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_LT(seconds, 3.0) << out;  // a second on an idle machine; CI's may be loaded
+  }
+}
+
+// Issue 45, D8: a bandwidth without a unit, a second YAML document and a negative seed
+// are errors naming what is wrong; --log-level may follow the subcommand.
+TEST_F(Cli, UnitlessBandwidthSecondDocumentAndNegativeSeedAreRefused) {
+  const std::string base = "base: " + std::string(T3SIM_SOURCE_DIR) + "/" + kSystem + "\n";
+  const auto unitless = write("unitless.yaml", base + "net:\n  bandwidth: 75\n");
+  expect_bad_input(fmt::format("'{}' {}", unitless.string(), kSmall), "unitless.yaml:3: system.net.bandwidth");
+  expect_bad_input(fmt::format("'{}' {}", unitless.string(), kSmall), "missing unit");
+  const auto two = write("two.yaml", base + "num_gpus: 4\n---\nnum_gpus: 8\n");
+  expect_bad_input(fmt::format("'{}' {}", two.string(), kSmall), "two.yaml:3: a second YAML document");
+  const auto r = t3sim(fmt::format("run {} {} --seed -1 -o '{}'", kSystem, kSmall, (dir_ / "o").string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--seed"), std::string::npos) << r.err;
+  const auto v = t3sim(fmt::format("validate {} {} --log-level warn", kSystem, kSmall));
+  EXPECT_EQ(v.exit_code, 0) << v.err;
+}
+
 TEST_F(Cli, MisspelledKeyNamesFileLineAndSuggestion) {
   const auto sys = write("sys.yaml", "base: " + std::string(T3SIM_SOURCE_DIR) + "/" + kSystem +
                                          "\nnum_gpus: 4\nnet:\n  bandwith: 75GB/s\n");

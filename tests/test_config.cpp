@@ -120,7 +120,11 @@ TEST(Units, Bandwidths) {
   EXPECT_EQ(parse_bandwidth("1.5KiB/s"), Bandwidth(1'536));
   EXPECT_EQ(parse_bandwidth("2kB/s"), Bandwidth(2'000));
   EXPECT_EQ(parse_bandwidth("64B/s"), Bandwidth(64));
-  EXPECT_EQ(parse_bandwidth("64"), Bandwidth(64));
+  // A bare number is not a bandwidth (issue 45, D8: `bandwidth: 75` was read as 75 B/s),
+  // but 0, unlimited in any unit.
+  EXPECT_THROW(parse_bandwidth("64"), std::invalid_argument);
+  EXPECT_THROW(parse_bandwidth("75"), std::invalid_argument);
+  EXPECT_EQ(parse_bandwidth("0"), Bandwidth());
   EXPECT_EQ(parse_bandwidth("100Gb/s"), Bandwidth(12'500'000'000));
   EXPECT_EQ(parse_bandwidth("100Gbps"), Bandwidth(12'500'000'000));
   EXPECT_EQ(parse_bandwidth("25GBps"), Bandwidth(25'000'000'000));
@@ -808,9 +812,10 @@ TEST_F(GetterErrors, Units) {
             "expected a frequency like '1.4GHz', got 'fast'");
   EXPECT_EQ(message(6, "small", [](ConfigNode& n) { n.get_frequency_hz("small", 1, 1'000'000); }),
             "1Hz is out of range [1MHz, 1THz]");
+  // A bare number is no bandwidth (issue 45, D8); with its unit it meets the range check.
   EXPECT_EQ(message(6, "small",
                     [](ConfigNode& n) { n.get_bandwidth("small", Bandwidth(1), Bandwidth(1'000'000'000)); }),
-            "1B/s is less than the minimum 1GB/s");
+            "expected a bandwidth like '75GB/s', got '1' (missing unit: B/s, KB/s, MB/s, GB/s or TB/s)");
   EXPECT_EQ(message(16, "section_scalar", [](ConfigNode& n) { n.get_time("section_scalar", Tick::zero()); }),
             "expected a time like '500ns', got 'hello'");
 }
