@@ -1,5 +1,6 @@
 #include "sim/event_queue.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -40,10 +41,66 @@ void EventQueue::schedule_stamped(Event& ev, Tick when, Stamp stamp) {
   ev.when_ = when;
   const uint128 key = (static_cast<uint128>(static_cast<std::uint64_t>(when.ps())) << 64) | (prio << 56) | low;
   if (shuffle_state_ != 0) {
-    staged_.push_back(Entry{key, &ev});
+    staged_.push_back(Entry{key, reinterpret_cast<std::uintptr_t>(&ev)});
     return;
   }
-  push(key, &ev);
+  insert(key, &ev);
+}
+
+std::uint32_t EventQueue::new_edge() {
+  std::uint32_t e;
+  if (!free_edges_.empty()) {
+    e = free_edges_.back();
+    free_edges_.pop_back();
+  } else {
+    e = static_cast<std::uint32_t>(edges_.size());
+    edges_.emplace_back();
+  }
+  return e;
+}
+
+void EventQueue::recycle(std::uint32_t e) {
+  Edge& edge = edges_[e];
+  edge.items.clear();
+  edge.head = 0;
+  ++edge.generation;  // tells recent_ it is gone
+  free_edges_.push_back(e);
+}
+
+void EventQueue::insert(uint128 key, Event* ev) {
+  const uint128 edge_key = key >> 56;
+  const std::uint64_t low = static_cast<std::uint64_t>(key) & kStampMask;
+  if (prepared_ != kNoEdge && edge_key == prepared_key_) {
+    // Into the edge being dispatched, in order: its items from head are sorted, and an
+    // event ordered before the head item (scheduled "in the past" of the key order by
+    // a later source) runs next, as a heap would run it.
+    Edge& e = edges_[prepared_];
+    const Item item{low, ev};
+    if (e.items.size() == e.head || !(item < e.items.back())) {
+      e.items.push_back(item);
+    } else {
+      e.items.insert(std::upper_bound(e.items.begin() + static_cast<std::ptrdiff_t>(e.head), e.items.end(), item),
+                     item);
+    }
+    return;
+  }
+  const Tick::rep t = static_cast<Tick::rep>(key >> 64);
+  const auto prio = static_cast<std::uint8_t>(edge_key);
+  Recent& r = recent_[(t ^ (t >> 10) ^ prio) & (kRecent - 1)];
+  if (r.when == t && r.prio == prio) {
+    if (r.edge != kNoEdge && edges_[r.edge].generation == r.generation) {
+      edges_[r.edge].items.push_back(Item{low, ev});
+      return;
+    }
+    const std::uint32_t e = new_edge();
+    edges_[e].items.push_back(Item{low, ev});
+    r.edge = e;
+    r.generation = edges_[e].generation;
+    push((edge_key << 56) | (next_edge_serial_++ & kStampMask), (static_cast<std::uintptr_t>(e) << 1) | 1);
+    return;
+  }
+  r = Recent{t, kNoEdge, 0, prio};
+  push(key, reinterpret_cast<std::uintptr_t>(ev));
 }
 
 void EventQueue::deschedule(Event& ev) {
@@ -93,11 +150,11 @@ void EventQueue::flush_staged() {
     shuffle_state_ ^= shuffle_state_ << 17;
     std::swap(staged_[n - 1], staged_[shuffle_state_ % n]);
   }
-  for (const Entry& e : staged_) push(e.key, e.ev);
+  for (const Entry& e : staged_) insert(e.key, e.event());
   staged_.clear();
 }
 
-void EventQueue::push(uint128 key, Event* ev) {
+void EventQueue::push(uint128 key, std::uintptr_t ref) {
   std::size_t i = heap_.size();
   heap_.emplace_back();
   while (i > 0) {
@@ -107,7 +164,7 @@ void EventQueue::push(uint128 key, Event* ev) {
     i = parent;
   }
   heap_[i].key = key;
-  heap_[i].ev = ev;
+  heap_[i].ref = ref;
 }
 
 EventQueue::Entry EventQueue::pop_top() {
@@ -139,17 +196,87 @@ EventQueue::Entry EventQueue::pop_top() {
   return top;
 }
 
-Event* EventQueue::front() {
+bool EventQueue::top_shares_its_edge() const {
+  const uint128 edge_key = heap_.front().edge_key();
+  const std::size_t last = std::min<std::size_t>(heap_.size(), kArity + 1);
+  for (std::size_t c = 1; c < last; ++c)
+    if (heap_[c].edge_key() == edge_key) return true;
+  return false;
+}
+
+Event* EventQueue::front(bool& from_edge) {
   if (!staged_.empty()) flush_staged();
   while (!heap_.empty()) {
-    const Entry& top = heap_.front();
-    if (top.ev->stamp_ == top.stamp()) return top.ev;
-    pop_top();  // stale: the event was moved or cancelled
+    const Entry top = heap_.front();
+    if (top.is_edge() && top.edge() == prepared_) {
+      Edge& e = edges_[prepared_];
+      while (e.head < e.items.size() && e.items[e.head].ev->stamp_ != e.items[e.head].stamp) ++e.head;
+      if (e.head < e.items.size()) {
+        from_edge = true;
+        return e.items[e.head].ev;
+      }
+      pop_top();  // exhausted
+      recycle(prepared_);
+      prepared_ = kNoEdge;
+      continue;
+    }
+    const bool shared = top_shares_its_edge();
+    if (!top.is_edge()) {
+      Event* ev = top.event();
+      if (ev->stamp_ != top.low()) {
+        pop_top();  // stale: the event was moved or cancelled
+        continue;
+      }
+      if (!shared) {
+        from_edge = false;
+        return ev;
+      }
+    } else if (!shared) {
+      // The usual case: the edge is its (time, priority)'s only entry. Sorted in place.
+      Edge& edge = edges_[top.edge()];
+      const auto first = edge.items.begin() + static_cast<std::ptrdiff_t>(edge.head);
+      if (!std::is_sorted(first, edge.items.end())) std::sort(first, edge.items.end());
+      prepared_ = top.edge();
+      prepared_key_ = top.edge_key();
+      continue;
+    }
+    // Prepare the top's (time, priority): one edge holding every entry of it, sorted.
+    const uint128 edge_key = top.edge_key();
+    pop_top();
+    std::uint32_t e;
+    if (top.is_edge()) {
+      e = top.edge();
+    } else {
+      e = new_edge();
+      edges_[e].items.push_back(Item{top.low(), top.event()});
+    }
+    while (!heap_.empty() && heap_.front().edge_key() == edge_key) {
+      const Entry other = pop_top();
+      std::vector<Item>& items = edges_[e].items;
+      if (other.is_edge()) {
+        const Edge& o = edges_[other.edge()];
+        items.insert(items.end(), o.items.begin() + static_cast<std::ptrdiff_t>(o.head), o.items.end());
+        recycle(other.edge());
+      } else {
+        items.push_back(Item{other.low(), other.event()});
+      }
+    }
+    Edge& edge = edges_[e];
+    if (!std::is_sorted(edge.items.begin() + static_cast<std::ptrdiff_t>(edge.head), edge.items.end()))
+      std::sort(edge.items.begin() + static_cast<std::ptrdiff_t>(edge.head), edge.items.end());
+    prepared_ = e;
+    prepared_key_ = edge_key;
+    // Back on the heap as its (time, priority)'s only entry; recent_ may still name it,
+    // but insert() checks the prepared edge first.
+    push((edge_key << 56) | (next_edge_serial_++ & kStampMask), (static_cast<std::uintptr_t>(e) << 1) | 1);
   }
   return nullptr;
 }
 
-Tick EventQueue::next_time() { return front() == nullptr ? Tick::max() : Tick(heap_.front().when()); }
+Tick EventQueue::next_time() {
+  bool from_edge;
+  return front(from_edge) == nullptr ? Tick::max() : Tick(heap_.front().when());
+}
 
 void EventQueue::advance_to(Tick t) {
   if (t < now_ || next_time() < t)
@@ -159,19 +286,31 @@ void EventQueue::advance_to(Tick t) {
 }
 
 bool EventQueue::step() {
-  Event* ev = front();
+  bool from_edge;
+  Event* ev = front(from_edge);
   if (ev == nullptr) return false;
-  dispatch(ev);
+  dispatch(ev, from_edge);
   return true;
 }
 
-void EventQueue::dispatch(Event* ev) {
+void EventQueue::dispatch(Event* ev, bool from_edge) {
   now_ = Tick(heap_.front().when());
-  pop_top();
-  // The heap says what runs next: its owner's state is fetched while this one runs
-  // (Event::prefetch). A stale entry's event is still a valid object (events outlive
-  // the queue's runs).
-  if (!heap_.empty()) heap_.front().ev->prefetch();
+  if (from_edge) {
+    Edge& e = edges_[prepared_];
+    ++e.head;  // the edge stays on the heap until found exhausted
+    // The edge says what runs next: the event after next has its object fetched, the
+    // next one (fetched a dispatch ago) its owner's state (Event::prefetch). A stale
+    // item's event is still a valid object (events outlive the queue's runs).
+    const std::size_t n = e.items.size();
+    if (e.head + 1 < n) {
+      const char* after_next = reinterpret_cast<const char*>(e.items[e.head + 1].ev);
+      __builtin_prefetch(after_next);
+      __builtin_prefetch(after_next + 64);
+    }
+    if (e.head < n) e.items[e.head].ev->prefetch();
+  } else {
+    pop_top();
+  }
   ev->stamp_ = 0;
   --live_;
   ++dispatched_;
@@ -184,9 +323,10 @@ void EventQueue::dispatch(Event* ev) {
 std::uint64_t EventQueue::run(Tick until) {
   const std::uint64_t start = dispatched_;
   for (;;) {
-    Event* ev = front();
+    bool from_edge;
+    Event* ev = front(from_edge);
     if (ev == nullptr || heap_.front().when() > until.ps()) break;
-    dispatch(ev);
+    dispatch(ev, from_edge);
   }
   return dispatched_ - start;
 }

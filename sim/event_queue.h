@@ -24,12 +24,19 @@
 // the event's stamp (source and sequence) no longer matches. An Event must therefore
 // outlive the queue's last run (components live as long as their Simulator).
 //
-// Structure: a 4-ary heap of 128-bit keys (time, priority, source, sequence), one
-// entry per schedule; every key is unique, so the heap's order does not depend on the
-// order of insertion. A debug option (set_shuffle_ties) stages every schedule and
-// inserts them in a seeded random order: a run must give byte-identical results with
-// it (tests/test_golden.cpp).
+// Structure: a 4-ary heap of 128-bit keys (time, priority, source, sequence). A clocked
+// system schedules most of its events at a few edges (every memory controller ticks at
+// the same one), so the events of one (time, priority) gather in an *edge*, one heap
+// entry for them all: the first event of a (time, priority) gets an entry of its own,
+// the next ones start and then join an edge (a schedule is usually an append). When an
+// edge reaches the heap's top it is *prepared*: every other entry of its (time,
+// priority) is merged in and its events are sorted by (source, sequence); events
+// scheduled at its (time, priority) meanwhile are inserted in order. So the dispatch
+// order is exactly the canonical key order, whatever the insertion order. A debug
+// option (set_shuffle_ties) stages every schedule and inserts them in a seeded random
+// order: a run gives byte-identical results with it (tests/test_golden.cpp).
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -160,16 +167,46 @@ class EventQueue {
   void advance_to(Tick t);
 
  private:
+  // A heap entry: one event, or an edge (every event of one (time, priority), in a
+  // vector). Key: time (high 64 bits), then priority (next 8, biased), then 56 low
+  // bits: an event's stamp (source 24, sequence 32), or an edge's serial number. A
+  // single integer compare orders entries, which the compiler turns into branch-free
+  // code: with random event times the heap's comparisons are unpredictable, and
+  // mispredicted branches dominated pop_top.
   struct Entry {
-    // One 128-bit key: time (high 64 bits), then priority (next 8, biased), source (24)
-    // and the source's sequence number (32). A single integer compare orders entries,
-    // which the compiler turns into branch-free code: with random event times the
-    // heap's comparisons are unpredictable, and mispredicted branches dominated pop_top.
     uint128 key;
-    Event* ev;
+    std::uintptr_t ref;  // an Event* (aligned, low bit 0) or (edge index << 1) | 1
     Tick::rep when() const { return static_cast<Tick::rep>(key >> 64); }
-    std::uint64_t stamp() const { return static_cast<std::uint64_t>(key) & kStampMask; }
+    uint128 edge_key() const { return key >> 56; }  // (time, priority)
+    std::uint64_t low() const { return static_cast<std::uint64_t>(key) & kStampMask; }
     bool before(const Entry& o) const { return key < o.key; }
+    bool is_edge() const { return (ref & 1) != 0; }
+    Event* event() const { return reinterpret_cast<Event*>(ref); }
+    std::uint32_t edge() const { return static_cast<std::uint32_t>(ref >> 1); }
+  };
+  // An event of an edge and its stamp when it was queued (stale once the event moved).
+  struct Item {
+    std::uint64_t stamp;
+    Event* ev;
+    bool operator<(const Item& o) const { return stamp < o.stamp; }
+  };
+  // The events of one (time, priority), in canonical order from `head` once the edge is
+  // prepared (it reached the heap's top: every other entry of its (time, priority)
+  // merged in, then sorted). Unprepared, in the order they came.
+  struct Edge {
+    std::vector<Item> items;   // capacity kept across uses
+    std::size_t head = 0;      // items before head are dispatched or stale
+    std::uint32_t generation = 0;  // bumped when the edge is recycled
+  };
+  // The last (time, priority) scheduled in one slot of a small direct-mapped table,
+  // and its edge, if it has one: a second event there starts an edge, later ones join
+  // it. A forgotten slot only costs a second edge, merged when they reach the top.
+  static constexpr std::uint32_t kNoEdge = ~std::uint32_t{0};
+  struct Recent {
+    Tick::rep when = 0;
+    std::uint32_t edge = kNoEdge;
+    std::uint32_t generation = 0;
+    std::uint8_t prio = 0;  // biased priorities are 28..228: 0 matches nothing
   };
   // A one-shot callback event recycled through free_pool_.
   class PooledEvent final : public Event {
@@ -186,20 +223,40 @@ class EventQueue {
 
   static constexpr unsigned kArity = 4;  // a 4-ary heap halves the depth of a binary one
   static constexpr std::uint64_t kStampMask = (std::uint64_t{1} << 56) - 1;
+  // A power of two (6 KiB): a GEMM's per-request completions and CU landings spread
+  // over many near-future edges, and 16 slots forgot edges still in use.
+  static constexpr std::size_t kRecent = 256;
 
   std::uint32_t next_seq(std::uint32_t source);
   void schedule_stamped(Event& ev, Tick when, Stamp stamp);
   PooledEvent& pooled(std::function<void()> fn, EventPriority priority);
-  // Key and event in registers (an Entry built in memory and reloaded whole stalls
+  // Queues an event under its key: into the prepared edge of its (time, priority), in
+  // order; else into the remembered edge; else as an entry of its own.
+  void insert(uint128 key, Event* ev);
+  std::uint32_t new_edge();
+  void recycle(std::uint32_t edge);
+  // Key and reference in registers (an Entry built in memory and reloaded whole stalls
   // store-to-load forwarding).
-  void push(uint128 key, Event* ev);
+  void push(uint128 key, std::uintptr_t ref);
   Entry pop_top();
-  // The next live event, or nullptr; drops stale entries on the way.
-  Event* front();
-  void dispatch(Event* ev);
+  // Whether a child of the root shares the root's (time, priority): the only place a
+  // second entry of it can be.
+  bool top_shares_its_edge() const;
+  // The next live event, or nullptr; drops stale entries and items on the way and
+  // prepares the top's edge when more than one event shares its (time, priority).
+  // `from_edge`: it is the prepared edge's head item (else the heap's top entry).
+  Event* front(bool& from_edge);
+  void dispatch(Event* ev, bool from_edge);
   void flush_staged();
 
   std::vector<Entry> heap_;
+  std::vector<Edge> edges_;                // by index; a heap entry names one
+  std::vector<std::uint32_t> free_edges_;  // recycled, their item capacity kept
+  std::array<Recent, kRecent> recent_{};
+  std::uint64_t next_edge_serial_ = 0;
+  // The prepared edge (in the heap, the only entry of its (time, priority)), or kNoEdge.
+  std::uint32_t prepared_ = kNoEdge;
+  uint128 prepared_key_ = 0;  // its (time, priority)
   // Each source's last sequence number in this queue, by source id (grown on demand).
   std::vector<std::uint32_t> source_seq_;
   std::uint32_t current_source_ = 0;  // of the event running now; 0 outside one
