@@ -148,6 +148,19 @@ TEST_F(Cli, UnitlessBandwidthSecondDocumentAndNegativeSeedAreRefused) {
   EXPECT_EQ(v.exit_code, 0) << v.err;
 }
 
+// Issue 45, D1: the overlap kinds whose kernels write back the L2 refuse the ideal
+// memory at validate (exit 2, the key named), as the other kinds do; they used to pass
+// validate and fail the run with an internal error.
+TEST_F(Cli, OverlapKindsOnTheIdealMemoryFailValidate) {
+  for (const char* workload : {"configs/workloads/gemm_a2a/moe.yaml", "configs/workloads/gemv_ar/decode.yaml",
+                               "configs/workloads/embedding_a2a/dlrm.yaml"}) {
+    const auto r = t3sim(fmt::format("validate configs/systems/ring8.yaml {}", workload));
+    EXPECT_EQ(r.exit_code, 2) << workload << "\n" << r.err;
+    EXPECT_NE(r.err.find("system.memory.model"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("not ideal"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(Cli, MisspelledKeyNamesFileLineAndSuggestion) {
   const auto sys = write("sys.yaml", "base: " + std::string(T3SIM_SOURCE_DIR) + "/" + kSystem +
                                          "\nnum_gpus: 4\nnet:\n  bandwith: 75GB/s\n");

@@ -66,6 +66,11 @@ std::unique_ptr<Experiment> make_embedding_a2a_experiment(Simulator& sim, Config
                                                           const RunOptions& run) {
   const std::string configuration = overlap_configuration(run, "embedding_a2a");
   NodeConfig node = read_node_config(system, run.mode);
+  // Its kernels write their L2's dirty lines back at kernel boundaries (the fused
+  // kernel's, the sequential baseline's): the ideal memory has no L2 (issue 45, D1).
+  if (node.gpu.memory.model == MemoryModel::kIdeal)
+    system.child("memory").fail("model", "kind embedding_a2a runs on the memory hierarchy (its kernels write back the L2 "
+                                         "at their ends): it needs model: hbm, not ideal");
   node.partitioned = true;
   const EmbeddingA2aSpec spec = read_embedding_a2a_spec(workload, node, run.seed);
   const EmbeddingParams& e = spec.embedding;

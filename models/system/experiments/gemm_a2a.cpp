@@ -64,6 +64,11 @@ std::unique_ptr<Experiment> make_gemm_a2a_experiment(Simulator& sim, ConfigNode 
                                                      const RunOptions& run) {
   const std::string configuration = overlap_configuration(run, "gemm_a2a");
   NodeConfig node = read_node_config(system, run.mode);
+  // Its kernels write their L2's dirty lines back at kernel boundaries (the fused
+  // kernel's, the sequential baseline's): the ideal memory has no L2 (issue 45, D1).
+  if (node.gpu.memory.model == MemoryModel::kIdeal)
+    system.child("memory").fail("model", "kind gemm_a2a runs on the memory hierarchy (its kernels write back the L2 "
+                                         "at their ends): it needs model: hbm, not ideal");
   node.partitioned = true;
   const GemmA2aSpec spec = read_gemm_a2a_spec(workload, node, run.seed);
   check_overlap_host_memory(run, node, spec.a2a, /*value_copies=*/4, "workload.gemm.m", "the fused kernel's tiles",

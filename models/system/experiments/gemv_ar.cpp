@@ -69,6 +69,11 @@ std::unique_ptr<Experiment> make_gemv_ar_experiment(Simulator& sim, ConfigNode s
                                                     const RunOptions& run) {
   const std::string configuration = overlap_configuration(run, "gemv_ar");
   NodeConfig node = read_node_config(system, run.mode);
+  // Its kernels write their L2's dirty lines back at kernel boundaries (the fused
+  // kernel's, the sequential baseline's): the ideal memory has no L2 (issue 45, D1).
+  if (node.gpu.memory.model == MemoryModel::kIdeal)
+    system.child("memory").fail("model", "kind gemv_ar runs on the memory hierarchy (its kernels write back the L2 "
+                                         "at their ends): it needs model: hbm, not ideal");
   node.partitioned = true;
   const GemvArSpec spec = read_gemv_ar_spec(workload, node, run.seed);
   // The all-reduced vector's values are not counted: m words, next to the tiles' 2 KiB each.
