@@ -194,20 +194,40 @@ void Simulator::post(std::uint32_t partition, Tick when, std::function<void()> f
 
 void Simulator::add_exchange(std::function<void()> hook) { exchange_hooks_.push_back(std::move(hook)); }
 
-void Simulator::watchdog_check() {
+bool Simulator::stalled(Tick at, std::uint64_t events) {
   const std::uint64_t progress_now = progress();
-  if (progress_now != progress_at_check_) {
+  // Progress, or no event but the watchdog's since the last check: the model waits for
+  // work scheduled ahead (a long compute, a slow transfer's next piece). Slow, not
+  // stuck (issue 45, D2).
+  if (progress_now != progress_at_check_ || events == events_at_check_) {
     progress_at_check_ = progress_now;
-    last_progress_time_ = now();
-  } else if (now() - last_progress_time_ >= watchdog_.stall_limit) {
-    fail(fmt::format("livelock: events keep firing but nothing progressed for {}",
-                     to_string(now() - last_progress_time_)));
+    events_at_check_ = events;
+    last_progress_time_ = at;
+    events_since_progress_ = 0;
+    return false;
   }
+  events_since_progress_ += events - events_at_check_;
+  events_at_check_ = events;
+  return at - last_progress_time_ >= watchdog_.stall_limit;
+}
+
+std::string Simulator::livelock_message(Tick at) const {
+  return fmt::format("livelock: {} events fired in the last {} but no component reported progress (a request "
+                     "served, a message delivered, a WG finished: Simulator::note_progress)",
+                     events_since_progress_, to_string(at - last_progress_time_));
+}
+
+void Simulator::watchdog_check() {
+  ++watchdog_checks_;
+  if (stalled(now(), dispatched() - watchdog_checks_)) fail(livelock_message(now()));
   // Only keep watching while there is something else to watch: the watchdog alone
   // must not keep a drained simulation alive. (A partitioned run checks between
   // windows instead.)
   EventQueue& q = parts_.front()->events;
-  if (parts_.size() == 1 && !q.empty()) q.schedule(watchdog_event_, now() + watchdog_.interval);
+  // Across a gap in which nothing else is scheduled (a long compute), the next check is
+  // the next event's time: the watchdog does not tick through an idle stretch.
+  if (parts_.size() == 1 && !q.empty())
+    q.schedule(watchdog_event_, std::max(now() + watchdog_.interval, q.next_time()));
 }
 
 Simulator::StopReason Simulator::run(Tick until) {
@@ -217,6 +237,8 @@ Simulator::StopReason Simulator::run(Tick until) {
   const bool watch = watchdog_.stall_limit > Tick::zero();
   if (watch && !watchdog_event_.scheduled() && !events.empty()) {
     progress_at_check_ = progress();
+    events_at_check_ = dispatched() - watchdog_checks_;
+    events_since_progress_ = 0;
     last_progress_time_ = now();
     events.schedule(watchdog_event_, now() + watchdog_.interval);
   }
@@ -302,6 +324,8 @@ Simulator::StopReason Simulator::run_partitioned(Tick until) {
   Tick start = now();
   if (watch) {
     progress_at_check_ = progress();
+    events_at_check_ = dispatched();
+    events_since_progress_ = 0;
     last_progress_time_ = start;
   }
   Tick next_check = start + watchdog_.interval;
@@ -319,15 +343,11 @@ Simulator::StopReason Simulator::run_partitioned(Tick until) {
         return StopReason::kTimeLimit;
       }
       if (watch && next >= next_check) {
-        const std::uint64_t progress_now = progress();
-        if (progress_now != progress_at_check_) {
-          progress_at_check_ = progress_now;
-          last_progress_time_ = next;
-        } else if (next - last_progress_time_ >= watchdog_.stall_limit) {
+        if (stalled(next, dispatched())) {
+          const std::string what = livelock_message(next);
           end_run_at(std::max(reached, next));
           finish();
-          fail(fmt::format("livelock: events keep firing but nothing progressed for {}",
-                           to_string(next - last_progress_time_)));
+          fail(what);
         }
         next_check = next + watchdog_.interval;
       }

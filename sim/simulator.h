@@ -170,6 +170,10 @@ class Simulator {
   void add_component(Component* c);
   void remove_component(Component* c);
   void watchdog_check();
+  // The livelock test at a check at `at`, `events` dispatched so far (the watchdog's own
+  // left out): true when events fired but nothing progressed for the stall limit.
+  bool stalled(Tick at, std::uint64_t events);
+  std::string livelock_message(Tick at) const;
   [[noreturn]] void fail(const std::string& what) const;
   // `what` + "; in flight:" and every component's report (or that none reports any).
   std::string with_in_flight_report(std::string what) const;
@@ -198,6 +202,9 @@ class Simulator {
   std::uint64_t shuffle_ties_ = 0;
   static std::atomic<std::uint64_t> shuffle_ties_default_;
   std::uint64_t progress_at_check_ = 0;
+  std::uint64_t events_at_check_ = 0;        // events dispatched at the last check (the watchdog's left out)
+  std::uint64_t events_since_progress_ = 0;  // for the livelock message
+  std::uint64_t watchdog_checks_ = 0;        // the watchdog's own dispatches
   Tick last_progress_time_;
   CallbackEvent watchdog_event_;
   std::vector<Component*> components_;  // in construction order; null: removed
