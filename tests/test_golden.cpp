@@ -128,11 +128,8 @@ std::string pinned_results(const fs::path& dir, std::string& stats_digest) {
   return j.dump(1) + "\n";
 }
 
-class Golden : public ::testing::TestWithParam<GoldenCase> {};
-
-TEST_P(Golden, OutputsMatchThePinnedFiles) {
-  const GoldenCase& c = GetParam();
-  const fs::path out = fs::temp_directory_path() / ("t3sim_golden_" + c.name);
+// Runs a case into `out` (emptied first); shuffle_ties: --debug-shuffle-ties's seed.
+void run_case(const GoldenCase& c, const fs::path& out, std::uint64_t shuffle_ties = 0) {
   fs::remove_all(out);
   t3sim::RunRequest req;
   req.system = kSource / c.system;
@@ -142,7 +139,16 @@ TEST_P(Golden, OutputsMatchThePinnedFiles) {
   req.output_dir = out;
   req.timeline = false;
   req.threads = c.threads;
+  req.shuffle_ties = shuffle_ties;
   t3sim::run_simulation(req);
+}
+
+class Golden : public ::testing::TestWithParam<GoldenCase> {};
+
+TEST_P(Golden, OutputsMatchThePinnedFiles) {
+  const GoldenCase& c = GetParam();
+  const fs::path out = fs::temp_directory_path() / ("t3sim_golden_" + c.name);
+  run_case(c, out);
 
   std::string stats;
   const std::string results = pinned_results(out, stats);
@@ -170,17 +176,7 @@ TEST_P(Golden, ShuffledSameTimeInsertionGivesTheSameOutputs) {
   const GoldenCase& c = GetParam();
   for (const std::uint64_t seed : {7ULL, 1234567ULL}) {
     const fs::path out = fs::temp_directory_path() / fmt::format("t3sim_golden_shuffled_{}_{}", c.name, seed);
-    fs::remove_all(out);
-    t3sim::RunRequest req;
-    req.system = kSource / c.system;
-    req.workload = kSource / c.workload;
-    req.configuration = c.configuration;
-    req.overrides = c.overrides;
-    req.output_dir = out;
-    req.timeline = false;
-    req.threads = c.threads;
-    req.shuffle_ties = seed;
-    t3sim::run_simulation(req);
+    run_case(c, out, seed);
     std::string stats;
     const std::string results = pinned_results(out, stats);
     const fs::path golden = kSource / "tests/golden" / c.name;
