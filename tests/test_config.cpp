@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 
 namespace t3sim {
 namespace {
@@ -329,6 +330,21 @@ TEST(Load, ParseTextAndNonStringKeys) {
   const ConfigError e = config_error([] { ConfigTree::parse("x:\n  [1, 2]: 3\n", "keys.yaml"); });
   EXPECT_EQ(std::string(e.what()), "keys.yaml:2: x: mapping keys must be plain strings");
   EXPECT_EQ(ConfigTree::parse("", "empty.yaml").root().kind, ConfigValue::Kind::kMap);
+  // One document per file (issue 45, D8): a second is an error at its marker's line;
+  // a leading marker and a comment after '...' are fine.
+  EXPECT_EQ(config_error([] { ConfigTree::parse("a: 1\n---\nb: 2\n", "two.yaml"); }).where().line, 2);
+  EXPECT_EQ(config_error([] { ConfigTree::parse("a: 1\n...\nb: 2\n", "ended.yaml"); }).where().line, 3);
+  EXPECT_EQ(ConfigTree::parse("---\na: 1\n...\n# done\n", "one.yaml").root().map.size(), 1u);
+  // The config fuzzer's input on which yaml-cpp's LoadAll did not return (stop 40):
+  // read as one document, it loads at once.
+  std::ifstream in(std::string(T3SIM_SOURCE_DIR) + "/tests/data/config/fuzz_loadall_timeout.yaml", std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(text.empty());
+  try {
+    (void)ConfigTree::parse(text, "fuzz.yaml");
+  } catch (const ConfigError&) {
+    // a clear error is as good an answer
+  }
 }
 
 // Found by fuzz/fuzz_sweep: a sweep value starting with the bytes FE FF was taken as a
