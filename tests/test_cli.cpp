@@ -161,6 +161,18 @@ TEST_F(Cli, OverlapKindsOnTheIdealMemoryFailValidate) {
   }
 }
 
+// Issue 45, D5: a pooling the embedding trace cannot express is refused at its key, at
+// once (it failed to build the trace naming no key; at 4096 validate took 15 s and 5.8 GB).
+TEST_F(Cli, EmbeddingPoolingBeyondTheTraceFormatNamesTheKey) {
+  const auto r = t3sim("validate configs/systems/mi210x4.yaml configs/workloads/embedding_a2a/dlrm.yaml "
+                       "--set workload.pooling_max=30");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("workload.pooling_max"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at most 29"), std::string::npos) << r.err;
+  EXPECT_EQ(t3sim("validate configs/systems/mi210x4.yaml configs/workloads/embedding_a2a/dlrm.yaml "
+                  "--set workload.pooling_max=29").exit_code, 0);
+}
+
 TEST_F(Cli, MisspelledKeyNamesFileLineAndSuggestion) {
   const auto sys = write("sys.yaml", "base: " + std::string(T3SIM_SOURCE_DIR) + "/" + kSystem +
                                          "\nnum_gpus: 4\nnet:\n  bandwith: 75GB/s\n");

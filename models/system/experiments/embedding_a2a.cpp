@@ -19,6 +19,7 @@
 #include "models/system/overlap/ops.h"
 #include "sim/config.h"
 #include "sim/error.h"
+#include "trace/trace.h"
 
 namespace t3sim {
 namespace {
@@ -34,7 +35,16 @@ EmbeddingA2aSpec read_embedding_a2a_spec(ConfigNode workload, const NodeConfig& 
   e.rows = workload.get_uint("rows", 100000, 1, 1ULL << 32);
   // DLRM's random input generator (dlrm_data_pytorch.py, --num-indices-per-lookup 10,
   // not fixed): max(1, round(u x 10)) indices per lookup, u uniform in [0, 1).
-  e.pooling_max = static_cast<std::uint32_t>(workload.get_uint("pooling_max", 10, 1, 4096));
+  // A bag's rows are its WG's parameters (trace/embedding.cpp: r0, r1, ... and offsets,
+  // indices, out), and a trace program has at most kTraceMaxVars variables: 29 rows.
+  // Larger was accepted and failed to build its trace, naming no key (issue 45, D5).
+  constexpr std::uint64_t kMaxPooling = kTraceMaxVars - 3;
+  const std::uint64_t pooling = workload.get_uint("pooling_max", 10, 1, 1ULL << 32);
+  if (pooling > kMaxPooling)
+    workload.fail("pooling_max", fmt::format("{} rows per bag: at most {} (each row of a bag is one of its trace "
+                                             "program's {} variables)",
+                                             pooling, kMaxPooling, kTraceMaxVars));
+  e.pooling_max = static_cast<std::uint32_t>(pooling);
   // FP32 adds on the vector ALUs: 64 lanes x 2 per CU cycle (CDNA 2, MI210's 22.6
   // TFLOP/s FP32 vector peak = 104 CUs x 1.7 GHz x 128).
   e.flops_per_cycle = static_cast<std::uint32_t>(workload.get_uint("flops_per_cycle", 128, 1, 1u << 20));
