@@ -220,13 +220,13 @@ Event* EventQueue::front(bool& from_edge) {
       prepared_ = kNoEdge;
       continue;
     }
+    if (!top.is_edge() && top.event()->stamp_ != top.low()) {
+      pop_top();  // stale: the event was moved or cancelled
+      continue;
+    }
     const bool shared = top_shares_its_edge();
     if (!top.is_edge()) {
       Event* ev = top.event();
-      if (ev->stamp_ != top.low()) {
-        pop_top();  // stale: the event was moved or cancelled
-        continue;
-      }
       if (!shared) {
         from_edge = false;
         return ev;

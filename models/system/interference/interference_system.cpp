@@ -37,7 +37,8 @@ struct InterferenceSystem::Run {
   struct CopyStream {
     std::uint32_t gpu = 0, to = 0;
     bool engine = false;
-    std::uint32_t left = 0;      // copies still to launch (kernels) or complete
+    std::uint32_t count = 0;     // copies in all
+    std::uint32_t left = 0;      // kernels: copies not yet complete (the next is launched at each completion)
     std::vector<Tick> done;      // completion times
     KernelTrace kernel;          // the copy kernel (engine: unused)
   };
@@ -55,6 +56,7 @@ struct InterferenceSystem::Run {
       c.gpu = from;
       c.to = to;
       c.engine = engine;
+      c.count = copy_count;
       c.left = copy_count;
       if (!engine) {
         CopyKernelParams p = spec.copy_kernel;
@@ -108,7 +110,7 @@ struct InterferenceSystem::Run {
   void start_copies() {
     for (std::size_t i = 0; i < streams.size(); ++i) {
       CopyStream& c = streams[i];
-      if (c.left == 0) continue;
+      if (c.count == 0) continue;
       Simulator::InPartition in(sim, node.partition(c.gpu));
       if (!c.engine) {
         launch_copy_kernel(c);
@@ -117,7 +119,7 @@ struct InterferenceSystem::Run {
       // Every copy enqueued now, one host enqueue after another (interfere.py queues
       // them all before it synchronizes).
       DmaEngine& engine = node.dma(c.gpu, 0);
-      for (std::uint32_t k = 0; k < c.left; ++k) {
+      for (std::uint32_t k = 0; k < c.count; ++k) {
         DmaCommand cmd;
         cmd.src = src_;
         cmd.dst = dst[i];
@@ -142,17 +144,16 @@ struct InterferenceSystem::Run {
   void run(Tick max_time) {
     const Simulator::StopReason stop = sim.run(max_time);
     bool finished = gemms_left == 0;
-    for (const CopyStream& c : streams) finished = finished && c.done.size() == expected(c);
+    for (const CopyStream& c : streams) finished = finished && c.done.size() == c.count;
     if (finished) return;
     std::string what = stop == Simulator::StopReason::kTimeLimit
                            ? fmt::format("run.max_time ({}) reached before the GEMMs and copies finished", to_string(max_time))
                            : std::string("the GEMMs and copies did not finish although nothing was left to simulate");
     what += fmt::format(" ({} GEMMs left", gemms_left);
-    for (const CopyStream& c : streams) what += fmt::format(", GPU {}'s copies {} of {} done", c.gpu, c.done.size(), expected(c));
+    for (const CopyStream& c : streams) what += fmt::format(", GPU {}'s copies {} of {} done", c.gpu, c.done.size(), c.count);
     what += ")";
     throw SimulationError(what);
   }
-  std::size_t expected(const CopyStream& c) const { return c.engine ? c.left : c.done.size() + c.left; }
 
   Simulator& sim;
   const InterferenceSpec& spec;
