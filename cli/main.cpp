@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       cmd->add_flag("--no-timeline", no_timeline, "do not record timeline.json");
       cmd->add_option("--debug-shuffle-ties", req.shuffle_ties,
                       "debug: insert same-time events in a random order with this seed (nonzero); the canonical "
-                      "event order makes the results byte-identical");
+                      "event order makes the results byte-identical")
+          ->check(CLI::NonNegativeNumber);
     }
   };
   CLI::App* run = app.add_subcommand("run", "simulate one system + workload + configuration");

@@ -107,6 +107,20 @@ TEST_F(Cli, RunPrintsSummaryOnStdoutAndWritesOutputs) {
   EXPECT_GT(timeline["traceEvents"].size(), 10u);
 }
 
+// --debug-shuffle-ties inserts same-time events in a random order: the canonical event
+// order leaves results.json and stats.csv byte-identical; a negative seed is refused.
+TEST_F(Cli, ShuffledTiesGiveByteIdenticalResults) {
+  ASSERT_EQ(t3sim(fmt::format("run {} {} --set workload.size=6MB --no-timeline -o '{}'", kSystem, kSmall,
+                              (dir_ / "plain").string())).exit_code, 0);
+  ASSERT_EQ(t3sim(fmt::format("run {} {} --set workload.size=6MB --no-timeline --debug-shuffle-ties 7 -o '{}'",
+                              kSystem, kSmall, (dir_ / "shuffled").string())).exit_code, 0);
+  EXPECT_EQ(slurp(dir_ / "plain" / "stats.csv"), slurp(dir_ / "shuffled" / "stats.csv"));
+  auto results = [](const fs::path& p) { return nlohmann::json::parse(slurp(p))["results"].dump(); };
+  EXPECT_EQ(results(dir_ / "plain" / "results.json"), results(dir_ / "shuffled" / "results.json"));
+  const auto bad = t3sim(fmt::format("run {} {} --debug-shuffle-ties -1", kSystem, kSmall));
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+}
+
 TEST_F(Cli, IdenticalRunsGiveByteIdenticalResults) {
   for (const char* d : {"a", "b"})
     ASSERT_EQ(t3sim(fmt::format("run {} {} --set workload.size=6MB -o '{}'", kSystem, kSmall,
