@@ -78,6 +78,13 @@ __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, uns
   if (threadIdx.x == 0) { stamps[3 * blockIdx.x + 1] = gtime(); stamps[3 * blockIdx.x + 2] = smid(); }
 }
 __global__ void stamp(unsigned long long* at) { *at = gtime(); }
+// Holds its SM for `ns` without touching memory; records its SM.
+__global__ void spin(unsigned long long ns, unsigned long long* out) {
+  const unsigned long long t0 = gtime();
+  while (gtime() - t0 < ns) {
+  }
+  if (threadIdx.x == 0) { out[3 * blockIdx.x] = t0; out[3 * blockIdx.x + 1] = gtime(); out[3 * blockIdx.x + 2] = smid(); }
+}
 
 constexpr int kCtas = 24, kThreads = 512;
 constexpr size_t kBytes = 64ull << 20;
@@ -188,6 +195,7 @@ int main() {
     CK(cudaMemcpy(st.data(), stamps, st.size() * 8, cudaMemcpyDeviceToHost));
     // Per class: CTA run times of copies inside the window.
     std::map<std::string, std::vector<double>> cls;
+    std::map<int, int> distinct_hist;  // distinct SMs per copy kernel -> copies
     for (int k = 0; k < n_c; ++k) {
       unsigned long long smin = ~0ull, emax = 0;
       std::vector<int> smids;
@@ -197,6 +205,11 @@ int main() {
         smids.push_back(int(st[3 * (kCtas * k + j) + 2]));
       }
       if (smin < w[0] || emax > w[1]) continue;
+      {
+        std::vector<int> u = smids;
+        std::sort(u.begin(), u.end());
+        distinct_hist[int(std::unique(u.begin(), u.end()) - u.begin())]++;
+      }
       for (int j = 0; j < kCtas; ++j) {
         const int s = smids[j];
         const bool partner = std::find(smids.begin(), smids.end(), s ^ 1) != smids.end();
@@ -213,7 +226,39 @@ int main() {
              per_cta_bytes / (sum / v.size() * 1e3), per_cta_bytes / (v.back() * 1e3),
              per_cta_bytes / (v.front() * 1e3), v[v.size() / 2]);
     }
+    std::string h;
+    for (auto [d, n] : distinct_hist) h += std::to_string(d) + " SMs: " + std::to_string(n) + " copies; ";
+    printf("copy_sms,%s,,,,,%s\n", sh.name, h.c_str());
     fflush(stdout);
+    // Part 3: 24 CTAs x 512 threads that only spin for 5 ms, queued first, then GEMMs:
+    // does the GEMM run on the other SMs, or wait for the spinning CTAs to leave?
+    if (g) {
+      cudaEvent_t e0, e1;
+      CK(cudaEventCreate(&e0));
+      CK(cudaEventCreate(&e1));
+      CK(cudaDeviceSynchronize());
+      CK(cudaEventRecord(e0, gs));
+      for (int i = 0; i < 20; ++i) gemm();
+      CK(cudaEventRecord(e1, gs));
+      CK(cudaDeviceSynchronize());
+      float alone_ms, with_ms;
+      CK(cudaEventElapsedTime(&alone_ms, e0, e1));
+      spin<<<kCtas, kThreads, 0, cs>>>(5000000ull, stamps);
+      CK(cudaEventRecord(e0, gs));
+      for (int i = 0; i < 20; ++i) gemm();
+      CK(cudaEventRecord(e1, gs));
+      CK(cudaDeviceSynchronize());
+      CK(cudaEventElapsedTime(&with_ms, e0, e1));
+      std::vector<unsigned long long> sp(3 * kCtas);
+      CK(cudaMemcpy(sp.data(), stamps, sp.size() * 8, cudaMemcpyDeviceToHost));
+      std::vector<int> u;
+      for (int j = 0; j < kCtas; ++j) u.push_back(int(sp[3 * j + 2]));
+      std::sort(u.begin(), u.end());
+      const int distinct = int(std::unique(u.begin(), u.end()) - u.begin());
+      printf("spin_blocker,%s,%d,,,,20 GEMMs alone %.1f us each; beside 24 spinning CTAs (5 ms, %d SMs) %.1f us each\n",
+             sh.name, distinct, alone_ms * 1e3 / 20, distinct, with_ms * 1e3 / 20);
+      fflush(stdout);
+    }
     if (g) { CK(cudaFree(A)); CK(cudaFree(W)); CK(cudaFree(C)); }
   }
   return 0;
