@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "models/system/gemm_system.h"
 #include "sim/config.h"
 
@@ -207,6 +209,55 @@ TEST(Gpu, FlagsOrderWgs) {
   // whole ps at 1.4 GHz).
   EXPECT_EQ(done.ps(), gpu.config().kernel_launch_latency.ps() + 714'285 + 7'142);
   EXPECT_EQ(gpu.flags().get(7), 1u);
+}
+
+// A persistent kernel (TraceResources::persistent_wgs, issue 41: cuBLAS's Hopper GEMMs
+// run 132 CTAs that loop over the tiles) places at most that many WGs, and a WG that
+// ends its program takes the next one on the same CU before any waiting kernel gets
+// the room: a kernel launched beside it waits for the persistent kernel's last
+// programs, and packs onto the first CU that frees (as a copy kernel beside a cuBLAS
+// GEMM runs on 6-8 SMs, results/h200-measurements/README.md).
+TEST(Gpu, APersistentKernelKeepsItsCusAndAWaitingKernelPacksOntoTheFirstFreed) {
+  GpuConfig cfg = table1_gpu();
+  cfg.num_cus = 4;
+  cfg.kernel_launch_latency = Tick::zero();
+  cfg.wg_dispatch_latency = Tick::zero();
+  // 12 programs of one CU each (2048 threads); the last four end at different times.
+  auto persistent = [](std::uint32_t grid) {
+    std::string text = "t3trace 1\nkernel tiles\nresources wfs=32 threads=2048 persistent=" + std::to_string(grid) +
+                       "\nparams n\nprogram tile\n  compute n\nend\nwgs 12\n";
+    for (int w = 0; w < 12; ++w) text += fmt::format("wg {} tile {}\n", w, w < 8 ? 1000 : 1000 * (w - 7));
+    return parse_trace(text, "persistent.trace");
+  };
+  const KernelTrace small = parse_trace(
+      "t3trace 1\nkernel copy\nresources wfs=8 threads=512\nprogram p\n  compute 10\nend\nwgs 4\n"
+      "wg 0 p\nwg 1 p\nwg 2 p\nwg 3 p\n",
+      "small.trace");
+  auto run_case = [&](std::uint32_t grid, bool with_small, std::vector<std::uint64_t>* completed, Tick* p_done,
+                      Tick* s_done) {
+    const KernelTrace p = persistent(grid);
+    Simulator sim(1);
+    Gpu gpu(sim, "gpu0", cfg);
+    gpu.launch(KernelLaunch{&p, {}, 0, Stream::kCompute, [&] { *p_done = sim.now(); }});
+    if (with_small) gpu.launch(KernelLaunch{&small, {}, 0, Stream::kCompute, [&] { *s_done = sim.now(); }});
+    sim.run();
+    for (std::uint32_t c = 0; c < 4; ++c) completed->push_back(gpu.cu(c).wgs_completed());
+  };
+  const double cycle_ps = 1e12 / static_cast<double>(cfg.cu.clock_hz);
+  std::vector<std::uint64_t> done;
+  Tick p_done, s_done;
+  // Beside it, the four small WGs wait for the first CU the persistent kernel leaves
+  // (CU 0 at 3000 cycles: its programs 0, 4 and 8), and all four go there.
+  run_case(4, true, &done, &p_done, &s_done);
+  EXPECT_THAT(done, ::testing::ElementsAre(3u + 4u, 3u, 3u, 3u));
+  EXPECT_GE(static_cast<double>(s_done.ps()), 3010 * cycle_ps - 2);  // placed at 3000, 10 cycles (or 4 x 10 on one CU)
+  EXPECT_LE(static_cast<double>(s_done.ps()), 3041 * cycle_ps);
+  EXPECT_NEAR(static_cast<double>(p_done.ps()), 6000 * cycle_ps, 2 * cycle_ps);
+  // A grid of two: two CUs run all twelve programs, the others none.
+  done.clear();
+  run_case(2, false, &done, &p_done, &s_done);
+  EXPECT_EQ(done[0] + done[1], 12u);
+  EXPECT_EQ(done[2] + done[3], 0u);
 }
 
 TEST(Gpu, EverySystemRunsAGemmBelowItsPeaks) {

@@ -197,6 +197,21 @@ TEST(TraceFormat, TmaRoundTrips) {
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 tma=2\n"), HasSubstr("bad.trace:3: resources: bad number '2' for tma (expected an integer in [0, 1])"));
 }
 
+// `persistent` (TraceResources::persistent_wgs, issue 41): a GEMM's persistent grid;
+// written only when set, read back; a misspelt key is named with the right one.
+TEST(TraceFormat, PersistentRoundTrips) {
+  GemmParams p = small_gemm(512, 512, 512);
+  EXPECT_THAT(trace_to_string(make_gemm_trace(p)), Not(HasSubstr("persistent")));
+  p.persistent_wgs = 132;
+  const KernelTrace t = make_gemm_trace(p);
+  EXPECT_EQ(t.resources.persistent_wgs, 132u);
+  const std::string text = trace_to_string(t);
+  EXPECT_THAT(text, HasSubstr(" persistent=132\n"));
+  EXPECT_TRUE(parse_trace(text, "persistent.trace") == t);
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 persistant=4\n"),
+              HasSubstr("bad.trace:3: resources: unknown key 'persistant' (did you mean 'persistent'?)"));
+}
+
 // A compute's `lds` and `issue` (issue 17): written when not 0, read back, bounded.
 TEST(TraceFormat, ComputeLdsAndIssueRoundTripAndAreBounded) {
   GemmParams p = small_gemm(512, 512, 512);

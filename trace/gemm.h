@@ -55,6 +55,10 @@ struct GemmParams {
   // are taken to run in step; they are not co-scheduled), and the shares the others
   // fetch cost this SM nothing.
   std::uint32_t cluster_m = 1;
+  // A persistent kernel of this many WGs looping over the tiles, each taking the next
+  // tile in order when it finishes one (TraceResources::persistent_wgs; cuBLAS's and
+  // CUTLASS's Hopper GEMMs, whose grid is about one CTA per SM); 0: one WG per tile.
+  std::uint32_t persistent_wgs = 0;
 
   std::uint32_t wfs_per_wg = 4;
   // How the WFs split the output tile for their stores (wf_grid_m x wf_grid_n =

@@ -142,6 +142,13 @@ struct TraceResources {
   // copies into shared memory tracked by barriers): its loads do not hold the L1's
   // MSHRs (CuConfig::max_inflight_load_bytes); the stages bound what is in flight.
   bool tma = false;
+  // A persistent kernel (cuBLAS's and CUTLASS's Hopper GEMMs: a grid of about one CTA
+  // per SM, each looping over output tiles): at most this many WGs are ever placed,
+  // and a placed WG that finishes its WG program takes the next one in WG id order on
+  // the same CU, without giving its slot back; 0: one WG per program instance, as
+  // launched (the default). Simplification: placed WGs that would find no work left
+  // (tiles all taken) are not placed at all; on the machine they start and exit.
+  std::uint32_t persistent_wgs = 0;
   bool operator==(const TraceResources&) const = default;
 };
 

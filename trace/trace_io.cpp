@@ -241,10 +241,14 @@ class Parser {
         if (r.stages == 0) fail(fmt::format("resources: stages must be in [1, {}]", kTraceMaxStages));
       } else if (key == "tma") {
         r.tma = number(1) == 1;
+      } else if (key == "persistent") {
+        r.persistent_wgs = static_cast<std::uint32_t>(number(1u << 20));
       } else {
-        static constexpr std::string_view kKeys[] = {"wfs", "threads", "regs_per_thread", "lds_bytes", "stages", "tma"};
-        fail(fmt::format("resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages, tma)",
-                         key, suggest(key, {kKeys})));
+        static constexpr std::string_view kKeys[] = {"wfs",    "threads", "regs_per_thread", "lds_bytes",
+                                                     "stages", "tma",     "persistent"};
+        fail(fmt::format(
+            "resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages, tma, persistent)",
+            key, suggest(key, {kKeys})));
       }
     }
     if (!have_wfs || !have_threads) fail("resources: wfs=N and threads=N are required");
@@ -615,6 +619,7 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
     r.lds_bytes);
   if (r.stages != TraceResources{}.stages) w(" stages={}", r.stages);  // the default is left out
   if (r.tma) w(" tma=1");
+  if (r.persistent_wgs) w(" persistent={}", r.persistent_wgs);
   w("\n");
   if (!t.params.empty()) w("params {}\n", fmt::join(t.params, " "));
   for (const TraceProgram& p : t.programs) {

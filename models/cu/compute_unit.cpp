@@ -642,6 +642,7 @@ void ComputeUnit::finish_if_done(std::uint32_t s) {
   // Everything answered, or (posted stores) only stores still in flight.
   if (w.outstanding > (cfg_.posted_stores ? stores : 0)) return;
   const TraceResources& r = w.launch.trace->resources;
+  const WgLaunch freed = w.launch;
   w.busy = false;
   --running_;
   threads_used_ -= r.threads_per_wg;
@@ -652,7 +653,7 @@ void ComputeUnit::finish_if_done(std::uint32_t s) {
   } else {
     records_[w.record].slot = -1;  // its store responses now go to the record alone
   }
-  if (on_slot_free_) on_slot_free_();
+  if (on_slot_free_) on_slot_free_(freed);
 }
 
 void ComputeUnit::wg_done(std::uint32_t record) {

@@ -151,13 +151,14 @@ class ComputeUnit final : public Component, public MemClient {
   void launch(const WgLaunch& wg, Tick start = Tick());
   void set_on_wg_done(std::function<void(const WgLaunch&)> fn) { on_wg_done_ = std::move(fn); }
   // Contract: called whenever a WG gives its slot back (after on_wg_done when it ends
-  // then; earlier with posted stores in flight): the CU may host another WG.
-  void set_on_slot_free(std::function<void()> fn) { on_slot_free_ = std::move(fn); }
+  // then; earlier with posted stores in flight), with that WG: the CU may host another.
+  void set_on_slot_free(std::function<void(const WgLaunch&)> fn) { on_slot_free_ = std::move(fn); }
   // Where remote stores and flag sets go (nullptr: a single GPU; remote ops are then
   // an internal error).
   void set_remote(RemoteAccess* remote) { remote_ = remote; }
 
   std::uint32_t wgs_running() const { return running_; }
+  std::uint64_t wgs_completed() const { return wgs_done_.value(); }
   // Waits on a flag that blocked (the `flag_waits` stat).
   std::uint64_t flag_waits() const { return flag_waits_.value(); }
 
@@ -298,7 +299,7 @@ class ComputeUnit final : public Component, public MemClient {
   std::vector<std::uint32_t> retry_scratch_;      // on_mem_retry's copy of it
   bool retrying_ = false;
   std::function<void(const WgLaunch&)> on_wg_done_;
-  std::function<void()> on_slot_free_;
+  std::function<void(const WgLaunch&)> on_slot_free_;
   std::vector<WgRecord> records_;
   std::vector<std::uint32_t> free_records_;
   std::deque<LoadInFlight> loads_;              // load requests in flight (tag = index); stable addresses

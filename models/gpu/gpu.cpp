@@ -44,6 +44,7 @@ GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams p) {
   p.tma = node.get_bool("tma", p.tma);
   p.issue_cycles = static_cast<std::uint32_t>(node.get_uint("issue_cycles", p.issue_cycles, 0, 1u << 20));
   p.cluster_m = static_cast<std::uint32_t>(node.get_uint("cluster_m", p.cluster_m, 1, 16));
+  p.persistent_wgs = static_cast<std::uint32_t>(node.get_uint("persistent_wgs", p.persistent_wgs, 0, 1u << 20));
   p.wfs_per_wg = static_cast<std::uint32_t>(node.get_uint("wfs_per_wg", p.wfs_per_wg, 1, 64));
   p.wave_size = static_cast<std::uint32_t>(node.get_uint("wave_size", p.wave_size, 1, 1024));
   p.regs_per_thread = static_cast<std::uint32_t>(node.get_uint("regs_per_thread", p.regs_per_thread, 0, 1u << 16));
@@ -76,7 +77,7 @@ void Gpu::build() {
     cus_.back()->set_on_wg_done([this, i](const WgLaunch& wg) { on_wg_done(i, wg); });
     // Free slots go to waiting WGs; deferred to an event so a CU is not re-entered
     // from inside its own completion.
-    cus_.back()->set_on_slot_free([this] { sim().events().schedule_callback(now(), [this] { dispatch(); }); });
+    cus_.back()->set_on_slot_free([this, i](const WgLaunch& wg) { on_slot_free(i, wg); });
   }
   // Timeline tracks exist before the run (a partitioned run cannot add any).
   Timeline& tl = sim().timeline();
@@ -103,6 +104,8 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
     T3SIM_CHECK(c < num_cus(), fmt::format("CU {} of {}", c, num_cus()));
     k.stats.concurrent_slots += cus_[c]->capacity_for(trace.resources);
   }
+  if (trace.resources.persistent_wgs != 0)
+    k.stats.concurrent_slots = std::min(k.stats.concurrent_slots, trace.resources.persistent_wgs);
   // The readers check this at the edge (validate catches it); a kernel built in code
   // gets the same clear error.
   if (k.stats.concurrent_slots == 0 && k.stats.wgs > 0)
@@ -142,11 +145,21 @@ void Gpu::dispatch() {
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
     return kernels_[a].launch.priority > kernels_[b].launch.priority;
   });
+  // Persistent WGs that finished a program take their kernel's next one where they are.
+  for (std::size_t i = 0; i < continuations_.size(); ++i) {
+    const Continuation c = continuations_[i];
+    Kernel& k = kernels_[c.kernel];
+    if (k.next_wg < k.stats.wgs) {
+      T3SIM_CHECK(cus_[c.cu]->can_host(k.launch.trace->resources), "a persistent WG's CU was taken");
+      place(c.kernel, c.cu);
+    }
+  }
+  continuations_.clear();
   for (std::uint32_t id : order) {
     Kernel& k = kernels_[id];
     if (!k.dispatchable) continue;  // still in its launch latency
     const TraceResources& r = k.launch.trace->resources;
-    while (k.next_wg < k.stats.wgs) {
+    while (k.next_wg < k.stats.wgs && (r.persistent_wgs == 0 || k.persistent_placed < r.persistent_wgs)) {
       std::optional<std::uint32_t> target;
       for (std::size_t n = 0; n < num_cus() && !target; ++n) {
         const std::uint32_t c = (next_cu_ + static_cast<std::uint32_t>(n)) % num_cus();
@@ -154,17 +167,32 @@ void Gpu::dispatch() {
       }
       if (!target) break;
       next_cu_ = (*target + 1) % num_cus();
-      if (k.next_wg == 0) {
-        k.stats.first_dispatch = sim().reported_now();
-        ++epoch_;  // its first WG placed: a kernel that waited for slots now runs beside the others
-      }
-      const std::uint32_t wg = (k.next_wg++ + k.launch.first_wg) % k.stats.wgs;
-      k.wg_start[wg] = now();
-      cus_[*target]->launch(WgLaunch{k.launch.trace, wg, k.launch.stream, id, k.launch.value_granule, k.launch.routing},
-                            now() + cfg_.wg_dispatch_latency);
+      ++k.persistent_placed;
+      place(id, *target);
     }
   }
   dispatching_ = false;
+}
+
+void Gpu::place(std::uint32_t id, std::uint32_t cu) {
+  Kernel& k = kernels_[id];
+  if (k.next_wg == 0) {
+    k.stats.first_dispatch = sim().reported_now();
+    ++epoch_;  // its first WG placed: a kernel that waited for slots now runs beside the others
+  }
+  const std::uint32_t wg = (k.next_wg++ + k.launch.first_wg) % k.stats.wgs;
+  k.wg_start[wg] = now();
+  cus_[cu]->launch(WgLaunch{k.launch.trace, wg, k.launch.stream, id, k.launch.value_granule, k.launch.routing},
+                   now() + cfg_.wg_dispatch_latency);
+}
+
+void Gpu::on_slot_free(std::uint32_t cu, const WgLaunch& wg) {
+  // A persistent kernel's WG keeps its CU for the kernel's next program (dispatch()
+  // places it there first); otherwise it has left, and anything may take the room.
+  const Kernel& k = kernels_[wg.kernel];
+  if (k.launch.trace->resources.persistent_wgs != 0 && k.next_wg < k.stats.wgs)
+    continuations_.push_back(Continuation{cu, wg.kernel});
+  sim().events().schedule_callback(now(), [this] { dispatch(); });
 }
 
 void Gpu::on_wg_done(std::uint32_t cu, const WgLaunch& wg) {

@@ -5,7 +5,11 @@
 // The dispatcher places a kernel's WGs in order (WG id = dispatch order) on the CUs
 // of its mask with room for them, round-robin across CUs, up to each CU's occupancy
 // limit, so a GEMM larger than the GPU runs in stages (waves). Two kernels may run at
-// once; when WG slots free, the higher-priority kernel's WGs go first.
+// once; when WG slots free, the higher-priority kernel's WGs go first (equal
+// priorities: the earlier launch). A persistent kernel (TraceResources::persistent_wgs,
+// a Hopper GEMM's grid of one CTA per SM) places at most that many WGs; each one, when
+// its program ends, takes the kernel's next program on the same CU before anything
+// else is placed, so its CU frees only when no program is left.
 
 #include <cstdint>
 #include <functional>
@@ -58,8 +62,9 @@ struct GpuConfig {
   std::uint64_t collective_registers_per_wg = 0;
 };
 
-// Reads the kernel-shape keys of a GEMM (tile_m, tile_n, k_step, stages, wfs_per_wg,
-// wave_size, regs_per_thread, order, group_size) from `node` over `base`, without
+// Reads the kernel-shape keys of a GEMM (tile_m, tile_n, k_step, stages, tma,
+// issue_cycles, cluster_m, persistent_wgs, wfs_per_wg, wave_size, regs_per_thread,
+// order, group_size) from `node` over `base`, without
 // finishing the node: `gpu.gemm` and a GEMM workload take the same keys.
 GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams base);
 // `gpu.gemm`: read_gemm_kernel_keys, then no other key is allowed.
@@ -135,8 +140,17 @@ class Gpu final : public Component {
     bool dispatchable = false;  // its launch latency has passed
     std::vector<bool> allowed;  // per CU: in the kernel's mask
     std::uint32_t next_wg = 0, done = 0;
+    std::uint32_t persistent_placed = 0;  // a persistent kernel's WGs placed so far (TraceResources::persistent_wgs)
     std::vector<Tick> wg_start;  // per WG, for timeline slices
   };
+  // A persistent kernel's WG that finished its program on `cu` and takes the kernel's
+  // next one there, ahead of any other placement (dispatch() serves these first).
+  struct Continuation {
+    std::uint32_t cu, kernel;
+  };
+  void on_slot_free(std::uint32_t cu, const WgLaunch& wg);
+  // Places WG program `k.next_wg` (then advances it) on `cu`.
+  void place(std::uint32_t id, std::uint32_t cu);
   void build();
   void dispatch();
   void on_wg_done(std::uint32_t cu, const WgLaunch& wg);
@@ -158,6 +172,7 @@ class Gpu final : public Component {
   FlagTable flags_;
   std::vector<std::unique_ptr<ComputeUnit>> cus_;
   std::vector<Kernel> kernels_;
+  std::vector<Continuation> continuations_;
   std::uint32_t next_cu_ = 0;  // round-robin start
   bool dispatching_ = false;
   std::vector<Timeline::TrackId> cu_tracks_;
