@@ -1,0 +1,84 @@
+// How much does a cuBLAS GEMM slow when k SMs are taken from it (issue 41)? k CTAs, each
+// holding a whole SM (200 KiB of shared memory) and spinning for 5 ms without touching
+// memory, are queued first; then 20 back-to-back GEMMs (gpt3.op.tp32, palm.fc2.tp32,
+// fp16, the layout torch.mm(A, W.t()) uses). A copy kernel beside a GEMM runs on 6-8
+// SMs (sm_ports.csv) and the GEMM slows 1.13-1.29x (interference_2gpu.csv): is that the
+// SMs it takes? Prints CSV.
+//   nvcc -O3 -arch=sm_90 -o spin_blockers spin_blockers.cu -lcublas && ./spin_blockers
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#define CK(x)                                                                                    \
+  do {                                                                                           \
+    cudaError_t e_ = (x);                                                                        \
+    if (e_ != cudaSuccess) {                                                                     \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));        \
+      exit(1);                                                                                   \
+    }                                                                                            \
+  } while (0)
+
+__global__ void spin(unsigned long long ns) {
+  extern __shared__ char smem[];
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+  if (t == 0) smem[threadIdx.x] = 1;
+}
+
+int main() {
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) return 1;
+  cudaStream_t gs, ss;
+  CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&ss, cudaStreamNonBlocking));
+  cublasSetStream(h, gs);
+  const int smem = 200 * 1024;
+  CK(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  printf("gemm,blocked_sms,gemm_alone_us,gemm_beside_us,slowdown\n");
+  struct Shape { const char* name; int M, N, K; };
+  for (const Shape& sh : {Shape{"gpt3.op.tp32", 2048, 12288, 384}, Shape{"palm.fc2.tp32", 2048, 18432, 2304}}) {
+    __half *A, *W, *C;
+    CK(cudaMalloc(&A, size_t(sh.M) * sh.K * 2));
+    CK(cudaMalloc(&W, size_t(sh.N) * sh.K * 2));
+    CK(cudaMalloc(&C, size_t(sh.M) * sh.N * 2));
+    CK(cudaMemset(A, 0, size_t(sh.M) * sh.K * 2));
+    CK(cudaMemset(W, 0, size_t(sh.N) * sh.K * 2));
+    const float alpha = 1.f, beta = 0.f;
+    auto gemm = [&]() {
+      if (cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, sh.N, sh.M, sh.K, &alpha, W, CUDA_R_16F, sh.K, A, CUDA_R_16F,
+                       sh.K, &beta, C, CUDA_R_16F, sh.N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) !=
+          CUBLAS_STATUS_SUCCESS)
+        exit(1);
+    };
+    for (int i = 0; i < 50; ++i) gemm();
+    CK(cudaDeviceSynchronize());
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int k : {0, 2, 6, 8, 12, 24}) {
+      float alone, beside;
+      CK(cudaEventRecord(e0, gs));
+      for (int i = 0; i < 20; ++i) gemm();
+      CK(cudaEventRecord(e1, gs));
+      CK(cudaDeviceSynchronize());
+      CK(cudaEventElapsedTime(&alone, e0, e1));
+      if (k > 0) spin<<<k, 128, smem, ss>>>(5000000ull);
+      CK(cudaEventRecord(e0, gs));
+      for (int i = 0; i < 20; ++i) gemm();
+      CK(cudaEventRecord(e1, gs));
+      CK(cudaDeviceSynchronize());
+      CK(cudaGetLastError());
+      CK(cudaEventElapsedTime(&beside, e0, e1));
+      printf("%s,%d,%.2f,%.2f,%.4f\n", sh.name, k, alone * 50, beside * 50, beside / alone);
+      fflush(stdout);
+    }
+    CK(cudaFree(A)); CK(cudaFree(W)); CK(cudaFree(C));
+  }
+  return 0;
+}
