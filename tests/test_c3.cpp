@@ -2,6 +2,7 @@
 // registered C3 configurations (models/system/c3/).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,10 +11,12 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
 #include "sim/config.h"
+#include "sim/hash.h"
 #include "tests/table1_node.h"
 
 namespace t3sim {
@@ -257,6 +260,64 @@ TEST(C3, IsolatedRunsAreCachedUnderTheirKeyAndReusedExactly) {
   EXPECT_EQ(files_in(dir), 2u);
   for (const auto& e : std::filesystem::directory_iterator(dir)) std::ofstream(e.path()) << "{\"key\": \"other\"";
   EXPECT_EQ(run_cached(node, s, "c3", dir, "case A").json.dump(), uncached.json.dump());
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 45, D7: an entry is checked before it is trusted (a checksum over its contents,
+// every field present and of its type, a regular file only); a bad one is simulated
+// again, with a warning naming the file, and rewritten where it can be. Before, an
+// edited number was printed as a result, a wrong type or a directory was exit 1, and a
+// FIFO hung the run.
+TEST(C3, DamagedIsolatedCacheEntriesAreSimulatedAgain) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("t3sim_c3_damaged_{}", static_cast<long>(::getpid()));
+  std::filesystem::remove_all(dir);
+  const NodeConfig node = mi300x();
+  C3Spec s = spec(node, kM, kN, kK, 8u << 20);
+  s.comm_first = true;
+  const C3Result uncached = run(node, s, "c3");
+  (void)run_cached(node, s, "c3", dir, "case A");
+  ASSERT_EQ(files_in(dir), 1u);
+  const std::filesystem::path entry = std::filesystem::directory_iterator(dir)->path();
+  auto read_entry = [&] {
+    std::ifstream in(entry);
+    return nlohmann::json::parse(in);
+  };
+  auto write_entry = [&](const nlohmann::json& j) { std::ofstream(entry) << j.dump(); };
+  auto expect_simulated_again = [&](const std::string& what) {
+    const C3Result r = run_cached(node, s, "c3", dir, "case A");
+    EXPECT_EQ(r.json.dump(), uncached.json.dump()) << what;
+  };
+  const nlohmann::json good = read_entry();
+  ASSERT_TRUE(good.contains("checksum"));
+  // An edited number: the checksum no longer matches.
+  nlohmann::json edited = good;
+  edited["gemm"]["end_ps"] = edited["gemm"]["end_ps"].get<std::uint64_t>() * 10;
+  write_entry(edited);
+  expect_simulated_again("edited number");
+  EXPECT_EQ(read_entry().dump(), good.dump()) << "rewritten";
+  // A field of the wrong type, its checksum recomputed by whoever edited it.
+  nlohmann::json typed = good;
+  typed["stages"] = "four";
+  typed.erase("checksum");
+  typed["checksum"] = fnv1a(typed.dump());
+  write_entry(typed);
+  expect_simulated_again("wrong type");
+  // A missing field, the same way.
+  nlohmann::json missing = good;
+  missing["collective"].erase("l2_hits");
+  missing.erase("checksum");
+  missing["checksum"] = fnv1a(missing.dump());
+  write_entry(missing);
+  expect_simulated_again("missing field");
+  // Not a regular file: a directory, then a FIFO (opening one would block).
+  std::filesystem::remove(entry);
+  std::filesystem::create_directory(entry);
+  expect_simulated_again("directory");
+  std::filesystem::remove(entry);
+  ASSERT_EQ(::mkfifo(entry.c_str(), 0600), 0);
+  expect_simulated_again("fifo");
+  EXPECT_TRUE(std::filesystem::is_regular_file(entry)) << "the FIFO is replaced by the entry";
   std::filesystem::remove_all(dir);
 }
 

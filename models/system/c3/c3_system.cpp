@@ -10,6 +10,7 @@
 
 #include "sim/error.h"
 #include "sim/hash.h"
+#include "sim/log.h"
 
 namespace t3sim {
 
@@ -55,17 +56,39 @@ nlohmann::json kernel_cache_json(const C3KernelResult& k) {
           {"dram_write", k.dram_write}, {"dram_update", k.dram_update}, {"l2_read", k.l2_read},
           {"l2_write", k.l2_write},     {"l2_hits", k.l2_hits},         {"l2_misses", k.l2_misses}};
 }
+// A cache entry that fails a check (issue 45, D7): why, for the warning.
+struct BadCacheEntry {
+  std::string why;
+};
+// Field `key` of `j`: a non-negative integer, or BadCacheEntry naming it.
+std::uint64_t cached_count(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key)) throw BadCacheEntry{fmt::format("no '{}'", key)};
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+    throw BadCacheEntry{fmt::format("'{}' is {}, expected a non-negative integer", key, v.dump())};
+  return v.get<std::uint64_t>();
+}
+Tick cached_time(const nlohmann::json& j, const char* key) {
+  const std::uint64_t ps = cached_count(j, key);
+  if (ps > static_cast<std::uint64_t>(Tick::max().ps())) throw BadCacheEntry{fmt::format("'{}' out of range", key)};
+  return Tick(static_cast<std::int64_t>(ps));
+}
+const nlohmann::json& cached_object(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || !j.at(key).is_object()) throw BadCacheEntry{fmt::format("no object '{}'", key)};
+  return j.at(key);
+}
 C3KernelResult kernel_from_cache(const nlohmann::json& j) {
   C3KernelResult k;
-  k.start = Tick(j.at("start_ps").get<std::int64_t>());
-  k.end = Tick(j.at("end_ps").get<std::int64_t>());
-  k.dram_read = j.at("dram_read");
-  k.dram_write = j.at("dram_write");
-  k.dram_update = j.at("dram_update");
-  k.l2_read = j.at("l2_read");
-  k.l2_write = j.at("l2_write");
-  k.l2_hits = j.at("l2_hits");
-  k.l2_misses = j.at("l2_misses");
+  k.start = cached_time(j, "start_ps");
+  k.end = cached_time(j, "end_ps");
+  if (k.end < k.start) throw BadCacheEntry{"a kernel ends before it starts"};
+  k.dram_read = cached_count(j, "dram_read");
+  k.dram_write = cached_count(j, "dram_write");
+  k.dram_update = cached_count(j, "dram_update");
+  k.l2_read = cached_count(j, "l2_read");
+  k.l2_write = cached_count(j, "l2_write");
+  k.l2_hits = cached_count(j, "l2_hits");
+  k.l2_misses = cached_count(j, "l2_misses");
   return k;
 }
 nlohmann::json sampling_cache_json(const SamplingReport& r) {
@@ -77,12 +100,58 @@ nlohmann::json sampling_cache_json(const SamplingReport& r) {
 }
 SamplingReport sampling_from_cache(const nlohmann::json& j) {
   SamplingReport r;
-  r.skips = j.at("skips");
-  r.skipped_stages = j.at("stages");
-  r.skipped_wgs = j.at("wgs");
-  r.skipped_periods = j.at("periods");
-  r.skipped_time = Tick(j.at("ps").get<std::int64_t>());
+  r.skips = static_cast<decltype(r.skips)>(cached_count(j, "skips"));
+  r.skipped_stages = static_cast<decltype(r.skipped_stages)>(cached_count(j, "stages"));
+  r.skipped_wgs = static_cast<decltype(r.skipped_wgs)>(cached_count(j, "wgs"));
+  r.skipped_periods = static_cast<decltype(r.skipped_periods)>(cached_count(j, "periods"));
+  r.skipped_time = cached_time(j, "ps");
   return r;
+}
+
+// The checksum an entry carries: FNV-1a of its JSON without the checksum itself
+// (nlohmann::json keeps an object's keys sorted, so the text is canonical).
+std::uint64_t cache_checksum(nlohmann::json j) {
+  j.erase("checksum");
+  return fnv1a(j.dump());
+}
+
+// Reads the cache entry at `file` for `key`. nullopt and `why` empty: a miss (no file,
+// or an entry for another key: a hash collision); nullopt with `why`: an entry that
+// cannot be trusted (not a regular file, not JSON, a checksum that does not match its
+// contents, a field missing or of the wrong type). Never opens anything but a regular
+// file (a FIFO would block the run).
+std::optional<nlohmann::json> read_cache_entry(const std::filesystem::path& file, const std::string& key,
+                                               std::string& why) {
+  why.clear();
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(file, ec);
+  if (ec || st.type() == std::filesystem::file_type::not_found) return std::nullopt;
+  if (st.type() != std::filesystem::file_type::regular) {
+    why = "not a regular file";
+    return std::nullopt;
+  }
+  constexpr std::uintmax_t kMaxBytes = 1 << 20;  // an entry is a few hundred bytes
+  if (std::filesystem::file_size(file, ec) > kMaxBytes || ec) {
+    why = ec ? "unreadable" : "larger than any entry";
+    return std::nullopt;
+  }
+  std::ifstream in(file);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    why = "not a JSON object (torn or damaged)";
+    return std::nullopt;
+  }
+  if (!j.contains("key") || !j.at("key").is_string()) {
+    why = "no key";
+    return std::nullopt;
+  }
+  if (j.at("key").get<std::string>() != key) return std::nullopt;  // another key's entry
+  if (!j.contains("checksum") || !j.at("checksum").is_number_unsigned() ||
+      j.at("checksum").get<std::uint64_t>() != cache_checksum(j)) {
+    why = "its checksum does not match its contents (edited or damaged)";
+    return std::nullopt;
+  }
+  return j;
 }
 
 }  // namespace
@@ -291,20 +360,27 @@ C3Result C3System::run(Tick max_time) {
                                                : cache_dir_ / fmt::format("{:016x}.json", fnv1a(cache_key_));
   bool cached = !spec_.isolated;  // without isolated runs, as if they came from a cache
   if (!cache_file.empty() && !cached) {
-    std::ifstream in(cache_file);
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object() && j.value("key", "") == cache_key_) {
-      iso_gemm = kernel_from_cache(j.at("gemm"));
-      iso_cu = kernel_from_cache(j.at("collective"));
-      if (dma) iso_dma = kernel_from_cache(j.at("dma_collective"));
-      r.words_checked = j.at("words_checked");
-      stages = j.at("stages");
-      channels = j.at("channels");
-      r.isolated_sampling = sampling_from_cache(j.at("sampling"));
-      if (concurrent) r.extra_events = j.at("events");
-      cached = true;
-      seq_.reset();
-      own_sim_.reset();
+    std::string why;
+    if (const std::optional<nlohmann::json> j = read_cache_entry(cache_file, cache_key_, why)) {
+      try {
+        iso_gemm = kernel_from_cache(cached_object(*j, "gemm"));
+        iso_cu = kernel_from_cache(cached_object(*j, "collective"));
+        if (dma) iso_dma = kernel_from_cache(cached_object(*j, "dma_collective"));
+        r.words_checked = cached_count(*j, "words_checked");
+        stages = static_cast<std::uint32_t>(cached_count(*j, "stages"));
+        channels = static_cast<std::uint32_t>(cached_count(*j, "channels"));
+        r.isolated_sampling = sampling_from_cache(cached_object(*j, "sampling"));
+        if (concurrent) r.extra_events = cached_count(*j, "events");
+        cached = true;
+        seq_.reset();
+        own_sim_.reset();
+      } catch (const BadCacheEntry& bad) {
+        why = bad.why;
+      }
+    }
+    if (!why.empty()) {
+      make_logger("c3")->warn("isolated-run cache entry {}: {}; simulating the isolated runs again", cache_file.string(),
+                              why);
     }
   }
   if (!cached) {
@@ -333,6 +409,7 @@ C3Result C3System::run(Tick max_time) {
                           {"sampling", sampling_cache_json(r.isolated_sampling)},
                           {"events", seq.events()}};
       if (iso_dma) j["dma_collective"] = kernel_cache_json(*iso_dma);
+      j["checksum"] = cache_checksum(j);
       // Written whole under a temporary name, then renamed: a reader never sees half.
       std::error_code ec;
       std::filesystem::create_directories(cache_dir_, ec);
