@@ -361,6 +361,41 @@ TEST_F(Cli, SequentialSubLayerAndNodeCollectives) {
   EXPECT_NE(c.out.find("M events/s, 4 partitions on 2 threads)"), std::string::npos) << c.out;
 }
 
+// Issue 45, D3: the README's first command checks values again and says "passed"; a run
+// whose values are off says why (an output that does not split evenly across the GPUs
+// was reported as "above values_limit").
+TEST_F(Cli, FunctionalCheckRunsInTheReadmeCommandAndSaysWhyWhenNot) {
+  const auto readme = t3sim(fmt::format("run configs/systems/ring8.yaml configs/workloads/ring_rs.yaml --no-timeline -o '{}'",
+                                        (dir_ / "readme").string()));
+  ASSERT_EQ(readme.exit_code, 0) << readme.err;
+  EXPECT_NE(readme.out.find("functional check   passed (6000000 words)"), std::string::npos) << readme.out;
+  // A 100 x 100 FP16 output (20,000 B) on 4 GPUs: not 4 chunks of whole 32 B granules.
+  const auto seq = t3sim(fmt::format(
+      "run configs/systems/table1.yaml configs/workloads/gemm/small.yaml --config sequential --set system.num_gpus=4 "
+      "--set workload.m=100 --set workload.n=100 --set workload.k=64 --mode homogeneous --no-timeline -o '{}'",
+      (dir_ / "seq").string()));
+  ASSERT_EQ(seq.exit_code, 0) << seq.err;
+  EXPECT_NE(seq.out.find("functional check   not run (the 20000 B output does not split into 4 equal chunks of "
+                         "whole 32-byte granules)"),
+            std::string::npos)
+      << seq.out;
+  // c3: a 1,000,032 B all-gather on 8 GPUs (31,251 granules), the same way.
+  const auto c3 = t3sim(fmt::format(
+      "run configs/systems/mi300x.yaml configs/workloads/c3/small.yaml --set workload.gemm.m=512 "
+      "--set workload.gemm.n=512 --set workload.gemm.k=256 --set workload.collective.size=1000032B --mode homogeneous "
+      "--no-timeline -o '{}'",
+      (dir_ / "c3").string()));
+  ASSERT_EQ(c3.exit_code, 0) << c3.err;
+  EXPECT_NE(c3.out.find("not run (the 1000032 B collective does not split into 8 equal chunks of whole"),
+            std::string::npos)
+      << c3.out;
+  // Off is off.
+  const auto off = t3sim("run configs/systems/ring8.yaml configs/workloads/ring_rs.yaml --set workload.size=1MiB "
+                         "--set workload.functional=off --no-timeline -o " + (dir_ / "off").string());
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_NE(off.out.find("functional check   not run (workload.functional is off)"), std::string::npos) << off.out;
+}
+
 // 64 GPUs (issue 20, item 5) in homogeneous mode: a ring reduce-scatter with its values
 // checked, and a direct all-to-all (its loops by peer share a variable).
 TEST_F(Cli, SixtyFourGpusInHomogeneousMode) {

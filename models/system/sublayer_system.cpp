@@ -104,6 +104,10 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
                                   "equal chunks of whole {}-byte granules",
                                   array_bytes_, node.num_gpus, granule));
     values_ = false;
+    values_off_ = fmt::format("the {} B output does not split into {} equal chunks of whole {}-byte granules",
+                              array_bytes_, node.num_gpus, granule);
+  } else if (!values_) {
+    values_off_ = opt.functional == "off" ? "collective.functional is off" : "output above collective.values_limit";
   }
   config_->build(*this);
 
@@ -274,7 +278,7 @@ std::string SublayerSystem::summary(const SublayerResult& r, std::string_view la
                      mb(r.traffic[ph].write), mb(r.traffic[ph].update));
   s += fmt::format("  functional check   {}\n",
                    r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
-                                    : std::string("not run (output above collective.values_limit)"));
+                                    : fmt::format("not run ({})", values_off_));
   return s + r.note;
 }
 

@@ -144,6 +144,7 @@ class SublayerSystem {
   std::unique_ptr<SublayerConfiguration> config_;
   std::unique_ptr<Node> node_;
   bool values_ = false;
+  std::string values_off_;  // why values_ is false (the summary's functional check line)
   std::uint64_t array_bytes_ = 0;
   std::uint32_t collective_channels_ = 0;        // of the CU ring collectives
   // per simulated GPU: phase end times and DRAM totals at each phase end

@@ -522,7 +522,7 @@ std::string C3System::summary(const C3Result& r) const {
   };
   const std::string functional_check =
       r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
-                       : std::string("not run (collective above values_limit)");
+                       : fmt::format("not run ({})", spec_.values_off.empty() ? std::string("values off") : spec_.values_off);
   std::string s = fmt::format(
       "C3 {}{} on {} GPUs ({} mode), configuration {}: {}\n"
       "  GEMM               {}\n"

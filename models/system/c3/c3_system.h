@@ -46,6 +46,7 @@ struct C3Spec {
   GemmWorkload gemm;             // a generated GEMM (params set), on all CUs unless partitioned
   std::string gemm_label;        // "cb1 (8192 x 8192 x 8192)" or the m x n x k
   NodeCollectiveParams collective;  // the CU collective (engine kCu); conccl's DMA one is derived
+  std::string values_off;            // why collective.values is false (the summary's functional check)
   std::string preset;            // a seed 003 Table II case, or ""
   std::string paper_taxonomy;    // the case's taxonomy in the paper, or ""
   std::uint32_t scale = 1;       // M and the collective's size were divided by this

@@ -175,6 +175,8 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
   const std::string functional = coll.get_enum("functional", "auto", {"auto", "values", "off"});
   const std::uint64_t values_limit = coll.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
   p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
+  if (!p.values)
+    spec.values_off = functional == "off" ? "collective.functional is off" : "collective above collective.values_limit";
   const std::uint64_t chunk_unit = std::uint64_t{node.num_gpus} * gpu.memory.hbm.value_granule;
   if (p.values && p.array_bytes % chunk_unit != 0) {
     if (functional == "values")
@@ -182,6 +184,8 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
                                           "{}-byte granules",
                                           p.array_bytes, node.num_gpus, gpu.memory.hbm.value_granule));
     p.values = false;
+    spec.values_off = fmt::format("the {} B collective does not split into {} equal chunks of whole {}-byte granules",
+                                  p.array_bytes, node.num_gpus, gpu.memory.hbm.value_granule);
   }
   p.seed = seed;
   coll.finish();

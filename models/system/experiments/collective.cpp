@@ -44,6 +44,7 @@ class CollectiveExperiment final : public Experiment {
     const std::string functional = workload.get_enum("functional", "auto", {"auto", "values", "off"});
     const std::uint64_t values_limit = workload.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
     p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
+    values_off_ = functional == "off" ? "workload.functional is off" : "array above workload.values_limit";
     p.seed = run.seed;
     workload.finish();
     // run.sampling (models/gpu/stage_sampler.h): a DMA collective's copies are probed by
@@ -132,7 +133,7 @@ class CollectiveExperiment final : public Experiment {
         out.json["dram_read_bytes_per_gpu"].get<double>() / 1e6,
         (out.json["dram_write_bytes_per_gpu"].get<double>() + out.json["dram_update_bytes_per_gpu"].get<double>()) /
             1e6,
-        p.values ? fmt::format("passed ({} words)", checked) : std::string("not run (array above values_limit)"));
+        p.values ? fmt::format("passed ({} words)", checked) : fmt::format("not run ({})", values_off_));
     out.metrics = {
         {"collective", std::string(to_string(p.kind))},
         {"implementation", to_string(p.engine)},
@@ -163,6 +164,7 @@ class CollectiveExperiment final : public Experiment {
   Simulator& sim_;
   NodeConfig cfg_;
   SamplingConfig sampling_;  // off unless run.sampling (DMA collectives in homogeneous mode)
+  std::string values_off_;   // why the functional check does not run (the summary line)
   std::optional<Node> node_;
   std::optional<NodeCollective> coll_;
 };

@@ -249,7 +249,7 @@ std::string OverlapSystem::summary(const OverlapResult& r) const {
     s += fmt::format("  fused              ended {:.4f} ms; {} blocking flag waits on GPU 0; GPU end skew {:.2f}%\n",
                      ms(r.fused), r.flag_waits, 100.0 * r.skew);
   s += fmt::format("  functional check   {}\n", r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
-                                                               : std::string("not run (above values_limit)"));
+                                                               : std::string("not run (collective.functional off, the arrays above collective.values_limit, or not in whole value granules)"));
   return s;
 }
 
