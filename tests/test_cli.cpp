@@ -396,6 +396,29 @@ TEST_F(Cli, FunctionalCheckRunsInTheReadmeCommandAndSaysWhyWhenNot) {
   EXPECT_NE(off.out.find("functional check   not run (workload.functional is off)"), std::string::npos) << off.out;
 }
 
+// Issue 45, D6: errors blame the key at fault. 4,096 channels blamed the size; a tiny
+// GEMM + all-to-all blamed collective.channels (then collective.size, a key it does not
+// have); a relative trace path resolved against the current directory, and its error
+// named no workload file.
+TEST_F(Cli, ErrorsBlameTheKeyAtFault) {
+  expect_bad_input("configs/systems/ring8.yaml configs/workloads/ring_rs.yaml --set workload.channels=4096",
+                   "--set workload.channels=4096: workload.channels: collective: chunk_slices: 4096 channels");
+  expect_bad_input("configs/systems/mi300x.yaml configs/workloads/gemm_a2a/moe.yaml --set workload.gemm.m=8 "
+                   "--set workload.gemm.n=1 --config sequential",
+                   "--set workload.gemm.n=1: workload.gemm.n: the all-to-all moves the 8 x 1 output of 16 B");
+  // A trace named relative to its workload file, run from elsewhere (the source dir).
+  write("tiny.trace",
+        "t3trace 1\nkernel tiny\nresources wfs=1 threads=64\nprogram p\n  compute 100\nend\nwgs 1\nwg 0 p\n");
+  const fs::path wl = write("relative.yaml", "kind: gemm\ntrace: tiny.trace\n");
+  const auto ok = t3sim(fmt::format("run configs/systems/table1.yaml '{}' --no-timeline -o '{}'", wl.string(),
+                                    (dir_ / "rel").string()));
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  const fs::path missing = write("missing.yaml", "kind: gemm\ntrace: nothere.trace\n");
+  expect_bad_input(fmt::format("configs/systems/table1.yaml '{}'", missing.string()),
+                   fmt::format("missing.yaml:2: workload.trace: {}: cannot open the trace file",
+                               (dir_ / "nothere.trace").string()));
+}
+
 // 64 GPUs (issue 20, item 5) in homogeneous mode: a ring reduce-scatter with its values
 // checked, and a direct all-to-all (its loops by peer share a variable).
 TEST_F(Cli, SixtyFourGpusInHomogeneousMode) {

@@ -95,7 +95,7 @@ std::pair<std::uint64_t, std::uint64_t> split(std::uint64_t total, std::uint64_t
 }
 
 [[noreturn]] void bad(std::string_view field, const std::string& message) {
-  throw UserError(fmt::format("collective: {}: {}", field, message));
+  throw CollectiveParamError(std::string(field), message);
 }
 
 bool is_ring(CollectiveKind k) { return k.algorithm == CollectiveAlgorithm::kRing; }
@@ -303,10 +303,15 @@ void validate_collective(const CollectiveTraceParams& p) {
       p.num_gpus <= kCollectiveMaxGpus) {
     const std::uint64_t ops = std::uint64_t{p.channels} * (3 * ring_piece_unroll(p) + 1) * ring_step_count(p) *
                               p.chunk_slices * 16;
+    // The channels are at fault when they alone, at one slice per piece, are too many
+    // (issue 45, D6: 4,096 channels blamed the size).
+    const bool channels_alone = ops / p.chunk_slices > kMaxRingOps;
     if (ops > kMaxRingOps)
-      bad("chunk_slices", fmt::format("{} channels of {} slices per piece and a FIFO of {} make programs of up to "
-                                      "{} ops (expected at most {}: fewer chunk or FIFO slices)",
-                                      p.channels, p.chunk_slices, p.fifo_slices, ops, kMaxRingOps));
+      bad(channels_alone ? "channels" : "chunk_slices",
+          fmt::format("{} channels of {} slices per piece and a FIFO of {} make programs of up to "
+                      "{} ops (expected at most {}: fewer {})",
+                      p.channels, p.chunk_slices, p.fifo_slices, ops, kMaxRingOps,
+                      channels_alone ? "channels" : "channels, or chunk or FIFO slices"));
   }
   // Every GPU sends a whole piece's first step before it receives: a FIFO that holds
   // no more than that deadlocks the ring (NCCL: 8 steps against chunks of 4).

@@ -110,6 +110,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/error.h"
 #include "trace/trace.h"
 
 namespace t3sim {
@@ -136,6 +137,21 @@ const char* to_string(CollectiveEngine engine);
 
 // An operation with its algorithm, as workloads name it ("ring-rs"). All-to-all is
 // direct by nature; all-reduce is ring only.
+// A collective the trace generator cannot build, naming the parameter at fault: a
+// CollectiveTraceParams field ("channels", "chunk_slices", "fifo_slices", "slice_bytes",
+// "array_bytes", ...), which a workload reader maps to its own key
+// (collective_workload_key, models/system/sublayer_system.h). Its text is
+// "collective: FIELD: what was wrong".
+class CollectiveParamError : public UserError {
+ public:
+  CollectiveParamError(std::string field, const std::string& message)
+      : UserError("collective: " + field + ": " + message), field_(std::move(field)) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
 struct CollectiveKind {
   CollectiveOp op = CollectiveOp::kReduceScatter;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;

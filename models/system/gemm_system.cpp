@@ -12,10 +12,17 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu, const
   wl.cus = static_cast<std::uint32_t>(workload.get_uint("cus", 0, 0, gpu.num_cus));
   if (shape == nullptr && workload.has("trace")) {
     const std::string path = workload.get_string("trace", "");
+    // A relative path is relative to the file that names it, as `base:` is; one given
+    // with --set, to the current directory (issue 45, D6: it was always the latter).
+    std::filesystem::path file = path;
+    const SourceLocation where = workload.location("trace");
+    if (file.is_relative() && where.line > 0 && !where.file.empty())
+      file = std::filesystem::path(where.file).parent_path() / file;
     try {
-      wl.trace = read_trace(path);
-    } catch (const TraceError&) {
-      throw;
+      wl.trace = read_trace(file);
+    } catch (const TraceError& e) {
+      if (e.where().line > 0) throw;  // a line of the trace: its own file and line name it
+      workload.fail("trace", fmt::format("{}: {}", file.string(), e.message()));  // cannot be read
     } catch (const UserError& e) {
       workload.fail("trace", e.what());
     }

@@ -23,6 +23,20 @@ SublayerOptions read_sublayer_options(ConfigNode c, std::uint32_t value_granule)
   return o;
 }
 
+const char* collective_workload_key(const CollectiveParamError& e, ConfigNode& section, const char* fallback) {
+  const std::string& field = e.field();
+  if (field == "channels" || field == "chunk_slices") {
+    const bool channels = section.has("channels"), chunks = section.has("chunk_steps");
+    if (channels != chunks) return channels ? "channels" : "chunk_steps";
+  }
+  if (field == "channels") return "channels";
+  if (field == "array_bytes") return section.has("size") ? "size" : fallback;  // a derived array: the caller's key
+  if (field == "slice_bytes") return "step_size";
+  if (field == "fifo_slices") return "fifo_depth";
+  if (field == "chunk_slices") return "chunk_steps";
+  return fallback;
+}
+
 ChannelPipelineSpec read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule) {
   ChannelPipelineSpec spec;
   const std::string protocol = c.get_enum("protocol", "auto", {"auto", "simple", "ll", "ll128"});

@@ -60,6 +60,12 @@ struct SublayerOptions {
 // `value_granule`s (the system's memory.hbm.value_granule). The sizes given are
 // checked with every protocol they may run with (auto: all three).
 ChannelPipelineSpec read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule);
+// The key of the collective's workload section (`section`) behind a CollectiveParamError
+// (trace/collective.h): channels, size (array_bytes), the pipeline keys
+// read_channel_pipeline reads (step_size, fifo_depth, chunk_steps); `fallback` for a
+// field no workload key sets. The programs' size bounds channels x chunk slices: of the
+// two, the one the section sets is blamed (issue 45, D6).
+const char* collective_workload_key(const CollectiveParamError& e, ConfigNode& section, const char* fallback);
 
 // The `collective:` section of a GEMM workload (optional).
 SublayerOptions read_sublayer_options(ConfigNode collective, std::uint32_t value_granule);

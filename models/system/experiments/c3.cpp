@@ -256,6 +256,9 @@ class C3Experiment final : public Experiment {
       throw;
     } catch (const WgDoesNotFit&) {
       throw;  // names the system key itself
+    } catch (const CollectiveParamError& e) {
+      ConfigNode section = workload.child("collective");
+      section.fail(collective_workload_key(e, section, "collective"), e.what());
     } catch (const UserError& e) {
       workload.child("collective").fail("collective", e.what());  // a collective the node cannot run
     }

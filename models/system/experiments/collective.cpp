@@ -78,6 +78,8 @@ class CollectiveExperiment final : public Experiment {
       throw;
     } catch (const WgDoesNotFit&) {
       throw;  // names the system key itself
+    } catch (const CollectiveParamError& e) {
+      workload.fail(collective_workload_key(e, workload, "size"), e.what());
     } catch (const UserError& e) {
       workload.fail("size", e.what());
     }

@@ -51,6 +51,12 @@ GemmA2aSpec read_gemm_a2a_spec(ConfigNode workload, const NodeConfig& node, std:
                                shape.m / node.num_gpus, spec.gemm.tile_m));
 
   const std::uint32_t granule = gpu.memory.hbm.value_granule;
+  // The all-to-all moves the output itself: it must be whole value granules (issue 45,
+  // D6: a tiny output was blamed on collective.size, a key this kind does not have).
+  if (shape.m * shape.n * spec.gemm.dtype_bytes % granule != 0)
+    gemm.fail("n", fmt::format("the all-to-all moves the {} x {} output of {} B, not a whole number of {}-byte value "
+                               "granules (system.memory.hbm.value_granule)",
+                               shape.m, shape.n, shape.m * shape.n * spec.gemm.dtype_bytes, granule));
   spec.a2a = read_overlap_collective(coll, node, CollectiveKind::kAllToAll, shape.m * shape.n * spec.gemm.dtype_bytes, spec.gemm.dtype_bytes,
                                        shape.m * shape.n * spec.gemm.dtype_bytes % (std::uint64_t{node.num_gpus} * granule) == 0 &&
                                            (shape.n * spec.gemm.dtype_bytes) % granule == 0 &&

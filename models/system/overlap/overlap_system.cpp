@@ -317,6 +317,8 @@ std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeCo
     throw;
   } catch (const WgDoesNotFit&) {
     throw;  // names the system key itself
+  } catch (const CollectiveParamError& e) {
+    collective.fail(collective_workload_key(e, collective, "channels"), e.what());
   } catch (const UserError& e) {
     collective.fail("channels", e.what());  // a collective the node cannot run
   }
