@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   bool no_timeline = false;
   std::string mode;
   unsigned threads = 0;
+  bool quiet = false;
   auto add_run_options = [&](CLI::App* cmd, bool with_output) {
     cmd->add_option("system", req.system, "system YAML (configs/systems/)")->required()->check(CLI::ExistingFile);
     cmd->add_option("workload", req.workload, "workload YAML (configs/workloads/)")->required()->check(CLI::ExistingFile);
@@ -79,6 +80,8 @@ int main(int argc, char** argv) {
       cmd->add_option("-o,--output", output_dir, "output directory (results.json, stats.csv, timeline.json)")
           ->capture_default_str();
       cmd->add_flag("--no-timeline", no_timeline, "do not record timeline.json");
+      cmd->add_flag("-q,--quiet", quiet,
+                    "no progress line on stderr (shown once a run takes 2 s: simulated time, events, events/s)");
       cmd->add_option("--debug-shuffle-ties", req.shuffle_ties,
                       "debug: insert same-time events in a random order with this seed (nonzero); the canonical "
                       "event order makes the results byte-identical")
@@ -117,6 +120,7 @@ int main(int argc, char** argv) {
     if (list->parsed()) std::cout << t3sim::registry_listing() << std::flush;
     if (run->parsed() || validate->parsed()) {
       if (run->parsed()) req.output_dir = output_dir;
+      req.progress = run->parsed() && !quiet;
       req.timeline = !no_timeline;
       if (!mode.empty()) req.overrides.insert(req.overrides.begin(), "run.mode=" + mode);
       req.threads = threads;

@@ -1,6 +1,11 @@
 #include "cli/run.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +22,56 @@
 namespace t3sim {
 
 namespace {
+
+// `t3sim run`'s progress on stderr (issue 45): once a run has taken 2 s of wall time, the
+// simulated time reached, the events so far and their rate, redrawn in place every
+// 0.5 s on a terminal, a plain line every 10 s otherwise; cleared at the end. No ETA: a
+// run's simulated end time is not known before it gets there. A kind that runs several
+// simulators (c3's isolated runs, then the concurrent one) shows each in turn.
+class ProgressLine final : public ProgressObserver {
+ public:
+  ProgressLine() : tty_(::isatty(::fileno(stderr)) != 0), start_(Clock::now()), last_(start_) {
+    // T3SIM_PROGRESS_AFTER_S: the wall time after which the line shows (tests set 0).
+    if (const char* after = std::getenv("T3SIM_PROGRESS_AFTER_S")) after_s_ = std::atof(after);
+    Simulator::set_progress_observer_default(this);
+  }
+  ~ProgressLine() override {
+    Simulator::set_progress_observer_default(nullptr);
+    if (drawn_ && tty_) {
+      std::fputs("\r\033[K", stderr);
+      std::fflush(stderr);
+    }
+  }
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+
+  void on_progress(Tick reached, std::uint64_t events) override {
+    const Clock::time_point now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (elapsed < after_s_) return;
+    const double since = std::chrono::duration<double>(now - last_).count();
+    if (drawn_ && since < (tty_ ? 0.5 : 10.0)) return;
+    // Events per second over the last period (a new simulator starts from zero).
+    const double rate = drawn_ && events >= last_events_ && since > 0
+                            ? static_cast<double>(events - last_events_) / since
+                            : static_cast<double>(events) / elapsed;
+    std::fprintf(stderr, "%ssimulated %s, %.1f M events (%.2f M events/s), %.0f s%s", tty_ ? "\r\033[K" : "",
+                 to_string(reached).c_str(), static_cast<double>(events) / 1e6, rate / 1e6, elapsed,
+                 tty_ ? "" : "\n");
+    std::fflush(stderr);
+    drawn_ = true;
+    last_ = now;
+    last_events_ = events;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  bool tty_;
+  Clock::time_point start_, last_;
+  std::uint64_t last_events_ = 0;
+  bool drawn_ = false;
+  double after_s_ = 2.0;
+};
 
 // "  simulation  N events in S s (R M events/s)"; a partitioned run also says how it
 // ran: "..., 8 partitions on 2 threads".
@@ -110,6 +165,8 @@ RunOutcome run_simulation(const RunRequest& req) {
     explicit ShuffleTies(std::uint64_t seed) { Simulator::set_shuffle_ties_default(seed); }
     ~ShuffleTies() { Simulator::set_shuffle_ties_default(0); }
   } shuffle_ties(req.shuffle_ties);
+  std::optional<ProgressLine> progress;
+  if (req.progress && !req.validate_only) progress.emplace();
   Simulator sim(seed, watchdog);
   sim.set_threads(threads);
   if (req.output_dir && req.timeline && timeline_max > 0) sim.timeline().enable(timeline_max);

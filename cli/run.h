@@ -29,6 +29,8 @@ struct RunRequest {
   // Debug (`--debug-shuffle-ties`): insert same-time events in a random order with this
   // seed (sim/event_queue.h); the canonical event order makes the results identical.
   std::uint64_t shuffle_ties = 0;
+  // Show the run's progress on stderr (`t3sim run`, unless --quiet; sweeps never).
+  bool progress = false;
 };
 
 struct RunOutcome {

@@ -24,9 +24,15 @@ Simulator::Simulator(std::uint64_t seed, WatchdogConfig watchdog)
   parts_.push_back(std::make_unique<Partition>());
   selected_ = parts_.front().get();
   set_shuffle_ties(shuffle_ties_default_.load(std::memory_order_relaxed));
+  progress_ = progress_default_.load(std::memory_order_relaxed);
 }
 
 std::atomic<std::uint64_t> Simulator::shuffle_ties_default_{0};
+std::atomic<ProgressObserver*> Simulator::progress_default_{nullptr};
+
+void Simulator::set_progress_observer_default(ProgressObserver* observer) {
+  progress_default_.store(observer, std::memory_order_relaxed);
+}
 
 void Simulator::set_shuffle_ties_default(std::uint64_t seed) {
   shuffle_ties_default_.store(seed, std::memory_order_relaxed);
@@ -220,6 +226,7 @@ std::string Simulator::livelock_message(Tick at) const {
 void Simulator::watchdog_check() {
   ++watchdog_checks_;
   if (stalled(now(), dispatched() - watchdog_checks_)) fail(livelock_message(now()));
+  if (progress_ != nullptr) progress_->on_progress(now(), dispatched() - watchdog_checks_);
   // Only keep watching while there is something else to watch: the watchdog alone
   // must not keep a drained simulation alive. (A partitioned run checks between
   // windows instead.)
@@ -349,6 +356,7 @@ Simulator::StopReason Simulator::run_partitioned(Tick until) {
           finish();
           fail(what);
         }
+        if (progress_ != nullptr) progress_->on_progress(next, dispatched());
         next_check = next + watchdog_.interval;
       }
       // The window: [next, next + lookahead), clipped after `until` (events at `until` run).

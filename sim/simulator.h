@@ -34,6 +34,16 @@ struct WatchdogConfig {
   Tick stall_limit = Tick::ms(10);
 };
 
+// Told during run() how far the simulation got, about every watchdog interval of
+// simulated time (a single partition: at the watchdog's check; partitioned: between
+// windows): the time reached and the events dispatched. A progress display's source
+// (cli/run.cpp); it must not touch the model, and it rate-limits itself by wall time.
+class ProgressObserver {
+ public:
+  virtual ~ProgressObserver() = default;
+  virtual void on_progress(Tick reached, std::uint64_t events) = 0;
+};
+
 class Simulator {
   struct Partition;
 
@@ -73,6 +83,10 @@ class Simulator {
   // The same for every Simulator constructed from now on, in this process (a run builds
   // several: c3's isolated runs, a fused overlap's own); `t3sim run --debug-shuffle-ties`.
   static void set_shuffle_ties_default(std::uint64_t seed);
+  // The ProgressObserver of every Simulator constructed from now on (nullptr: none);
+  // `t3sim run` sets it for the simulators its kind builds. Not for concurrent use
+  // (sweeps leave it unset).
+  static void set_progress_observer_default(ProgressObserver* observer);
   void schedule_in(Event& ev, Tick delay) { schedule(ev, now() + delay); }
 
   // Components call this when they complete a unit of work (a message delivered, a
@@ -201,6 +215,8 @@ class Simulator {
   std::uint32_t last_event_source_ = 0;
   std::uint64_t shuffle_ties_ = 0;
   static std::atomic<std::uint64_t> shuffle_ties_default_;
+  static std::atomic<ProgressObserver*> progress_default_;
+  ProgressObserver* progress_ = nullptr;
   std::uint64_t progress_at_check_ = 0;
   std::uint64_t events_at_check_ = 0;        // events dispatched at the last check (the watchdog's left out)
   std::uint64_t events_since_progress_ = 0;  // for the livelock message

@@ -369,6 +369,7 @@ TEST_F(Cli, FunctionalCheckRunsInTheReadmeCommandAndSaysWhyWhenNot) {
                                         (dir_ / "readme").string()));
   ASSERT_EQ(readme.exit_code, 0) << readme.err;
   EXPECT_NE(readme.out.find("functional check   passed (6000000 words)"), std::string::npos) << readme.out;
+
   // A 100 x 100 FP16 output (20,000 B) on 4 GPUs: not 4 chunks of whole 32 B granules.
   const auto seq = t3sim(fmt::format(
       "run configs/systems/table1.yaml configs/workloads/gemm/small.yaml --config sequential --set system.num_gpus=4 "
@@ -394,6 +395,31 @@ TEST_F(Cli, FunctionalCheckRunsInTheReadmeCommandAndSaysWhyWhenNot) {
                          "--set workload.functional=off --no-timeline -o " + (dir_ / "off").string());
   ASSERT_EQ(off.exit_code, 0) << off.err;
   EXPECT_NE(off.out.find("functional check   not run (workload.functional is off)"), std::string::npos) << off.out;
+}
+
+// Issue 45, item 3: a long run shows its progress on stderr (plain lines: stderr is a
+// file here), never on stdout; --quiet shows none. T3SIM_PROGRESS_AFTER_S=0 makes any
+// run "long" (the default is 2 s).
+TEST_F(Cli, ALongRunShowsProgressOnStderrUnlessQuiet) {
+  const std::string run =
+      "run configs/systems/ring8.yaml configs/workloads/ring_rs.yaml --set workload.size=8MiB --no-timeline -o " +
+      (dir_ / "o").string();
+  // The same run with the line forced on: the helper's command with the variable set.
+  auto with_progress = [&](const std::string& args) {
+    const fs::path out = dir_ / "p_out.txt", err = dir_ / "p_err.txt";
+    const std::string cmd = fmt::format("cd '{}' && T3SIM_PROGRESS_AFTER_S=0 '{}' {} >'{}' 2>'{}'", T3SIM_SOURCE_DIR,
+                                        T3SIM_BINARY, args, out.string(), err.string());
+    const int status = std::system(cmd.c_str());
+    return Result{WEXITSTATUS(status), slurp(out), slurp(err)};
+  };
+  const auto forced = with_progress(run);
+  ASSERT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.err.find("simulated "), std::string::npos) << forced.err;
+  EXPECT_NE(forced.err.find(" M events/s), "), std::string::npos) << forced.err;
+  EXPECT_EQ(forced.out.find("M events/s), "), std::string::npos) << forced.out;
+  const auto quiet = with_progress(run + " --quiet");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("M events/s), "), std::string::npos) << quiet.err;
 }
 
 // Issue 45, D6: errors blame the key at fault. 4,096 channels blamed the size; a tiny
