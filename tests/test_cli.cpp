@@ -770,7 +770,7 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
       // A collective the node cannot build: caught when the experiment is built (so by
       // validate too), named at the collective.
       {small + " --set workload.collective.channels=4096",
-       "workload.collective.collective: collective: chunk_slices: 4096 channels"},
+       "workload.collective.channels: collective: chunk_slices: 4096 channels"},
       {small + " --set system.gpu.collective.lds_per_wg=lots",
        "system.gpu.collective.lds_per_wg: expected a size like '16MiB', got 'lots'"},
       {small + " --set system.gpu.collective.lds_per_wg=128KiB",
@@ -793,7 +793,7 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
       {small + " --config ideal --set workload.isolated=false", "workload.isolated: false keeps only a concurrent run"},
       // Without isolated runs the concurrent run is what validate builds.
       {small + " --set workload.isolated=false --set workload.collective.channels=4096",
-       "workload.collective.collective: collective: chunk_slices: 4096 channels"},
+       "workload.collective.channels: collective: chunk_slices: 4096 channels"},
   };
   for (const auto& c : cases) expect_bad_input("configs/systems/mi300x.yaml " + c.args, c.expected);
 }

@@ -831,6 +831,11 @@ TEST(CollectiveTrace, BadParamsNameTheField) {
       {"channels", [](CollectiveTraceParams& p) { p.channels = 0; }},
       {"fifo_slices", [](CollectiveTraceParams& p) { p.fifo_slices = 2; }},  // not above a piece of 2
       {"chunk_slices", [](CollectiveTraceParams& p) {  // programs too large to hold
+         p.channels = 8;
+         p.chunk_slices = 63;
+         p.fifo_slices = 64;
+       }},
+      {"channels", [](CollectiveTraceParams& p) {  // too large even at one slice per piece
          p.channels = 4096;
          p.chunk_slices = 63;
          p.fifo_slices = 64;
