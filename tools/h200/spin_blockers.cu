@@ -4,13 +4,17 @@
 // fp16, the layout torch.mm(A, W.t()) uses). A copy kernel beside a GEMM runs on 6-8
 // SMs (sm_ports.csv) and the GEMM slows 1.13-1.29x (interference_2gpu.csv): is that the
 // SMs it takes? Prints CSV.
+// Second table: one GEMM at a time (synchronized between), each timed alone, so no next
+// GEMM's launch overlaps its end: does a single kernel pay as much?
 //   nvcc -O3 -arch=sm_90 -o spin_blockers spin_blockers.cu -lcublas && ./spin_blockers
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -76,6 +80,29 @@ int main() {
       CK(cudaGetLastError());
       CK(cudaEventElapsedTime(&beside, e0, e1));
       printf("%s,%d,%.2f,%.2f,%.4f\n", sh.name, k, alone * 50, beside * 50, beside / alone);
+      fflush(stdout);
+    }
+    // One GEMM at a time: the median of 15, alone and beside k spinning SMs.
+    for (int k : {0, 2, 6, 24}) {
+      auto single = [&](bool blocked) {
+        std::vector<float> t;
+        for (int i = 0; i < 15; ++i) {
+          // The spinning CTAs are queued first, so they take their SMs before the GEMM.
+          if (blocked && k > 0) spin<<<k, 128, smem, ss>>>(2000000ull);
+          float ms = 0;
+          CK(cudaEventRecord(e0, gs));
+          gemm();
+          CK(cudaEventRecord(e1, gs));
+          CK(cudaEventSynchronize(e1));
+          CK(cudaEventElapsedTime(&ms, e0, e1));
+          t.push_back(ms * 1000);
+          CK(cudaDeviceSynchronize());
+        }
+        std::sort(t.begin(), t.end());
+        return t[t.size() / 2];
+      };
+      const float a = single(false), b = single(true);
+      printf("%s,%d,%.2f,%.2f,%.4f,single\n", sh.name, k, a, b, b / a);
       fflush(stdout);
     }
     CK(cudaFree(A)); CK(cudaFree(W)); CK(cudaFree(C));
