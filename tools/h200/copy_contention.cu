@@ -17,7 +17,8 @@
 // For each: the copy's bandwidth and CTA run time, the kernel's own rate, and a
 // one-thread pointer chase's latency (L2-resident chain) beside it. Prints CSV.
 //   nvcc -O3 -arch=sm_90 -o copy_contention copy_contention.cu && ./copy_contention
-#include <cuda_runtime.h>
+
+#include "h200_common.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -25,21 +26,6 @@
 #include <numeric>
 #include <random>
 #include <vector>
-
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));        \
-      exit(1);                                                                                   \
-    }                                                                                            \
-  } while (0)
-
-__device__ __forceinline__ unsigned long long gtime() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
                        unsigned long long* stamps) {

@@ -13,9 +13,8 @@
 //   tma_read    the loads as 32 KiB bulk copies (TMA) into 4 shared-memory stages, 24 CTAs
 // and a one-thread pointer chase over 1 MiB (L2 hits). Prints CSV.
 //   nvcc -O3 -arch=sm_90 -o copy_paths copy_paths.cu -lcublas && ./copy_paths
-#include <cublas_v2.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+
+#include "h200_common.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,21 +23,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));        \
-      exit(1);                                                                                   \
-    }                                                                                            \
-  } while (0)
-
-__device__ __forceinline__ unsigned long long gtime() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // mode 0 copy, 1 loads only, 2 stores only. Index i of the 64 MiB stream touches
 // element (i & mask) of src / dst (mask: all ones, or a small buffer reused).
@@ -206,21 +190,8 @@ int main() {
     alone_GBps.push_back(rate(30, 0, ~0ull, &n, &run));
     alone_run.push_back(run);
   }
-  struct Shape { const char* name; int M, N, K; };
   for (const Shape& sh : {Shape{"gpt3.op.tp32", 2048, 12288, 384}, Shape{"palm.fc2.tp32", 2048, 18432, 2304}}) {
-    __half *A, *W, *C;
-    CK(cudaMalloc(&A, size_t(sh.M) * sh.K * 2));
-    CK(cudaMalloc(&W, size_t(sh.N) * sh.K * 2));
-    CK(cudaMalloc(&C, size_t(sh.M) * sh.N * 2));
-    CK(cudaMemset(A, 0, size_t(sh.M) * sh.K * 2));
-    CK(cudaMemset(W, 0, size_t(sh.N) * sh.K * 2));
-    const float alpha = 1.f, beta = 0.f;
-    auto gemm = [&]() {
-      if (cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, sh.N, sh.M, sh.K, &alpha, W, CUDA_R_16F, sh.K, A, CUDA_R_16F,
-                       sh.K, &beta, C, CUDA_R_16F, sh.N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) !=
-          CUBLAS_STATUS_SUCCESS)
-        exit(1);
-    };
+    const TorchMmGemm gemm(h, sh);
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -274,7 +245,6 @@ int main() {
       }
       fflush(stdout);
     }
-    CK(cudaFree(A)); CK(cudaFree(W)); CK(cudaFree(C));
   }
   unsigned long long o[3];
   chase<<<1, 1>>>(chain, 20000, chase_out);

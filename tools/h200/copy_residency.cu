@@ -13,9 +13,8 @@
 // whether any heavy read traffic starves it or the GEMM's in particular.
 // Prints CSV rows (one per measurement).
 //   nvcc -O3 -arch=sm_90 -o copy_residency copy_residency.cu -lcublas && ./copy_residency
-#include <cublas_v2.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+
+#include "h200_common.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,21 +22,6 @@
 #include <numeric>
 #include <random>
 #include <vector>
-
-#define CK(x)                                                                   \
-  do {                                                                          \
-    cudaError_t e_ = (x);                                                       \
-    if (e_ != cudaSuccess) {                                                    \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(1);                                                                  \
-    }                                                                           \
-  } while (0)
-
-__device__ __forceinline__ unsigned long long gtime() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
 
 // interfere.py's copy16, with each CTA's start and end stamped (thread 0, after a
 // barrier at the end so the end is the CTA's last store issued).
@@ -208,24 +192,10 @@ int main() {
            s.resident_fraction, s.GBps);
   }
 
-  struct Shape { const char* name; int M, N, K; };
   const Shape shapes[] = {{"megagpt2.op.tp8", 16384, 3072, 384}, {"tnlg.fc2.tp8", 8192, 4256, 2128},
                           {"gpt3.op.tp32", 2048, 12288, 384}, {"palm.fc2.tp32", 2048, 18432, 2304}};
   for (const Shape& sh : shapes) {
-    __half *A, *W, *C;
-    CK(cudaMalloc(&A, size_t(sh.M) * sh.K * 2));
-    CK(cudaMalloc(&W, size_t(sh.N) * sh.K * 2));
-    CK(cudaMalloc(&C, size_t(sh.M) * sh.N * 2));
-    CK(cudaMemset(A, 0, size_t(sh.M) * sh.K * 2));
-    CK(cudaMemset(W, 0, size_t(sh.N) * sh.K * 2));
-    const float alpha = 1.f, beta = 0.f;
-    auto gemm = [&]() {
-      // torch.mm(A, W.t()): column-major C^T (N x M) = W (N x K, op T of K x N) * A^T (K x M).
-      cublasStatus_t st = cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, sh.N, sh.M, sh.K, &alpha, W, CUDA_R_16F, sh.K, A,
-                                       CUDA_R_16F, sh.K, &beta, C, CUDA_R_16F, sh.N, CUBLAS_COMPUTE_32F,
-                                       CUBLAS_GEMM_DEFAULT);
-      if (st != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "gemm failed %d\n", int(st)); exit(1); }
-    };
+    const TorchMmGemm gemm(h, sh);
     for (int i = 0; i < 50; ++i) gemm();
     CK(cudaDeviceSynchronize());
     CK(cudaEventRecord(e0, gs));
@@ -293,7 +263,6 @@ int main() {
              (t1 <= w[1] && t0 >= w[0] - 100000) ? "inside" : "NOT inside");
       fflush(stdout);
     }
-    CK(cudaFree(A)); CK(cudaFree(W)); CK(cudaFree(C));
   }
 
   // The copy beside a plain reader on the other SMs (L2-resident 16 MiB or DRAM 1 GiB),

@@ -10,36 +10,16 @@
 //   SM and run time; rows per copy CTA class: the TPC partner SM (smid ^ 1) also runs a
 //   copy CTA, or not. Prints CSV.
 //   nvcc -O3 -arch=sm_90 -o sm_ports sm_ports.cu -lcublas && ./sm_ports
-#include <cublas_v2.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+
+#include "h200_common.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
-
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));        \
-      exit(1);                                                                                   \
-    }                                                                                            \
-  } while (0)
-
-__device__ __forceinline__ unsigned long long gtime() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ unsigned smid() {
-  unsigned s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-  return s;
-}
 
 // Reads its slice of `n16` int4s `reps` times if its SM is in `active` (a 256-bit set).
 __global__ void sm_reader(const int4* __restrict__ src, unsigned long long n16, int reps, const unsigned* active,
@@ -155,25 +135,12 @@ int main() {
   CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
   cublasSetStream(h, gs);
-  struct Shape { const char* name; int M, N, K; };
   for (const Shape& sh : {Shape{"none", 0, 0, 0}, Shape{"gpt3.op.tp32", 2048, 12288, 384},
                           Shape{"palm.fc2.tp32", 2048, 18432, 2304}}) {
-    __half *A = nullptr, *W = nullptr, *C = nullptr;
     const bool g = sh.M > 0;
-    if (g) {
-      CK(cudaMalloc(&A, size_t(sh.M) * sh.K * 2));
-      CK(cudaMalloc(&W, size_t(sh.N) * sh.K * 2));
-      CK(cudaMalloc(&C, size_t(sh.M) * sh.N * 2));
-      CK(cudaMemset(A, 0, size_t(sh.M) * sh.K * 2));
-      CK(cudaMemset(W, 0, size_t(sh.N) * sh.K * 2));
-    }
-    const float alpha = 1.f, beta = 0.f;
-    auto gemm = [&]() {
-      if (cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, sh.N, sh.M, sh.K, &alpha, W, CUDA_R_16F, sh.K, A, CUDA_R_16F,
-                       sh.K, &beta, C, CUDA_R_16F, sh.N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) !=
-          CUBLAS_STATUS_SUCCESS)
-        exit(1);
-    };
+    std::optional<TorchMmGemm> gemm_op;
+    if (g) gemm_op.emplace(h, sh);
+    auto gemm = [&]() { (*gemm_op)(); };
     // Warm: cuBLAS's first call for a shape may allocate (and so synchronize the device),
     // which would run the queued copies before the GEMMs.
     if (g) for (int i = 0; i < 5; ++i) gemm();
@@ -259,7 +226,6 @@ int main() {
              sh.name, distinct, alone_ms * 1e3 / 20, distinct, with_ms * 1e3 / 20);
       fflush(stdout);
     }
-    if (g) { CK(cudaFree(A)); CK(cudaFree(W)); CK(cudaFree(C)); }
   }
   return 0;
 }

@@ -7,23 +7,13 @@
 // Second table: one GEMM at a time (synchronized between), each timed alone, so no next
 // GEMM's launch overlaps its end: does a single kernel pay as much?
 //   nvcc -O3 -arch=sm_90 -o spin_blockers spin_blockers.cu -lcublas && ./spin_blockers
-#include <cublas_v2.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
+
+#include "h200_common.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
-
-#define CK(x)                                                                                    \
-  do {                                                                                           \
-    cudaError_t e_ = (x);                                                                        \
-    if (e_ != cudaSuccess) {                                                                     \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));        \
-      exit(1);                                                                                   \
-    }                                                                                            \
-  } while (0)
 
 __global__ void spin(unsigned long long ns) {
   extern __shared__ char smem[];
@@ -45,21 +35,8 @@ int main() {
   const int smem = 200 * 1024;
   CK(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   printf("gemm,blocked_sms,gemm_alone_us,gemm_beside_us,slowdown\n");
-  struct Shape { const char* name; int M, N, K; };
   for (const Shape& sh : {Shape{"gpt3.op.tp32", 2048, 12288, 384}, Shape{"palm.fc2.tp32", 2048, 18432, 2304}}) {
-    __half *A, *W, *C;
-    CK(cudaMalloc(&A, size_t(sh.M) * sh.K * 2));
-    CK(cudaMalloc(&W, size_t(sh.N) * sh.K * 2));
-    CK(cudaMalloc(&C, size_t(sh.M) * sh.N * 2));
-    CK(cudaMemset(A, 0, size_t(sh.M) * sh.K * 2));
-    CK(cudaMemset(W, 0, size_t(sh.N) * sh.K * 2));
-    const float alpha = 1.f, beta = 0.f;
-    auto gemm = [&]() {
-      if (cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, sh.N, sh.M, sh.K, &alpha, W, CUDA_R_16F, sh.K, A, CUDA_R_16F,
-                       sh.K, &beta, C, CUDA_R_16F, sh.N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) !=
-          CUBLAS_STATUS_SUCCESS)
-        exit(1);
-    };
+    const TorchMmGemm gemm(h, sh);
     for (int i = 0; i < 50; ++i) gemm();
     CK(cudaDeviceSynchronize());
     cudaEvent_t e0, e1;
@@ -105,7 +82,6 @@ int main() {
       printf("%s,%d,%.2f,%.2f,%.4f,single\n", sh.name, k, a, b, b / a);
       fflush(stdout);
     }
-    CK(cudaFree(A)); CK(cudaFree(W)); CK(cudaFree(C));
   }
   return 0;
 }
