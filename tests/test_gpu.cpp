@@ -431,6 +431,11 @@ TEST(GpuConfigErrors, NameFileLineAndKey) {
   EXPECT_THAT(gpu_error("gpu:\n  cu:\n    clock: fast\n"), ::testing::HasSubstr("sys.yaml:3: gpu.cu.clock:"));
   EXPECT_THAT(gpu_error("memory:\n  address_map:\n    channel_hash: xxor\n"),
               ::testing::HasSubstr("sys.yaml:3: memory.address_map.channel_hash: expected one of xor, none"));
+  // The persistent grid (issue 41): a count, named at its key.
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    persistent_wgs: many\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistent_wgs:"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    persistant_wgs: 132\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistant_wgs: unknown key (did you mean 'persistent_wgs'?)"));
 }
 
 std::string gemm_error(const std::string& yaml) {
