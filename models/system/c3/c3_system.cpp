@@ -64,7 +64,8 @@ struct BadCacheEntry {
 std::uint64_t cached_count(const nlohmann::json& j, const char* key) {
   if (!j.is_object() || !j.contains(key)) throw BadCacheEntry{fmt::format("no '{}'", key)};
   const nlohmann::json& v = j.at(key);
-  if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+  // nlohmann::json reads a non-negative integer as unsigned, a negative one as signed.
+  if (!v.is_number_unsigned())
     throw BadCacheEntry{fmt::format("'{}' is {}, expected a non-negative integer", key, v.dump())};
   return v.get<std::uint64_t>();
 }
