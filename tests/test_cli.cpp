@@ -720,7 +720,7 @@ TEST_F(Cli, C3IsolatedRunsAreKeptByWhatTheyDependOn) {
   const fs::path cache = dir_ / "cache";
   const std::string base = fmt::format(
       "run configs/systems/mi300x.yaml configs/workloads/c3/small.yaml --mode homogeneous --config c3 "
-      "--set workload.collective.size=8MiB --set run.isolated_cache='{}'",
+      "--set workload.gemm.k=256 --set workload.collective.size=1MiB --set run.isolated_cache='{}'",
       cache.string());
   auto entries = [&] {
     std::size_t n = 0;
