@@ -260,6 +260,50 @@ TEST(Gpu, APersistentKernelKeepsItsCusAndAWaitingKernelPacksOntoTheFirstFreed) {
   EXPECT_EQ(done[2] + done[3], 0u);
 }
 
+// A persistent WG owns its first programs (TraceResources::persistent_static, issue 41:
+// cuBLAS's Hopper GEMM, results/h200-measurements/tile_order.csv): a WG slot that cannot
+// be placed because another kernel holds its CU keeps them, and they run after every
+// other program. 4 slots of one CU each, a CU held for the whole kernel, 12 programs of
+// 1000 cycles: in order, three slots run 4 rounds (4000 cycles) and the fourth is never
+// placed; owning 2 each, slot 3's programs 3 and 7 wait for a CU the others leave at
+// 3000 and end at 5000.
+TEST(Gpu, APersistentWgThatWaitsForACuKeepsTheProgramsItOwns) {
+  GpuConfig cfg = table1_gpu();
+  cfg.num_cus = 4;
+  cfg.kernel_launch_latency = Tick::zero();
+  cfg.wg_dispatch_latency = Tick::zero();
+  const KernelTrace blocker = parse_trace(
+      "t3trace 1\nkernel blocker\nresources wfs=32 threads=2048\nprogram p\n  compute 8000\nend\nwgs 1\nwg 0 p\n",
+      "blocker.trace");
+  auto run_case = [&](std::uint32_t owned, std::vector<std::uint64_t>* order) {
+    std::string text = "t3trace 1\nkernel tiles\nresources wfs=32 threads=2048 persistent=4" +
+                       (owned ? fmt::format(" persistent_static={}", owned) : std::string()) +
+                       "\nparams n\nprogram tile\n  compute 1000\nend\nwgs 12\n";
+    for (int w = 0; w < 12; ++w) text += fmt::format("wg {} tile {}\n", w, w);
+    const KernelTrace p = parse_trace(text, "persistent.trace");
+    Simulator sim(1);
+    Gpu gpu(sim, "gpu0", cfg);
+    gpu.launch(KernelLaunch{&blocker, {}, 0, Stream::kCompute, [] {}});
+    Tick done;
+    gpu.launch(KernelLaunch{&p, {}, 0, Stream::kCompute, [&] { done = sim.now(); }});
+    sim.run();
+    EXPECT_EQ(gpu.cu(0).wgs_completed(), 1u) << "the held CU runs the blocker only";
+    EXPECT_EQ(gpu.cu(1).wgs_completed() + gpu.cu(2).wgs_completed() + gpu.cu(3).wgs_completed(), 12u);
+    if (order) *order = {gpu.cu(1).wgs_completed(), gpu.cu(2).wgs_completed(), gpu.cu(3).wgs_completed()};
+    return done;
+  };
+  const double cycle_ps = 1e12 / static_cast<double>(cfg.cu.clock_hz);
+  EXPECT_NEAR(static_cast<double>(run_case(0, nullptr).ps()), 4000 * cycle_ps, 4 * cycle_ps);
+  std::vector<std::uint64_t> per_cu;
+  EXPECT_NEAR(static_cast<double>(run_case(2, &per_cu).ps()), 5000 * cycle_ps, 4 * cycle_ps);
+  // Slot 0 runs 0, 4, 8, 11; slots 1 and 2 run 1, 5, 9 and 2, 6, 10 and leave at 3000;
+  // slot 3 runs 3 and 7 on one of their CUs.
+  EXPECT_EQ(per_cu[0], 4u);
+  EXPECT_EQ(per_cu[1] + per_cu[2], 8u);
+  // Owning more programs than a slot has (12 programs, 4 slots x 4) is owning them all.
+  EXPECT_NEAR(static_cast<double>(run_case(4, nullptr).ps()), 6000 * cycle_ps, 4 * cycle_ps);
+}
+
 TEST(Gpu, EverySystemRunsAGemmBelowItsPeaks) {
   for (const char* file : {"table1.yaml", "table1_2xcu.yaml", "mi300x.yaml", "h200.yaml"}) {
     const GpuConfig gpu = system_gpu(file);
@@ -436,6 +480,8 @@ TEST(GpuConfigErrors, NameFileLineAndKey) {
               ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistent_wgs:"));
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    persistant_wgs: 132\n"),
               ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistant_wgs: unknown key (did you mean 'persistent_wgs'?)"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    persistent_static_tiles: 65\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistent_static_tiles:"));
 }
 
 std::string gemm_error(const std::string& yaml) {

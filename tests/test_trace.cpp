@@ -210,6 +210,18 @@ TEST(TraceFormat, PersistentRoundTrips) {
   EXPECT_TRUE(parse_trace(text, "persistent.trace") == t);
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 persistant=4\n"),
               HasSubstr("bad.trace:3: resources: unknown key 'persistant' (did you mean 'persistent'?)"));
+  // The programs each persistent WG owns (persistent_static): written when set, read
+  // back, and only with a persistent grid.
+  p.persistent_static_tiles = 2;
+  const KernelTrace owned = make_gemm_trace(p);
+  EXPECT_EQ(owned.resources.persistent_static, 2u);
+  const std::string owned_text = trace_to_string(owned);
+  EXPECT_THAT(owned_text, HasSubstr(" persistent=132 persistent_static=2\n"));
+  EXPECT_TRUE(parse_trace(owned_text, "owned.trace") == owned);
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 persistent_static=2\n"),
+              HasSubstr("bad.trace:3: resources: persistent_static needs persistent=N"));
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 persistent=4 persistent_static=65\n"),
+              HasSubstr("bad number '65' for persistent_static (expected an integer in [0, 64])"));
 }
 
 // A compute's `lds` and `issue` (issue 17): written when not 0, read back, bounded.

@@ -175,7 +175,9 @@ std::string describe(const GemmParams& p) {
          (p.tma ? std::string(" tma") : std::string()) +
          (p.issue_cycles != 0 ? fmt::format(" issue_cycles={}", p.issue_cycles) : std::string()) +
          (p.cluster_m != 1 ? fmt::format(" cluster_m={}", p.cluster_m) : std::string()) +
-         (p.persistent_wgs != 0 ? fmt::format(" persistent_wgs={}", p.persistent_wgs) : std::string());
+         (p.persistent_wgs != 0 ? fmt::format(" persistent_wgs={}", p.persistent_wgs) : std::string()) +
+         (p.persistent_static_tiles != 0 ? fmt::format(" persistent_static_tiles={}", p.persistent_static_tiles)
+                                         : std::string());
 }
 
 namespace {
@@ -211,6 +213,7 @@ TraceResources gemm_resources(const GemmParams& p) {
   r.stages = p.stages;
   r.tma = p.tma;
   r.persistent_wgs = p.persistent_wgs;
+  r.persistent_static = p.persistent_wgs != 0 ? p.persistent_static_tiles : 0;
   r.lds_bytes =
       p.lds_bytes != 0 ? p.lds_bytes : std::uint64_t{p.stages} * (p.tile_m + p.tile_n) * p.k_step * p.dtype_bytes;
   return r;

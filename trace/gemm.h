@@ -59,6 +59,9 @@ struct GemmParams {
   // tile in order when it finishes one (TraceResources::persistent_wgs; cuBLAS's and
   // CUTLASS's Hopper GEMMs, whose grid is about one CTA per SM); 0: one WG per tile.
   std::uint32_t persistent_wgs = 0;
+  // Of a persistent GEMM: the tiles each WG owns before it asks for the next in order
+  // (TraceResources::persistent_static; cuBLAS's Hopper GEMM: 2). 0: all in order.
+  std::uint32_t persistent_static_tiles = 0;
 
   std::uint32_t wfs_per_wg = 4;
   // How the WFs split the output tile for their stores (wf_grid_m x wf_grid_n =

@@ -127,6 +127,8 @@ inline constexpr std::int64_t kTraceMaxAccessBytes = std::int64_t{1} << 30;
 inline constexpr std::int64_t kTraceMaxAccessRows = std::int64_t{1} << 20;
 inline constexpr std::int64_t kTraceMaxAccessTotal = std::int64_t{1} << 32;
 inline constexpr std::uint32_t kTraceMaxStages = 16;
+// The most programs a persistent WG may own (TraceResources::persistent_static).
+inline constexpr std::uint32_t kTraceMaxPersistentStatic = 64;
 // The most LDS bytes or issue cycles one compute op may carry (2^40).
 inline constexpr std::int64_t kTraceMaxComputeExtra = std::int64_t{1} << 40;
 
@@ -149,6 +151,14 @@ struct TraceResources {
   // launched (the default). Simplification: placed WGs that would find no work left
   // (tiles all taken) are not placed at all; on the machine they start and exit.
   std::uint32_t persistent_wgs = 0;
+  // Of a persistent kernel: how many programs each WG owns before it asks for more. WG
+  // slot s (the s-th placed) takes programs s, s + persistent_wgs, ... (this many) first,
+  // whenever it is placed; the rest go in order to whichever WG asks. A slot that cannot
+  // be placed (its CU taken by another kernel) keeps its programs until it is, so they
+  // run last. cuBLAS's Hopper GEMM owns 2 (results/h200-measurements/tile_order.csv:
+  // with one SM held, the held cluster's first two tiles are written after every other
+  // tile); 0: every program in order to whichever WG asks.
+  std::uint32_t persistent_static = 0;
   bool operator==(const TraceResources&) const = default;
 };
 

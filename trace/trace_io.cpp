@@ -243,14 +243,18 @@ class Parser {
         r.tma = number(1) == 1;
       } else if (key == "persistent") {
         r.persistent_wgs = static_cast<std::uint32_t>(number(1u << 20));
+      } else if (key == "persistent_static") {
+        r.persistent_static = static_cast<std::uint32_t>(number(kTraceMaxPersistentStatic));
       } else {
-        static constexpr std::string_view kKeys[] = {"wfs",    "threads", "regs_per_thread", "lds_bytes",
-                                                     "stages", "tma",     "persistent"};
-        fail(fmt::format(
-            "resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages, tma, persistent)",
-            key, suggest(key, {kKeys})));
+        static constexpr std::string_view kKeys[] = {"wfs", "threads",    "regs_per_thread",  "lds_bytes",
+                                                     "stages", "tma", "persistent", "persistent_static"};
+        fail(fmt::format("resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages, "
+                         "tma, persistent, persistent_static)",
+                         key, suggest(key, {kKeys})));
       }
     }
+    if (r.persistent_static != 0 && r.persistent_wgs == 0)
+      fail("resources: persistent_static needs persistent=N (the programs a persistent WG owns)");
     if (!have_wfs || !have_threads) fail("resources: wfs=N and threads=N are required");
     if (r.wfs_per_wg == 0) fail("resources: wfs must be at least 1");
     if (r.threads_per_wg < r.wfs_per_wg || r.threads_per_wg % r.wfs_per_wg != 0) {
@@ -620,6 +624,7 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
   if (r.stages != TraceResources{}.stages) w(" stages={}", r.stages);  // the default is left out
   if (r.tma) w(" tma=1");
   if (r.persistent_wgs) w(" persistent={}", r.persistent_wgs);
+  if (r.persistent_static) w(" persistent_static={}", r.persistent_static);
   w("\n");
   if (!t.params.empty()) w("params {}\n", fmt::join(t.params, " "));
   for (const TraceProgram& p : t.programs) {

@@ -45,6 +45,8 @@ GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams p) {
   p.issue_cycles = static_cast<std::uint32_t>(node.get_uint("issue_cycles", p.issue_cycles, 0, 1u << 20));
   p.cluster_m = static_cast<std::uint32_t>(node.get_uint("cluster_m", p.cluster_m, 1, 16));
   p.persistent_wgs = static_cast<std::uint32_t>(node.get_uint("persistent_wgs", p.persistent_wgs, 0, 1u << 20));
+  p.persistent_static_tiles = static_cast<std::uint32_t>(
+      node.get_uint("persistent_static_tiles", p.persistent_static_tiles, 0, kTraceMaxPersistentStatic));
   p.wfs_per_wg = static_cast<std::uint32_t>(node.get_uint("wfs_per_wg", p.wfs_per_wg, 1, 64));
   p.wave_size = static_cast<std::uint32_t>(node.get_uint("wave_size", p.wave_size, 1, 1024));
   p.regs_per_thread = static_cast<std::uint32_t>(node.get_uint("regs_per_thread", p.regs_per_thread, 0, 1u << 16));
@@ -111,6 +113,15 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
   if (k.stats.concurrent_slots == 0 && k.stats.wgs > 0)
     throw WgDoesNotFit(fmt::format("kernel {} cannot run: {}", trace.name, why_a_wg_does_not_fit(cfg_.cu, trace.resources)));
   k.wg_start.assign(trace.num_wgs(), Tick());
+  if (const TraceResources& r = trace.resources; r.persistent_wgs != 0) {
+    k.slot_of_wg.assign(trace.num_wgs(), 0);
+    if (r.persistent_static != 0) {
+      // The programs the WGs own come first in WG id order; the rest go in order after them.
+      k.static_taken.assign(r.persistent_wgs, 0);
+      k.next_in_order = static_cast<std::uint32_t>(
+          std::min<std::uint64_t>(k.stats.wgs, std::uint64_t{r.persistent_static} * r.persistent_wgs));
+    }
+  }
   k.allowed.assign(num_cus(), false);
   for (std::uint32_t c : kernel.cus) k.allowed[c] = true;
   k.launch = std::move(kernel);
@@ -149,9 +160,9 @@ void Gpu::dispatch() {
   for (std::size_t i = 0; i < continuations_.size(); ++i) {
     const Continuation c = continuations_[i];
     Kernel& k = kernels_[c.kernel];
-    if (k.next_wg < k.stats.wgs) {
+    if (has_program(k, c.slot)) {
       T3SIM_CHECK(cus_[c.cu]->can_host(k.launch.trace->resources), "a persistent WG's CU was taken");
-      place(c.kernel, c.cu);
+      place(c.kernel, c.cu, c.slot);
     }
   }
   continuations_.clear();
@@ -159,7 +170,10 @@ void Gpu::dispatch() {
     Kernel& k = kernels_[id];
     if (!k.dispatchable) continue;  // still in its launch latency
     const TraceResources& r = k.launch.trace->resources;
-    while (k.next_wg < k.stats.wgs && (r.persistent_wgs == 0 || k.persistent_placed < r.persistent_wgs)) {
+    // A persistent kernel places its WG slots in order, each while it has a program
+    // (slot s owns programs from s on: when s has none, no later slot has).
+    while (r.persistent_wgs == 0 ? k.next_in_order < k.stats.wgs
+                                 : k.persistent_placed < r.persistent_wgs && has_program(k, k.persistent_placed)) {
       std::optional<std::uint32_t> target;
       for (std::size_t n = 0; n < num_cus() && !target; ++n) {
         const std::uint32_t c = (next_cu_ + static_cast<std::uint32_t>(n)) % num_cus();
@@ -167,21 +181,39 @@ void Gpu::dispatch() {
       }
       if (!target) break;
       next_cu_ = (*target + 1) % num_cus();
-      ++k.persistent_placed;
-      place(id, *target);
+      place(id, *target, k.persistent_placed++);
     }
   }
   dispatching_ = false;
 }
 
-void Gpu::place(std::uint32_t id, std::uint32_t cu) {
+bool Gpu::has_program(const Kernel& k, std::uint32_t slot) const {
+  const TraceResources& r = k.launch.trace->resources;
+  if (!k.static_taken.empty() && k.static_taken[slot] < r.persistent_static &&
+      slot + std::uint64_t{k.static_taken[slot]} * r.persistent_wgs < k.stats.wgs)
+    return true;
+  return k.next_in_order < k.stats.wgs;
+}
+
+void Gpu::place(std::uint32_t id, std::uint32_t cu, std::uint32_t slot) {
   Kernel& k = kernels_[id];
   if (k.next_wg == 0) {
     k.stats.first_dispatch = sim().reported_now();
     ++epoch_;  // its first WG placed: a kernel that waited for slots now runs beside the others
   }
-  const std::uint32_t wg = (k.next_wg++ + k.launch.first_wg) % k.stats.wgs;
+  const TraceResources& r = k.launch.trace->resources;
+  std::uint32_t program;
+  if (!k.static_taken.empty() && k.static_taken[slot] < r.persistent_static &&
+      slot + std::uint64_t{k.static_taken[slot]} * r.persistent_wgs < k.stats.wgs) {
+    program = slot + k.static_taken[slot]++ * r.persistent_wgs;  // one it owns
+  } else {
+    T3SIM_CHECK(k.next_in_order < k.stats.wgs, "a WG placed with no program left");
+    program = k.next_in_order++;
+  }
+  ++k.next_wg;
+  const std::uint32_t wg = (program + k.launch.first_wg) % k.stats.wgs;
   k.wg_start[wg] = now();
+  if (!k.slot_of_wg.empty()) k.slot_of_wg[wg] = slot;
   cus_[cu]->launch(WgLaunch{k.launch.trace, wg, k.launch.stream, id, k.launch.value_granule, k.launch.routing},
                    now() + cfg_.wg_dispatch_latency);
 }
@@ -190,8 +222,10 @@ void Gpu::on_slot_free(std::uint32_t cu, const WgLaunch& wg) {
   // A persistent kernel's WG keeps its CU for the kernel's next program (dispatch()
   // places it there first); otherwise it has left, and anything may take the room.
   const Kernel& k = kernels_[wg.kernel];
-  if (k.launch.trace->resources.persistent_wgs != 0 && k.next_wg < k.stats.wgs)
-    continuations_.push_back(Continuation{cu, wg.kernel});
+  if (k.launch.trace->resources.persistent_wgs != 0) {
+    const std::uint32_t slot = k.slot_of_wg[wg.wg];
+    if (has_program(k, slot)) continuations_.push_back(Continuation{cu, wg.kernel, slot});
+  }
   sim().events().schedule_callback(now(), [this] { dispatch(); });
 }
 
@@ -303,7 +337,9 @@ void Gpu::on_stage_boundary(std::uint32_t id) {
     if (i != id && other.done < other.stats.wgs && other.next_wg > 0) alone = false;
   }
   const std::uint64_t slots = k.stats.concurrent_slots;
-  const std::uint64_t skippable = (k.stats.wgs - k.next_wg) / slots;  // whole stages not yet dispatched
+  // Whole stages not yet dispatched, of the programs handed out in order (a persistent
+  // WG's own programs are never skipped: they may be the ones that run last).
+  const std::uint64_t skippable = (k.stats.wgs - k.next_in_order) / slots;
   const StageSampler::Skip skip =
       sampler_->on_stage_boundary(id, epoch_, sim().reported_now(), traffic(), alone, skippable, work_states());
   if (skip.stages == 0) return;
@@ -311,6 +347,7 @@ void Gpu::on_stage_boundary(std::uint32_t id) {
   // as done, and their time and traffic are the window's mean.
   const auto wgs = static_cast<std::uint32_t>(skip.stages * slots);
   k.next_wg += wgs;
+  k.next_in_order += wgs;
   k.done += wgs;
   k.stats.skipped_wgs += wgs;
   apply_skip(skip);

@@ -9,7 +9,9 @@
 // priorities: the earlier launch). A persistent kernel (TraceResources::persistent_wgs,
 // a Hopper GEMM's grid of one CTA per SM) places at most that many WGs; each one, when
 // its program ends, takes the kernel's next program on the same CU before anything
-// else is placed, so its CU frees only when no program is left.
+// else is placed, so its CU frees only when no program is left. Each persistent WG may
+// own its first programs (persistent_static, cuBLAS's 2 tiles): a WG that waits for a
+// CU keeps them, and they run after everything else.
 
 #include <cstdint>
 #include <functional>
@@ -139,18 +141,24 @@ class Gpu final : public Component {
     KernelStats stats;
     bool dispatchable = false;  // its launch latency has passed
     std::vector<bool> allowed;  // per CU: in the kernel's mask
-    std::uint32_t next_wg = 0, done = 0;
+    std::uint32_t next_wg = 0, done = 0;  // next_wg: programs placed so far
+    std::uint32_t next_in_order = 0;  // the next program handed out in order
     std::uint32_t persistent_placed = 0;  // a persistent kernel's WGs placed so far (TraceResources::persistent_wgs)
+    std::vector<std::uint32_t> static_taken;  // per persistent WG slot: its own programs taken (persistent_static)
+    std::vector<std::uint32_t> slot_of_wg;    // per WG program: the persistent slot that runs it
     std::vector<Tick> wg_start;  // per WG, for timeline slices
   };
   // A persistent kernel's WG that finished its program on `cu` and takes the kernel's
   // next one there, ahead of any other placement (dispatch() serves these first).
   struct Continuation {
-    std::uint32_t cu, kernel;
+    std::uint32_t cu, kernel, slot;
   };
   void on_slot_free(std::uint32_t cu, const WgLaunch& wg);
-  // Places WG program `k.next_wg` (then advances it) on `cu`.
-  void place(std::uint32_t id, std::uint32_t cu);
+  // Whether persistent slot `slot` of `k` (any slot for other kernels) has a program
+  // left: one of its own (TraceResources::persistent_static) or one in order.
+  bool has_program(const Kernel& k, std::uint32_t slot) const;
+  // Places the next program of `slot` (its own first, then the next in order) on `cu`.
+  void place(std::uint32_t id, std::uint32_t cu, std::uint32_t slot);
   void build();
   void dispatch();
   void on_wg_done(std::uint32_t cu, const WgLaunch& wg);
