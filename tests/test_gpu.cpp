@@ -468,6 +468,55 @@ TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    tile: 128\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.tile: unknown key"));
 }
 
+// Issue 42 item 4: the H200 system runs, per Table 2 output shape, the tile cuBLAS 13
+// picks (../shared/calibration/h200/cublas_kernels.csv, fp16 rows; nvjet's AxB is
+// cuBLAS's m x n = torch's N x M), whatever K, and a workload key still overrides it.
+TEST(GpuGemmKernel, TheH200RunsCublassTilePerOutputShape) {
+  const GpuConfig gpu = system_gpu("h200.yaml");
+  ResolvedConfig resolved;
+  auto workload = [&](const std::string& yaml) {
+    ConfigTree wl = ConfigTree::parse(yaml, "wl.yaml");
+    ConfigNode w(&wl.root(), "", &resolved);
+    return *read_gemm_workload(w.child("workload"), gpu).params;
+  };
+  struct Row {
+    const char* preset;  // Table 2 shape
+    std::uint32_t tile_m, tile_n, stages;
+    const char* kernel;  // the csv's kernel for that shape
+  };
+  const Row rows[] = {
+      {"megagpt2.op.tp8", 128, 256, 4, "Mega-GPT-2_TP8_OP_fwd: nvjet_sm90_hsh_256x128_64x4_1x2"},
+      {"megagpt2.fc1.tp16", 128, 256, 4, "Mega-GPT-2_TP16_FC1_bwd_dgrad: nvjet_sm90_hsh_256x128_64x4_1x2"},
+      {"gpt3.op.tp32", 128, 256, 4, "GPT-3_TP32_OP_fwd: nvjet_sm90_hsh_256x128_64x4_1x2"},
+      {"gpt3.ip.tp32", 128, 256, 4, "GPT-3_TP32_IP_bwd_dgrad: nvjet_sm90_hsh_256x128_64x4_1x2"},
+      {"palm.op.tp32", 192, 192, 4, "PALM_TP32_OP_fwd: nvjet_sm90_hsh_192x192_64x4_2x1"},
+      {"palm.fc2.tp32", 192, 192, 4, "PALM_TP32_FC2_fwd: nvjet_sm90_hsh_192x192_64x4_2x1"},
+      {"mtnlg.op.tp32", 128, 320, 3, "MT-NLG_TP32_OP_fwd: nvjet_sm90_hsh_320x128_64x3_1x2"},
+      {"mtnlg.fc1.tp32", 128, 320, 3, "MT-NLG_TP32_FC1_bwd_dgrad: nvjet_sm90_hsh_320x128_64x3_1x2"},
+      {"tnlg.fc2.tp8", 256, 160, 4, "T-NLG_TP8_FC2_fwd: nvjet_sm90_hsh_160x256_64x4_2x1"},
+      {"tnlg.fc2.tp16", 256, 160, 4, "T-NLG_TP16_FC2_fwd: nvjet_sm90_hsh_160x256_64x4_2x1"},
+  };
+  for (const Row& r : rows) {
+    const GemmParams p = workload(fmt::format("workload:\n  preset: {}\n", r.preset));
+    EXPECT_EQ(p.tile_m, r.tile_m) << r.preset << " (" << r.kernel << ")";
+    EXPECT_EQ(p.tile_n, r.tile_n) << r.preset << " (" << r.kernel << ")";
+    EXPECT_EQ(p.stages, r.stages) << r.preset << " (" << r.kernel << ")";
+    EXPECT_EQ(p.persistent_wgs, 132u) << r.preset;  // the entries keep gpu.gemm's other keys
+  }
+  // square_8192: nvjet_sm90_hsh_320x128_64x3_1x2, given by m, n, k.
+  const GemmParams square = workload("workload:\n  m: 8192\n  n: 8192\n  k: 8192\n");
+  EXPECT_EQ(square.tile_n, 320u);
+  EXPECT_EQ(square.stages, 3u);
+  // A workload's own key wins over the entry; another output shape runs gpu.gemm.
+  EXPECT_EQ(workload("workload:\n  preset: palm.fc2.tp32\n  tile_n: 128\n").tile_n, 128u);
+  EXPECT_EQ(workload("workload:\n  m: 4096\n  n: 4096\n  k: 512\n").tile_n, 256u);
+  // A malformed shape or kernel key is named at its key.
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    by_output:\n      2048by512: {tile_m: 64}\n"),
+              ::testing::HasSubstr("sys.yaml:4: gpu.gemm.by_output.2048by512: expected an output shape 'MxN'"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    by_output:\n      2048x512: {tile: 64}\n"),
+              ::testing::HasSubstr("gpu.gemm.by_output.2048x512.tile: unknown key"));
+}
+
 TEST(GpuConfigErrors, NameFileLineAndKey) {
   EXPECT_THAT(gpu_error("gpu:\n  num_cus: 0\n"), ::testing::HasSubstr("sys.yaml:2: gpu.num_cus:"));
   EXPECT_THAT(gpu_error("gpu:\n  cu:\n    max_wg: 4\n"),

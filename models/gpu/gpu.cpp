@@ -1,6 +1,7 @@
 #include "models/gpu/gpu.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,8 +18,22 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   cfg.kernel_launch_latency = gpu.get_time("kernel_launch_latency", cfg.kernel_launch_latency, Tick::zero(), Tick::ms(10));
   cfg.wg_dispatch_latency = gpu.get_time("wg_dispatch_latency", cfg.wg_dispatch_latency, Tick::zero(), Tick::ms(1));
   cfg.cu = read_cu_config(gpu.child("cu"));
-  cfg.gemm = read_gemm_kernel(gpu.child("gemm"), cfg.gemm);
+  ConfigNode gemm = gpu.child("gemm");
+  cfg.gemm = read_gemm_kernel_keys(gemm, cfg.gemm);
   cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
+  ConfigNode by_output = gemm.child("by_output");
+  for (const std::string& shape : by_output.keys()) {
+    GpuConfig::KernelForOutput k;
+    unsigned long long m = 0, n = 0;
+    char x = 0, rest = 0;
+    if (std::sscanf(shape.c_str(), "%llu%c%llu%c", &m, &x, &n, &rest) != 3 || x != 'x' || m == 0 || n == 0)
+      by_output.fail(shape, "expected an output shape 'MxN' (e.g. 2048x18432) with the kernel keys of gpu.gemm");
+    k.m = m;
+    k.n = n;
+    k.kernel = read_gemm_kernel(by_output.child(shape), cfg.gemm);
+    cfg.gemm_by_output.push_back(std::move(k));
+  }
+  gemm.finish();
   ConfigNode collective = gpu.child("collective");
   cfg.collective_channels = static_cast<std::uint32_t>(collective.get_uint("channels", 0, 0, 4096));
   cfg.collective_ll128 = collective.get_bool("ll128", false);
@@ -36,6 +51,26 @@ GemmParams read_gemm_kernel(ConfigNode node, GemmParams base) {
   return p;
 }
 
+GemmParams with_kernel(GemmParams problem, const GemmParams& kernel) {
+  GemmParams& p = problem;
+  p.tile_m = kernel.tile_m;
+  p.tile_n = kernel.tile_n;
+  p.k_step = kernel.k_step;
+  p.stages = kernel.stages;
+  p.tma = kernel.tma;
+  p.issue_cycles = kernel.issue_cycles;
+  p.cluster_m = kernel.cluster_m;
+  p.persistent_wgs = kernel.persistent_wgs;
+  p.persistent_static_tiles = kernel.persistent_static_tiles;
+  p.wfs_per_wg = kernel.wfs_per_wg;
+  p.wave_size = kernel.wave_size;
+  p.regs_per_thread = kernel.regs_per_thread;
+  p.order = kernel.order;
+  p.group_size = kernel.group_size;
+  return p;
+}
+
+// Keep in step with with_kernel (above): the same fields.
 GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams p) {
   p.tile_m = static_cast<std::uint32_t>(node.get_uint("tile_m", p.tile_m, 1, 4096));
   p.tile_n = static_cast<std::uint32_t>(node.get_uint("tile_n", p.tile_n, 1, 4096));

@@ -47,6 +47,21 @@ struct GpuConfig {
   // GEMM on it, which a workload may override key by key. Only the kernel-shape
   // fields are set; M, N, K and the rest come from the workload.
   GemmParams gemm;
+  // The kernel the library picks for an output shape (`gpu.gemm.by_output`, keys
+  // "MxN": kernel keys over `gemm`); a shape not listed runs `gemm`. cuBLAS's choice
+  // on H200 depends on the output shape (../shared/calibration/h200/cublas_kernels.csv:
+  // each M x N runs one tile whatever K).
+  struct KernelForOutput {
+    std::uint64_t m = 0, n = 0;
+    GemmParams kernel;
+  };
+  std::vector<KernelForOutput> gemm_by_output;
+  // The system's kernel for an m x n output: its `by_output` entry, else `gemm`.
+  const GemmParams& gemm_kernel_for(std::uint64_t m, std::uint64_t n) const {
+    for (const KernelForOutput& k : gemm_by_output)
+      if (k.m == m && k.n == n) return k.kernel;
+    return gemm;
+  }
   // The channel count the vendor's collective library picks on this system
   // (`gpu.collective.channels`): a CU collective's default when its workload gives
   // none; 0: one channel per CU given.
@@ -69,6 +84,8 @@ struct GpuConfig {
 // order, group_size) from `node` over `base`, without
 // finishing the node: `gpu.gemm` and a GEMM workload take the same keys.
 GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams base);
+// `problem` with the kernel-shape fields (those read_gemm_kernel_keys reads) of `kernel`.
+GemmParams with_kernel(GemmParams problem, const GemmParams& kernel);
 // `gpu.gemm`: read_gemm_kernel_keys, then no other key is allowed.
 GemmParams read_gemm_kernel(ConfigNode node, GemmParams base);
 
