@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/error.h"
+
 namespace t3sim {
 
 void EventQueue::PooledEvent::process() {
@@ -31,6 +33,14 @@ void EventQueue::schedule(Event& ev, Tick when) {
 }
 
 void EventQueue::schedule_stamped(Event& ev, Tick when, Stamp stamp) {
+  // A time that wrapped past 2^64 ps lands far behind now: the run outgrew what Tick
+  // holds (issue 45: a bandwidth of 1 B/s). Bad input, not a broken invariant.
+  if (when < now_ && now_.ps() - when.ps() > (Tick::rep{1} << 63))
+    throw UserError(fmt::format(
+        "the simulated time passed the simulator's limit of 2^64 ps ({:.0f} days) at t={}, when '{}' was "
+        "scheduled: a rate or a size this far from the hardware's (a bandwidth of a few B/s?) makes a run "
+        "the simulator cannot represent",
+        static_cast<double>(Tick::max().ps()) * 1e-12 / 86400, to_string(now_), ev.description()));
   if (when < now_)
     throw std::logic_error(fmt::format("event '{}' scheduled in the past ({} ps < now {} ps)",
                                        ev.description(), when.ps(), now_.ps()));

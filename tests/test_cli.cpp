@@ -714,6 +714,21 @@ TEST_F(Cli, SampledDmaCollectiveWithinTwoPercentOfExact) {
   EXPECT_LT(s["metadata"]["events"].get<double>(), 0.6 * e["metadata"]["events"].get<double>());
 }
 
+// Issue 45: a run whose simulated time outgrows the simulator's 2^64 ps (a 48 MiB
+// reduce-scatter at the least accepted bandwidth, 1 B/s) exits 2 with what happened,
+// and leaves no results.
+TEST_F(Cli, ARunPastTheSimulatorsTimeRangeExitsTwoWithoutResults) {
+  const fs::path out = dir_ / "overflow";
+  const auto r = t3sim(fmt::format(
+      "run configs/systems/ring8.yaml configs/workloads/collectives/ring_rs.yaml --set system.memory.bandwidth=1B/s "
+      "--set workload.size=48MiB -o '{}'",
+      out.string()));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("the simulated time passed the simulator's limit of 2^64 ps"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out / "results.json"));
+}
+
 // run.isolated_cache: c3's isolated runs are kept by what they depend on: the order and
 // the CUs reserved do not make a new entry, a system key does.
 TEST_F(Cli, C3IsolatedRunsAreKeptByWhatTheyDependOn) {

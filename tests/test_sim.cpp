@@ -475,6 +475,26 @@ TEST(Watchdog, WorkScheduledFarAheadIsSlowNotStuck) {
   }
 }
 
+// Issue 45: a run whose time outgrows Tick (2^64 ps, about 214 days; a bandwidth of
+// 1 B/s) is bad input with a clear message, not an internal error about an event in
+// the past.
+TEST(Simulator, ATimePastTheTickRangeIsABadInputNotAnInternalError) {
+  Simulator sim(1);
+  const Tick late = Tick::max() - Tick::us(1);
+  sim.events().schedule_callback(late, [&] {
+    sim.events().schedule_callback(sim.now() + Tick::ms(1), [] {});  // wraps past 2^64 ps
+  });
+  try {
+    sim.run();
+    FAIL() << "expected the overflow to be reported";
+  } catch (const SimulationError& e) {
+    FAIL() << "reported as a failed simulation: " << e.what();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("passed the simulator's limit of 2^64 ps (214 days)"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Watchdog, DoesNotKeepADrainedSimulationAlive) {
   Simulator sim(1, WatchdogConfig{Tick::us(1), Tick::us(20)});
   sim.events().schedule_callback(Tick::us(3), [&] { sim.note_progress(); });
