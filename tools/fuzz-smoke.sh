@@ -6,8 +6,10 @@
 #   FUZZ_NO_BUILD=1 ...                  skip the build (build-fuzz must be current)
 #
 # Targets run one after the other (one core each). Each starts from its seed corpus
-# (build-fuzz/fuzz/corpus/<target>, from configs/ and traces/) plus what earlier runs
-# found (build-fuzz/fuzz/work/<target>); a crash, leak, timeout or out-of-memory is
+# (build-fuzz/fuzz/corpus/<target>, from configs/ and traces/), the corpus kept in the
+# repository (fuzz/corpus/<target>: what earlier long runs found, merged) and what runs
+# on this checkout found (build-fuzz/fuzz/work/<target>, where new inputs go); a crash,
+# leak, timeout or out-of-memory is
 # saved under build-fuzz/fuzz/artifacts/<target>/ and fails the run. Prints the
 # executions per target; exits nonzero on any finding.
 set -euo pipefail
@@ -39,6 +41,7 @@ summary=()
 for t in $targets; do
   bin=$build/fuzz/fuzz_$t
   seeds=$build/fuzz/corpus/$t
+  kept=fuzz/corpus/$t  # the inputs earlier runs found, committed (fuzz/README.md); read only
   work=$build/fuzz/work/$t
   artifacts=$build/fuzz/artifacts/$t
   log=$build/fuzz/logs/$t.log
@@ -50,7 +53,7 @@ for t in $targets; do
   [ "$t" = validate ] && unit_timeout=${FUZZ_VALIDATE_TIMEOUT:-30}
   "$bin" -max_total_time="$seconds" -rss_limit_mb="$rss_limit_mb" -timeout="$unit_timeout" -max_len="$max_len" \
     -dict="fuzz/$t.dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
-    "$work" "$seeds" >"$log" 2>&1 || rc=$?
+    "$work" "$seeds" $( [ -d "$kept" ] && echo "$kept" ) >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   if [ "$rc" -ne 0 ] || [ -z "$execs" ]; then
