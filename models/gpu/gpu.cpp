@@ -222,12 +222,16 @@ void Gpu::dispatch() {
   dispatching_ = false;
 }
 
-bool Gpu::has_program(const Kernel& k, std::uint32_t slot) const {
+std::optional<std::uint32_t> Gpu::next_owned(const Kernel& k, std::uint32_t slot) const {
   const TraceResources& r = k.launch.trace->resources;
-  if (!k.static_taken.empty() && k.static_taken[slot] < r.persistent_static &&
-      slot + std::uint64_t{k.static_taken[slot]} * r.persistent_wgs < k.stats.wgs)
-    return true;
-  return k.next_in_order < k.stats.wgs;
+  if (k.static_taken.empty() || k.static_taken[slot] == r.persistent_static) return std::nullopt;
+  const std::uint64_t program = slot + std::uint64_t{k.static_taken[slot]} * r.persistent_wgs;
+  if (program >= k.stats.wgs) return std::nullopt;
+  return static_cast<std::uint32_t>(program);
+}
+
+bool Gpu::has_program(const Kernel& k, std::uint32_t slot) const {
+  return next_owned(k, slot).has_value() || k.next_in_order < k.stats.wgs;
 }
 
 void Gpu::place(std::uint32_t id, std::uint32_t cu, std::uint32_t slot) {
@@ -236,11 +240,10 @@ void Gpu::place(std::uint32_t id, std::uint32_t cu, std::uint32_t slot) {
     k.stats.first_dispatch = sim().reported_now();
     ++epoch_;  // its first WG placed: a kernel that waited for slots now runs beside the others
   }
-  const TraceResources& r = k.launch.trace->resources;
   std::uint32_t program;
-  if (!k.static_taken.empty() && k.static_taken[slot] < r.persistent_static &&
-      slot + std::uint64_t{k.static_taken[slot]} * r.persistent_wgs < k.stats.wgs) {
-    program = slot + k.static_taken[slot]++ * r.persistent_wgs;  // one it owns
+  if (const std::optional<std::uint32_t> owned = next_owned(k, slot)) {
+    program = *owned;
+    ++k.static_taken[slot];
   } else {
     T3SIM_CHECK(k.next_in_order < k.stats.wgs, "a WG placed with no program left");
     program = k.next_in_order++;

@@ -174,6 +174,9 @@ class Gpu final : public Component {
   // Whether persistent slot `slot` of `k` (any slot for other kernels) has a program
   // left: one of its own (TraceResources::persistent_static) or one in order.
   bool has_program(const Kernel& k, std::uint32_t slot) const;
+  // The next program persistent slot `slot` owns (TraceResources::persistent_static),
+  // if one is left.
+  std::optional<std::uint32_t> next_owned(const Kernel& k, std::uint32_t slot) const;
   // Places the next program of `slot` (its own first, then the next in order) on `cu`.
   void place(std::uint32_t id, std::uint32_t cu, std::uint32_t slot);
   void build();
