@@ -22,6 +22,7 @@ GpuConfig table1_gpu() {
 void run_gemm(benchmark::State& state, GemmParams p) {
   const GpuConfig gpu = table1_gpu();
   p.flops_per_cycle = gpu.cu.flops_per_cycle;
+  p.lds_bytes_per_cycle = gpu.cu.lds_bytes_per_cycle;
   std::uint64_t events = 0;
   double tflops = 0;
   for (auto _ : state) {

@@ -6,7 +6,14 @@
 // time by channel count. Within 15 % at every point is the issue's bar.
 // Issue 17: one large FP16 GEMM per system against its vendor-library throughput
 // (H200: the issue's cuBLAS 8192^3 reference; MI300X: AMD's published hipBLASLt
-// max-achievable-FLOPs shape). Within 10 %.
+// max-achievable-FLOPs shape). Within 10 % (MI300X: 5 %, below its peak).
+// Issue 46: the H200 GEMM against a K sweep of cuBLAS on one H200
+// (results/h200-measurements/gemm_k_sweep_{random,zeros}.csv, tools/h200/gemm_k_sweep.cu):
+// random operands hold the GPU at its power cap (the system's compute_clock, whose value
+// is the sweep's mean clock, not these times); zero operands keep it at its 1.98 GHz
+// boost, which the runs then set as the compute clock. The K step's issue cycles and
+// the epilogue are set from the zero-operand rows of K = 128-512 (calibration: the
+// K = 256 and 512 points below check that fit), the rest from their own sources.
 
 #include <gtest/gtest.h>
 
@@ -67,6 +74,7 @@ struct GemmPoint {
   std::string system;
   std::uint64_t m, n, k;
   double measured_tflops;
+  double tolerance;  // relative
   std::string source;
 };
 
@@ -76,7 +84,10 @@ class VendorGemm : public ::testing::TestWithParam<GemmPoint> {};
 
 // A whole GEMM on one GPU with the system's own kernel (gpu.gemm) and clock; nothing
 // in either system file is set from these numbers (their sources are in the YAML).
-TEST_P(VendorGemm, ThroughputIsWithin10PercentOfTheVendorLibrary) {
+// Two-sided (issue 46): the tolerance's upper end lies below the peak at the modelled
+// clock, so a model that ran at its peak would fail (MI300X: the reference 654 is
+// 94 % of the 694.2 peak at 1,115 MHz, so 5 %; H200: 10 %, below 799 at 1.493 GHz).
+TEST_P(VendorGemm, ThroughputIsWithinItsToleranceOfTheVendorLibrary) {
   const GemmPoint& p = GetParam();
   t3sim::RunRequest req;
   req.system = kSource + "/configs/systems/" + p.system + ".yaml";
@@ -86,15 +97,62 @@ TEST_P(VendorGemm, ThroughputIsWithin10PercentOfTheVendorLibrary) {
   req.timeline = false;
   const t3sim::RunOutcome out = t3sim::run_simulation(req);
   const double tflops = std::stod(metric(out, "tflops"));
-  EXPECT_NEAR(tflops, p.measured_tflops, 0.10 * p.measured_tflops)
-      << "simulated " << tflops << " TFLOP/s against " << p.source;
+  const double peak = std::stod(metric(out, "peak_tflops"));
+  ASSERT_LT(p.measured_tflops * (1 + p.tolerance), peak) << "a bound the model cannot fail from above";
+  EXPECT_NEAR(tflops, p.measured_tflops, p.tolerance * p.measured_tflops)
+      << "simulated " << tflops << " TFLOP/s (peak " << peak << ") against " << p.source;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Issue17, VendorGemm,
-    ::testing::Values(GemmPoint{"h200", 8192, 8192, 8192, 678.0, "cuBLAS on H200 (issue 17)"},
-                      GemmPoint{"mi300x", 4096, 4864, 32896, 654.0,
+    ::testing::Values(GemmPoint{"h200", 8192, 8192, 8192, 678.0, 0.10, "cuBLAS on H200 (issue 17)"},
+                      GemmPoint{"mi300x", 4096, 4864, 32896, 654.0, 0.05,
                                 "hipBLASLt on MI300X (AMD ROCm blog, Measuring Max-Achievable FLOPs Part 2)"}),
     [](const auto& point) { return point.param.system; });
+
+struct KSweepPoint {
+  std::string name;
+  std::uint64_t m, n, k;
+  bool boost_clock;    // zero operands: the SMs at 1.98 GHz throughout
+  double measured_us;  // the row's median GPU time (CUPTI)
+};
+
+void PrintTo(const KSweepPoint& p, std::ostream* os) { *os << p.name << " K=" << p.k; }
+
+class H200GemmKSweep : public ::testing::TestWithParam<KSweepPoint> {};
+
+TEST_P(H200GemmKSweep, TimeIsWithin10PercentOfCublas) {
+  const KSweepPoint& p = GetParam();
+  t3sim::RunRequest req;
+  req.system = kSource + "/configs/systems/h200.yaml";
+  req.workload = kSource + "/configs/workloads/gemm/small.yaml";
+  req.overrides = {fmt::format("workload.m={}", p.m), fmt::format("workload.n={}", p.n),
+                   fmt::format("workload.k={}", p.k)};
+  if (p.boost_clock) req.overrides.push_back("system.gpu.cu.compute_clock=1.98GHz");
+  req.timeline = false;
+  const t3sim::RunOutcome out = t3sim::run_simulation(req);
+  const double us = std::stod(metric(out, "time_ps")) / 1e6;
+  EXPECT_NEAR(us, p.measured_us, 0.10 * p.measured_us)
+      << "simulated " << us << " us against cuBLAS's " << p.measured_us << " us (gemm_k_sweep_"
+      << (p.boost_clock ? "zeros" : "random") << ".csv, " << p.name << " K=" << p.k << ")";
+}
+
+// Rows of gemm_k_sweep_random.csv (K = 384: gpt3.op.tp32 and megagpt2.op.tp8; 2304:
+// palm.fc2.tp32 and T-NLG FC-2's K rounded to cuBLAS's alignment) and of
+// gemm_k_sweep_zeros.csv (the boost-clock points).
+INSTANTIATE_TEST_SUITE_P(
+    Issue46, H200GemmKSweep,
+    ::testing::Values(KSweepPoint{"gpt3", 2048, 12288, 384, false, 37.376},
+                      KSweepPoint{"gpt3", 2048, 12288, 1024, false, 83.904},
+                      KSweepPoint{"megagpt2", 16384, 3072, 384, false, 79.520},
+                      KSweepPoint{"mtnlg", 2048, 20480, 1024, false, 140.064},
+                      KSweepPoint{"palm", 2048, 18432, 2304, false, 275.520},
+                      KSweepPoint{"tnlg", 8192, 4256, 2304, false, 256.223},
+                      KSweepPoint{"gpt3", 2048, 12288, 256, true, 25.312},
+                      KSweepPoint{"megagpt2", 16384, 3072, 256, true, 46.688},
+                      KSweepPoint{"tnlg", 8192, 4256, 512, true, 56.000}),
+    [](const auto& point) {
+      return fmt::format("{}_k{}_{}", point.param.name, point.param.k, point.param.boost_clock ? "boost" : "capped");
+    });
 
 }  // namespace

@@ -334,6 +334,28 @@ TEST(CuKStep, IssueCyclesFollowTheMatrixWorkAndAnotherWgFillsThem) {
   EXPECT_NEAR(pair.done_ns[1], 900, 1e-9);
 }
 
+// The compute clock (issue 46: the H200's SMs under a GEMM run at their power cap's
+// clock): a matrix step's (operands from the LDS) matrix and issue cycles run at
+// compute_clock, the loads and other compute at clock. 4 steps of 100 + 100 cycles at
+// 500 MHz take 1,600 ns after the first load's 100 ns (later loads overlap the steps);
+// at the CU clock (1 GHz) 800 ns.
+TEST(CuKStep, MatrixStepsRunAtTheComputeClockAndLoadsAtTheCuClock) {
+  const std::string program = "program p\n  loop k 4\n    load 0 1024\n    compute 100 lds=128 issue=100\n  end\nend\n";
+  TimedRig boost(pipeline(1024), program, Tick::ns(100));
+  EXPECT_NEAR(boost.done_ns(), 100 + 4 * 200, 1e-9);
+  CuConfig capped = pipeline(1024);
+  capped.compute_clock_hz = 500'000'000;
+  TimedRig slow(capped, program, Tick::ns(100));
+  EXPECT_NEAR(slow.done_ns(), 100 + 4 * 400, 1e-9);
+  // The cycle counters stay in cycles.
+  EXPECT_EQ(static_cast<const Counter*>(slow.sim.stats().find("gpu0.cu0.matrix_busy_cycles"))->value(), 400u);
+  EXPECT_EQ(static_cast<const Counter*>(slow.sim.stats().find("gpu0.cu0.issue_cycles"))->value(), 400u);
+  // A compute without LDS operands (a collective's reduce) keeps the CU clock.
+  TimedRig vector(capped, "program p\n  loop k 4\n    load 0 1024\n    compute 100 issue=100\n  end\nend\n",
+                  Tick::ns(100));
+  EXPECT_NEAR(vector.done_ns(), 100 + 4 * 200, 1e-9);
+}
+
 std::string cu_error(const std::string& yaml) {
   try {
     ConfigTree tree = ConfigTree::parse(yaml, "sys.yaml");
@@ -352,6 +374,9 @@ TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
               ::testing::HasSubstr("did you mean 'max_inflight_load_bytes'?"));
   EXPECT_THAT(cu_error("cu:\n  load_latency: -3\n"), ::testing::HasSubstr("sys.yaml:2: cu.load_latency:"));
   EXPECT_THAT(cu_error("cu:\n  lds_bytes_per_cycle: fast\n"), ::testing::HasSubstr("sys.yaml:2: cu.lds_bytes_per_cycle:"));
+  EXPECT_THAT(cu_error("cu:\n  clock: 1GHz\n  compute_clock: 1.5GHz\n"),
+              ::testing::HasSubstr("sys.yaml:3: cu.compute_clock: expected at most `clock` (1000000000 Hz)"));
+  EXPECT_THAT(cu_error("cu:\n  compute_clock: 0Hz\n"), ::testing::HasSubstr("sys.yaml:2: cu.compute_clock:"));
   EXPECT_EQ(cu_error("cu:\n  load_request_bytes: 1KiB\n  max_inflight_load_bytes: 16KiB\n  load_bytes_per_cycle: 64\n"
                      "  load_latency: 20\n  lds_bytes_per_cycle: 128\n"),
             "no error");

@@ -343,7 +343,11 @@ double h200_push_gbps(const std::vector<std::string>& overrides = {}) {
   return static_cast<double>(piece * pieces) / s / 1e9;
 }
 
-TEST(NodeTiming, H200PushKernelOfOneWgMovesTheMeasured46GBps) {
+// Calibration (issue 46: a parameter fitted to a microbenchmark): the fitted value is
+// gpu.cu.max_inflight_load_bytes (configs/systems/h200.yaml, 20 KiB), set so that this
+// kernel moves the 46 GB/s of issue 16's calibration data (the issue's text: the SM push
+// kernel of one CTA on 4 x H200).
+TEST(Calibration, H200InFlightLoadBytesFittedToThe46GBpsPushKernel) {
   const double gbps = h200_push_gbps();
   EXPECT_NEAR(gbps, 46.0, 46.0 * 0.10) << gbps;
   // Fewer in-flight load bytes, a slower WG: the load path is what bounds it.

@@ -249,6 +249,37 @@ TEST(TraceFormat, ComputeLdsAndIssueRoundTripAndAreBounded) {
               HasSubstr("lds evaluates to 2000000000000 (expected at most 1099511627776 bytes)"));
 }
 
+// The epilogue's passes through shared memory (issue 46): the last K step of every tile
+// carries 2 x tile bytes / the LDS port's rate as issue cycles on top of the kernel's,
+// the others only the kernel's; a partial last step carries it too. Off (0 passes, or
+// no LDS rate) it costs nothing.
+TEST(Gemm, TheEpilogueIsChargedOnceToEachTilesLastKStep) {
+  GemmParams p = small_gemm(512, 512, 512);  // 256x128 tiles, K step 32: 16 steps
+  p.issue_cycles = 10;
+  p.epilogue_smem_passes = 2;
+  p.lds_bytes_per_cycle = 128;
+  EXPECT_EQ(gemm_epilogue_cycles(p, 256, 128), 2u * 256 * 128 * 2 / 128);  // 1024
+  auto issues = [](const KernelTrace& t) {
+    std::vector<std::uint64_t> out;  // the issue cycles of program 0's computes, loop bodies once
+    for (const TraceOp& op : t.programs[0].ops)
+      if (op.kind == TraceOpKind::kCompute) out.push_back(static_cast<std::uint64_t>(op.arg[3].constant));
+    return out;
+  };
+  const KernelTrace t = make_gemm_trace(p);
+  EXPECT_EQ(issues(t), (std::vector<std::uint64_t>{10, 10 + 1024}));
+  EXPECT_THAT(trace_to_string(t), HasSubstr("loop k 15\n"));
+  p.k = 500;  // 15 full steps and a partial one of 20
+  EXPECT_EQ(issues(make_gemm_trace(p)), (std::vector<std::uint64_t>{10, 10 + 1024}));
+  EXPECT_THAT(trace_to_string(make_gemm_trace(p)), HasSubstr("loop k 15\n"));
+  p.k = 512;
+  p.lds_bytes_per_cycle = 0;
+  EXPECT_EQ(issues(make_gemm_trace(p)), (std::vector<std::uint64_t>{10}));
+  EXPECT_THAT(trace_to_string(make_gemm_trace(p)), HasSubstr("loop k 16\n"));
+  p.lds_bytes_per_cycle = 128;
+  p.epilogue_smem_passes = 0;
+  EXPECT_EQ(issues(make_gemm_trace(p)), (std::vector<std::uint64_t>{10}));
+}
+
 // The LDS operand bytes of each shipped system's GEMM kernel (its gpu.gemm), per K
 // step: what the CU's LDS port must deliver against the step's matrix cycles.
 TEST(Gemm, LdsReadBytesFollowTheKernelsMmaSplit) {

@@ -174,6 +174,9 @@ std::string describe(const GemmParams& p) {
       p.flops_per_cycle) + (p.stages != GemmParams{}.stages ? fmt::format(" stages={}", p.stages) : std::string()) +
          (p.tma ? std::string(" tma") : std::string()) +
          (p.issue_cycles != 0 ? fmt::format(" issue_cycles={}", p.issue_cycles) : std::string()) +
+         (p.epilogue_smem_passes != 0 ? fmt::format(" epilogue_smem_passes={} lds_bytes_per_cycle={}",
+                                                    p.epilogue_smem_passes, p.lds_bytes_per_cycle)
+                                      : std::string()) +
          (p.cluster_m != 1 ? fmt::format(" cluster_m={}", p.cluster_m) : std::string()) +
          (p.persistent_wgs != 0 ? fmt::format(" persistent_wgs={}", p.persistent_wgs) : std::string()) +
          (p.persistent_static_tiles != 0 ? fmt::format(" persistent_static_tiles={}", p.persistent_static_tiles)
@@ -230,8 +233,10 @@ void append_tile_mainloop(TraceProgram& prog, const GemmParams& p, std::uint64_t
   auto range_op = [&](TraceOpKind kind, TraceExpr addr, std::int64_t bytes, std::int64_t rows, std::int64_t stride) {
     return range_access(prog, kind, addr, bytes, rows, stride);
   };
-  // The loads and compute of one K block of `kc` elements starting at k0 + step * kvar.
-  auto k_block = [&](std::int64_t kc, std::int64_t k0, std::optional<std::uint32_t> kvar) {
+  // The loads and compute of one K block of `kc` elements starting at k0 + step * kvar;
+  // `extra_issue`: cycles of the tile's epilogue after its last K step.
+  auto k_block = [&](std::int64_t kc, std::int64_t k0, std::optional<std::uint32_t> kvar,
+                     std::uint64_t extra_issue) {
     // The address of K index `first` (+ the loop's step) in the matrix at `base`.
     auto address = [&](const TileBase& base, std::int64_t per_k, std::int64_t first) {
       std::vector<TraceTerm> terms;
@@ -261,30 +266,39 @@ void append_tile_mainloop(TraceProgram& prog, const GemmParams& p, std::uint64_t
     c.arg[0] = prog.expr(i64(ceil_div(flops, p.flops_per_cycle)));
     c.arg[1] = prog.expr(i64(flops));
     c.arg[2] = prog.expr(i64(lds_read_bytes(p, tm, tn, static_cast<std::uint64_t>(kc))));
-    c.arg[3] = prog.expr(i64(p.issue_cycles));
+    c.arg[3] = prog.expr(i64(p.issue_cycles + extra_issue));
     push(c);
   };
 
-  // K loop, then the partial last step.
+  // K loop, then the partial last step; the last step (full or partial) carries the
+  // epilogue, so with one the loop stops a step early.
   const std::int64_t full_steps = K / ks;
   const std::int64_t tail = K % ks;
-  if (full_steps > 0) {
+  const std::uint64_t epilogue = gemm_epilogue_cycles(p, tm, tn);
+  const std::int64_t looped = tail == 0 && epilogue > 0 ? full_steps - 1 : full_steps;
+  if (looped > 0) {
     const auto slot = static_cast<std::uint32_t>(num_params + prog.loop_vars.size());
     prog.loop_vars.emplace_back("k");
     const auto loop_at = static_cast<std::uint32_t>(prog.ops.size());
     TraceOp loop;
     loop.kind = TraceOpKind::kLoop;
     loop.loop_var = static_cast<std::uint8_t>(slot);
-    loop.arg[0] = prog.expr(full_steps);
+    loop.arg[0] = prog.expr(looped);
     prog.ops.push_back(loop);
-    k_block(ks, 0, slot);
+    k_block(ks, 0, slot, 0);
     TraceOp end;
     end.kind = TraceOpKind::kEnd;
     end.jump = loop_at;
     prog.ops[loop_at].jump = static_cast<std::uint32_t>(prog.ops.size());
     prog.ops.push_back(end);
   }
-  if (tail > 0) k_block(tail, full_steps * ks, std::nullopt);
+  if (looped < full_steps) k_block(ks, looped * ks, std::nullopt, epilogue);
+  if (tail > 0) k_block(tail, full_steps * ks, std::nullopt, epilogue);
+}
+
+std::uint64_t gemm_epilogue_cycles(const GemmParams& p, std::uint64_t tm, std::uint64_t tn) {
+  if (p.epilogue_smem_passes == 0 || p.lds_bytes_per_cycle == 0) return 0;
+  return ceil_div(std::uint64_t{p.epilogue_smem_passes} * tm * tn * p.dtype_bytes, p.lds_bytes_per_cycle);
 }
 
 namespace {

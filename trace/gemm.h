@@ -48,6 +48,11 @@ struct GemmParams {
   // The WG's cycles per K step without matrix work (barrier, waits, the first LDS
   // reads before its first MMA): each compute op's `issue` (see traces/FORMAT.md).
   std::uint32_t issue_cycles = 0;
+  // The epilogue's passes of the C tile through shared memory (0: none): CUTLASS's
+  // sm90 TMA epilogues write the accumulators into shared memory and the TMA store
+  // reads them out (2 passes), over the LDS port (lds_bytes_per_cycle below), while the
+  // tile's WG does no matrix work. Added to the last K step's issue cycles.
+  std::uint32_t epilogue_smem_passes = 0;
   // Hopper thread-block clusters along M (CUTLASS ClusterShape M): the cluster_m tiles
   // down a column share their B tiles, and TMA multicast lets each CTA fetch only its
   // share of each K step's B tile (split along K) while receiving the whole. 1: none.
@@ -93,6 +98,7 @@ struct GemmParams {
   std::optional<std::uint32_t> store_peer;
 
   std::uint32_t flops_per_cycle = 1024;  // per CU (T3 Table 1 CU: ~1024 FP16 flops/cycle)
+  std::uint32_t lds_bytes_per_cycle = 0;  // the CU's LDS port (epilogue_smem_passes); 0: unbounded
 
   // Occupancy needs per WG.
   std::uint32_t wave_size = 64;          // threads per WF
@@ -144,6 +150,9 @@ struct TileBase {
 // CTAs each fetch a slice of the shared B tile (split along K) and receive the
 // others' slices. make_gemm_trace's tiles and fused kernels (trace/fused_gemm.h)
 // share it.
+// Cycles of a tm x tn tile's epilogue pass through shared memory (0 without one).
+std::uint64_t gemm_epilogue_cycles(const GemmParams& p, std::uint64_t tm, std::uint64_t tn);
+
 void append_tile_mainloop(TraceProgram& prog, const GemmParams& p, std::uint64_t tm, std::uint64_t tn,
                           TileBase a_base, TileBase b_base, std::uint32_t num_params, std::uint32_t rank = 0,
                           std::uint32_t cluster = 1);

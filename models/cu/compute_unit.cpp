@@ -14,6 +14,11 @@ namespace t3sim {
 CuConfig read_cu_config(ConfigNode node) {
   CuConfig cfg;
   cfg.clock_hz = node.get_frequency_hz("clock", cfg.clock_hz);
+  if (node.has("compute_clock")) cfg.compute_clock_hz = node.get_frequency_hz("compute_clock", cfg.clock_hz);
+  if (cfg.compute_clock_hz > cfg.clock_hz)
+    node.fail("compute_clock", fmt::format("expected at most `clock` ({} Hz): the compute steps' clock under "
+                                           "load, not above the boost; got {} Hz",
+                                           cfg.clock_hz, cfg.compute_clock_hz));
   cfg.max_threads = static_cast<std::uint32_t>(node.get_uint("max_threads", cfg.max_threads, 1, 1u << 20));
   cfg.registers = static_cast<std::uint32_t>(node.get_uint("registers", cfg.registers, 1, 1u << 30));
   cfg.lds_bytes = node.get_bytes("lds_size", cfg.lds_bytes, 0, 1ULL << 32);
@@ -99,6 +104,7 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
       memory_(memory),
       flags_(flags),
       clock_(cfg.clock_hz),
+      compute_clock_(cfg.compute_clock_hz != 0 ? cfg.compute_clock_hz : cfg.clock_hz),
       slots_(cfg.max_wgs),
       wgs_done_(counter("wgs_completed", "WGs", "workgroups that ran to completion")),
       load_bytes_(counter("load_bytes", "bytes", "bytes requested by loads")),
@@ -511,9 +517,13 @@ bool ComputeUnit::try_compute_start(std::uint32_t s) {
       held = lds_cycles;
     }
   }
+  // Matrix steps (their operands read from the LDS: a GEMM's K steps) run at the
+  // compute clock, the power cap's; other compute (a collective's reduce, an embedding
+  // bag's adds) at the CU clock.
+  const ClockDomain& clock = step.lds_bytes > 0 ? compute_clock_ : clock_;
   const Tick start = std::max(now(), matrix_free_);
-  matrix_free_ = start + clock_.duration(Cycles(held));
-  const Tick end = matrix_free_ + clock_.duration(Cycles(step.issue_cycles));
+  matrix_free_ = start + clock.duration(Cycles(held));
+  const Tick end = matrix_free_ + clock.duration(Cycles(step.issue_cycles));
   matrix_busy_ += held;
   issue_cycles_ += step.issue_cycles;
   w.compute_running = true;

@@ -66,6 +66,12 @@ class ConfigNode;
 
 struct CuConfig {
   std::uint64_t clock_hz = 1'400'000'000;    // T3 Table 1: 1.4 GHz
+  // The SM clock while it runs matrix steps (compute ops whose operands come from the
+  // LDS: a GEMM's K steps, with their issue cycles); 0: clock_hz. A GPU whose dense
+  // matrix work holds it at its power cap runs them below the boost clock (H200:
+  // configs/systems/h200.yaml). Loads, stores, other compute and the rest of the CU
+  // stay at clock_hz (a simplification: the hardware has one SM clock).
+  std::uint64_t compute_clock_hz = 0;
   std::uint32_t max_threads = 2048;          // T3 Table 1: 2K threads per CU
   std::uint32_t registers = 65536;           // 256 KB register file / 4 B
   std::uint64_t lds_bytes = 64 * 1024;       // LDS part of the 128 KB unified LDS + L1
@@ -290,6 +296,7 @@ class ComputeUnit final : public Component, public MemClient {
   FlagTable& flags_;
   RemoteAccess* remote_ = nullptr;
   ClockDomain clock_;
+  ClockDomain compute_clock_;  // compute steps (CuConfig::compute_clock_hz)
   std::vector<Slot> slots_;
   std::uint32_t running_ = 0;
   std::uint32_t threads_used_ = 0, registers_used_ = 0;

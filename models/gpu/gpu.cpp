@@ -19,8 +19,9 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   cfg.wg_dispatch_latency = gpu.get_time("wg_dispatch_latency", cfg.wg_dispatch_latency, Tick::zero(), Tick::ms(1));
   cfg.cu = read_cu_config(gpu.child("cu"));
   ConfigNode gemm = gpu.child("gemm");
-  cfg.gemm = read_gemm_kernel_keys(gemm, cfg.gemm);
   cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
+  cfg.gemm.lds_bytes_per_cycle = cfg.cu.lds_bytes_per_cycle;
+  cfg.gemm = read_gemm_kernel_keys(gemm, cfg.gemm);
   ConfigNode by_output = gemm.child("by_output");
   for (const std::string& shape : by_output.keys()) {
     GpuConfig::KernelForOutput k;
@@ -59,6 +60,7 @@ GemmParams with_kernel(GemmParams problem, const GemmParams& kernel) {
   p.stages = kernel.stages;
   p.tma = kernel.tma;
   p.issue_cycles = kernel.issue_cycles;
+  p.epilogue_smem_passes = kernel.epilogue_smem_passes;
   p.cluster_m = kernel.cluster_m;
   p.persistent_wgs = kernel.persistent_wgs;
   p.persistent_static_tiles = kernel.persistent_static_tiles;
@@ -78,6 +80,8 @@ GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams p) {
   p.stages = static_cast<std::uint32_t>(node.get_uint("stages", p.stages, 1, kTraceMaxStages));
   p.tma = node.get_bool("tma", p.tma);
   p.issue_cycles = static_cast<std::uint32_t>(node.get_uint("issue_cycles", p.issue_cycles, 0, 1u << 20));
+  p.epilogue_smem_passes =
+      static_cast<std::uint32_t>(node.get_uint("epilogue_smem_passes", p.epilogue_smem_passes, 0, 16));
   p.cluster_m = static_cast<std::uint32_t>(node.get_uint("cluster_m", p.cluster_m, 1, 16));
   p.persistent_wgs = static_cast<std::uint32_t>(node.get_uint("persistent_wgs", p.persistent_wgs, 0, 1u << 20));
   p.persistent_static_tiles = static_cast<std::uint32_t>(

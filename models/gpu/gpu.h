@@ -80,7 +80,7 @@ struct GpuConfig {
 };
 
 // Reads the kernel-shape keys of a GEMM (tile_m, tile_n, k_step, stages, tma,
-// issue_cycles, cluster_m, persistent_wgs, wfs_per_wg, wave_size, regs_per_thread,
+// issue_cycles, epilogue_smem_passes, cluster_m, persistent_wgs, wfs_per_wg, wave_size, regs_per_thread,
 // order, group_size) from `node` over `base`, without
 // finishing the node: `gpu.gemm` and a GEMM workload take the same keys.
 GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams base);

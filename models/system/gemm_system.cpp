@@ -56,6 +56,7 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu, const
   p.store_uncached = store != "cached";
   p.store_update = store == "uncached-update";
   p.flops_per_cycle = gpu.cu.flops_per_cycle;
+  p.lds_bytes_per_cycle = gpu.cu.lds_bytes_per_cycle;
   workload.finish();
   try {
     wl.trace = make_gemm_trace(p);
@@ -117,7 +118,10 @@ GemmResult GemmSystem::run(Tick max_time) {
     r.l2_hit_rate = lookups ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
   }
   const GpuConfig& g = gpu_->config();
-  r.peak_tflops = static_cast<double>(g.num_cus) * g.cu.flops_per_cycle * static_cast<double>(g.cu.clock_hz) / 1e12;
+  // At the clock the matrix work runs at (cu.compute_clock: the H200's power-capped
+  // clock), so the percentage says how close to its bound the GEMM came.
+  const std::uint64_t matrix_hz = g.cu.compute_clock_hz != 0 ? g.cu.compute_clock_hz : g.cu.clock_hz;
+  r.peak_tflops = static_cast<double>(g.num_cus) * g.cu.flops_per_cycle * static_cast<double>(matrix_hz) / 1e12;
   r.peak_dram_GBps = static_cast<double>(g.memory.hbm.peak_bandwidth().bytes_per_second()) / 1e9;
 
   r.json = {{"workload", "gemm"},

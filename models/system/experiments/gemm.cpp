@@ -52,6 +52,7 @@ class GemmExperiment final : public Experiment {
     out.metrics = {
         {"time_ps", std::to_string(r.time.ps())},
         {"tflops", fmt::format("{:.4f}", r.tflops)},
+        {"peak_tflops", fmt::format("{:.4f}", r.peak_tflops)},
         {"stages", std::to_string(r.stages)},
         {"wgs", std::to_string(r.wgs)},
         {"dram_read_bytes", std::to_string(r.dram_read_bytes)},
