@@ -343,6 +343,52 @@ double h200_push_gbps(const std::vector<std::string>& overrides = {}) {
   return static_cast<double>(piece * pieces) / s / 1e9;
 }
 
+// Copy engines on 4 x H200 (issue 41 item 2; ../shared/calibration/h200/p2p_copy_engines.csv):
+// host-launched peer copies of 16 MiB (the file's are 256 MiB; within 3 % of the rate by then)
+// for each (source, destination) pair at once, as the file's rows run one stream per
+// pair. Returns the bytes over the time from the first launch to the last completion.
+double h200_copy_engine_gbps(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml");
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  NodeConfig cfg = read_node_config(root, NetMode::kFull);
+  cfg.num_gpus = 4;
+  Simulator sim(1);
+  Node node(sim, cfg);
+  const std::uint64_t bytes = 16ULL << 20;
+  Tick last;
+  std::uint32_t slot = 0;
+  for (const auto& [src, dst] : pairs) {
+    DmaCommand c;
+    c.src = 0x1000'0000ULL * (1 + slot);
+    c.dst = 0x8000'0000ULL + 0x1000'0000ULL * src;  // each source its own region at the peer
+    c.bytes = bytes;
+    c.destination = &node.dma_destination(src, dst);
+    c.on_done = [&] { last = std::max(last, sim.now()); };
+    Simulator::InPartition in(node.gpu(src).sim(), node.partition(src));
+    node.dma(src, slot++ % node.dma_engines()).launch(std::move(c));
+  }
+  sim.run();
+  return static_cast<double>(bytes * pairs.size()) / seconds(last) / 1e9;
+}
+
+// Within 10 % of the file's median rates: GPU 0 to its three peers at once (393.0 GB/s of
+// egress, row cudaMemcpyPeerAsync_fanout_from0), the three to GPU 0 (395.9 GB/s of
+// ingress, cudaMemcpyPeerAsync_fanin_to0), and all 12 ordered pairs at once (783.3 GB/s
+// in total, cudaMemcpyPeerAsync_allpairs). Simulated (stop 50): 374.3, 374.3, 771.2.
+TEST(Calibration, H200CopyEnginesFanOutFanInAndAllPairs) {
+  const double fan_out = h200_copy_engine_gbps({{0, 1}, {0, 2}, {0, 3}});
+  EXPECT_NEAR(fan_out, 393.0, 39.3);
+  const double fan_in = h200_copy_engine_gbps({{1, 0}, {2, 0}, {3, 0}});
+  EXPECT_NEAR(fan_in, 395.9, 39.6);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> all;
+  for (std::uint32_t s = 0; s < 4; ++s)
+    for (std::uint32_t d = 0; d < 4; ++d)
+      if (s != d) all.emplace_back(s, d);
+  const double all_pairs = h200_copy_engine_gbps(all);
+  EXPECT_NEAR(all_pairs, 783.3, 78.3);
+}
+
 // Calibration (issue 46: a parameter fitted to a microbenchmark): the fitted value is
 // gpu.cu.max_inflight_load_bytes (configs/systems/h200.yaml, 20 KiB), set so that this
 // kernel moves the 46 GB/s of issue 16's calibration data (the issue's text: the SM push
