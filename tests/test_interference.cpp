@@ -2,6 +2,11 @@
 // (models/system/interference/): a GEMM series beside a stream of copies.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -128,6 +133,38 @@ TEST(Interference, SmallCopyEngineRowRunsAndRepeats) {
     return m;
   };
   EXPECT_EQ(without_wall(a.metrics), without_wall(b.metrics));
+}
+
+// results.json lists GPU 0's kernels with their launch, first WG and end (what
+// results/h200-measurements/copy_gaps.csv measures on the machine): every GEMM, each
+// later than the one before, in launch order, none ending before its first WG.
+TEST(Interference, ResultsListGpu0sKernelsInLaunchOrder) {
+  t3sim::RunRequest req;
+  req.system = std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml";
+  req.workload = std::string(T3SIM_SOURCE_DIR) + "/configs/workloads/interference/h200_row.yaml";
+  req.overrides = {"workload.gemm.preset=megagpt2.op.tp32", "workload.interferer=ce_peer_out",
+                   "workload.copy_bytes=2MiB", "workload.gemms=2"};
+  req.timeline = false;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "t3sim_interference_kernels";
+  std::filesystem::remove_all(dir);
+  req.output_dir = dir;
+  const t3sim::RunOutcome out = t3sim::run_simulation(req);
+  std::ifstream in(dir / "results.json");
+  const nlohmann::json j = nlohmann::json::parse(in)["results"];
+  ASSERT_TRUE(j.contains("gpu0_kernels"));
+  std::uint64_t gemms = 0, last_launch = 0;
+  for (const nlohmann::json& k : j["gpu0_kernels"]) {
+    EXPECT_EQ(k["kind"], "gemm");  // the copies of ce_peer_out are the copy engine's: no kernel
+    const auto launched = k["launched_ps"].get<std::uint64_t>(), first = k["first_dispatch_ps"].get<std::uint64_t>(),
+               done = k["done_ps"].get<std::uint64_t>();
+    EXPECT_GE(launched, last_launch);
+    EXPECT_LE(launched, first);
+    EXPECT_LT(first, done);
+    last_launch = launched;
+    ++gemms;
+  }
+  EXPECT_EQ(std::to_string(gemms), metric(out, "gemms"));
+  std::filesystem::remove_all(dir);
 }
 
 // The kind's own inputs: a bad interferer names the key; homogeneous mode is refused.

@@ -42,6 +42,8 @@ struct InterferenceSystem::Run {
     std::vector<Tick> done;      // completion times
     KernelTrace kernel;          // the copy kernel (engine: unused)
   };
+  // GPU 0's kernels in launch order: "gemm" or "copy", and the GPU's kernel id.
+  std::vector<std::pair<const char*, std::uint32_t>> gpu0_kernels;
 
   Run(Simulator& s, const NodeConfig& cfg, const InterferenceSpec& what, bool with_gemms, Interferer copies,
       std::uint32_t copy_count)
@@ -93,7 +95,7 @@ struct InterferenceSystem::Run {
         gemm_end = sim.now();
       }
     };
-    node.gpu(0).launch(std::move(k));
+    gpu0_kernels.emplace_back("gemm", node.gpu(0).launch(std::move(k)));
   }
 
   void launch_copy_kernel(CopyStream& c) {
@@ -104,7 +106,8 @@ struct InterferenceSystem::Run {
       c.done.push_back(sim.now());
       if (--c.left > 0) launch_copy_kernel(c);
     };
-    node.gpu(c.gpu).launch(std::move(k));
+    const std::uint32_t id = node.gpu(c.gpu).launch(std::move(k));
+    if (c.gpu == 0) gpu0_kernels.emplace_back("copy", id);
   }
 
   void start_copies() {
@@ -268,6 +271,17 @@ InterferenceResult InterferenceSystem::run(Tick max_time) {
   j["copy_alone_GBps"] = r.copy_alone_GBps;
   j["copy_during_GBps"] = r.copy_during_GBps ? nlohmann::json(*r.copy_during_GBps) : nlohmann::json();
   j["copy_after_GBps"] = r.copy_after_GBps;
+  // Each kernel of GPU 0 beside the other stream's (what results/h200-measurements/
+  // copy_gaps.csv measures): when it was launched, placed its first WG and ended.
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& [kind, id] : both.gpu0_kernels) {
+    const KernelStats& ks = g0.kernel_stats(id);
+    kernels.push_back({{"kind", kind},
+                       {"launched_ps", ks.launched.ps()},
+                       {"first_dispatch_ps", ks.first_dispatch.ps()},
+                       {"done_ps", ks.done.ps()}});
+  }
+  j["gpu0_kernels"] = std::move(kernels);
   j["gpu0"] = {{"gemm_dram_bytes", r.gemm_dram_bytes},
                {"copy_dram_bytes", r.copy_dram_bytes},
                {"gemm_l2_bytes", r.gemm_l2_bytes},
