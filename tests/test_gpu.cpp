@@ -519,6 +519,42 @@ TEST(GpuGemmKernel, TheH200RunsCublassTilePerOutputShape) {
               ::testing::HasSubstr("gpu.gemm.by_output.2048x512.tile: unknown key"));
 }
 
+// K not a multiple of 8 (issue 42 item 4): cuBLAS falls back to CUTLASS's Ampere
+// align2 kernel whatever the output shape (cublas_kernels.csv: T-NLG_TP8_OP_fwd,
+// K = 532; its aligned neighbour K = 528 runs the shape's nvjet kernel, measured in
+// results/h200-measurements/gemm_k_sweep_random_points.csv): no TMA, 3 stages, a CTA
+// per tile, no cluster, 230 registers.
+TEST(GpuGemmKernel, AKNotAMultipleOfEightRunsTheAlign2Fallback) {
+  const GpuConfig gpu = system_gpu("h200.yaml");
+  ResolvedConfig resolved;
+  auto workload = [&](const std::string& yaml) {
+    ConfigTree wl = ConfigTree::parse(yaml, "wl.yaml");
+    ConfigNode w(&wl.root(), "", &resolved);
+    return *read_gemm_workload(w.child("workload"), gpu).params;
+  };
+  for (const char* preset : {"tnlg.op.tp8", "tnlg.op.tp16", "tnlg.ip.tp8", "tnlg.ip.tp16"}) {
+    const GemmParams p = workload(fmt::format("workload:\n  preset: {}\n", preset));
+    SCOPED_TRACE(fmt::format("{}: K = {}", preset, p.k));
+    ASSERT_NE(p.k % 8, 0u);
+    EXPECT_FALSE(p.tma);
+    EXPECT_EQ(p.stages, 3u);
+    EXPECT_EQ(p.persistent_wgs, 0u);
+    EXPECT_EQ(p.cluster_m, 1u);
+    EXPECT_EQ(p.regs_per_thread, 230u);
+    EXPECT_EQ(p.tile_m, 128u);
+    EXPECT_EQ(p.tile_n, 256u);
+  }
+  const GemmParams aligned = workload("workload:\n  m: 8192\n  n: 4256\n  k: 528\n");
+  EXPECT_TRUE(aligned.tma);
+  EXPECT_EQ(aligned.tile_n, 160u);  // by_output's 8192x4256 entry
+  EXPECT_EQ(aligned.persistent_wgs, 132u);
+  // The fallback needs its alignment.
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    unaligned: {tma: false}\n"),
+              ::testing::HasSubstr("gpu.gemm.unaligned: expected gpu.gemm.k_alignment"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    k_alignment: 8\n    unaligned: {tme: false}\n"),
+              ::testing::HasSubstr("gpu.gemm.unaligned.tme: unknown key"));
+}
+
 TEST(GpuConfigErrors, NameFileLineAndKey) {
   EXPECT_THAT(gpu_error("gpu:\n  num_cus: 0\n"), ::testing::HasSubstr("sys.yaml:2: gpu.num_cus:"));
   EXPECT_THAT(gpu_error("gpu:\n  cu:\n    max_wg: 4\n"),

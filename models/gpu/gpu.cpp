@@ -34,6 +34,12 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
     k.kernel = read_gemm_kernel(by_output.child(shape), cfg.gemm);
     cfg.gemm_by_output.push_back(std::move(k));
   }
+  cfg.gemm_k_alignment = static_cast<std::uint32_t>(gemm.get_uint("k_alignment", 0, 0, 1u << 16));
+  if (gemm.has("unaligned")) {
+    cfg.gemm_unaligned = read_gemm_kernel(gemm.child("unaligned"), cfg.gemm);
+    if (cfg.gemm_k_alignment == 0)
+      gemm.fail("unaligned", "expected gpu.gemm.k_alignment (the K multiple below which this kernel runs) beside it");
+  }
   gemm.finish();
   ConfigNode collective = gpu.child("collective");
   cfg.collective_channels = static_cast<std::uint32_t>(collective.get_uint("channels", 0, 0, 4096));

@@ -56,10 +56,18 @@ struct GpuConfig {
     GemmParams kernel;
   };
   std::vector<KernelForOutput> gemm_by_output;
-  // The system's kernel for an m x n output: its `by_output` entry, else `gemm`.
-  const GemmParams& gemm_kernel_for(std::uint64_t m, std::uint64_t n) const {
-    for (const KernelForOutput& k : gemm_by_output)
-      if (k.m == m && k.n == n) return k.kernel;
+  // The kernel the library falls back to when K is not a multiple of
+  // `gpu.gemm.k_alignment` (`gpu.gemm.unaligned`: kernel keys over `gemm`): cuBLAS on
+  // H200 runs an Ampere CUTLASS `_align2` kernel for such K whatever the output shape
+  // (cublas_kernels.csv, T-NLG OP and IP rows). 0 / none: every K runs the shape's kernel.
+  std::uint32_t gemm_k_alignment = 0;
+  std::optional<GemmParams> gemm_unaligned;
+  // The system's kernel for an m x n x k GEMM: the unaligned fallback when k needs it,
+  // else its `by_output` entry, else `gemm`.
+  const GemmParams& gemm_kernel_for(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    if (gemm_unaligned && gemm_k_alignment != 0 && k % gemm_k_alignment != 0) return *gemm_unaligned;
+    for (const KernelForOutput& out : gemm_by_output)
+      if (out.m == m && out.n == n) return out.kernel;
     return gemm;
   }
   // The channel count the vendor's collective library picks on this system

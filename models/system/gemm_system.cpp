@@ -50,7 +50,7 @@ GemmWorkload read_gemm_workload(ConfigNode workload, const GpuConfig& gpu, const
     p.n = workload.get_uint("n", 1, 1ULL << 32, Required{});
     p.k = workload.get_uint("k", 1, 1ULL << 32, Required{});
   }
-  p = with_kernel(p, gpu.gemm_kernel_for(p.m, p.n));  // the library's kernel for this output shape
+  p = with_kernel(p, gpu.gemm_kernel_for(p.m, p.n, p.k));  // the library's kernel for this shape
   p = read_gemm_kernel_keys(workload, std::move(p));  // the kernel shape, over the system's
   const std::string store = workload.get_enum("store", "cached", {"cached", "uncached", "uncached-update"});
   p.store_uncached = store != "cached";

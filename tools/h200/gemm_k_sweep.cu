@@ -133,10 +133,30 @@ int main(int argc, char** argv) {
 
   printf("data,shape,M,N,K,kernel,grid,block,regs,smem,launches,median_ns,min_ns,sm_mhz_mean,sm_mhz_min,sm_mhz_max,"
          "power_w_mean,tflops\n");
-  for (const Shape& base : shapes) {
-    for (const int k : ks) {
-      Shape sh = base;
-      sh.K = k;
+  // Optional argument 3: explicit points "name:M:N:K,..." instead of the sweep.
+  std::vector<Shape> points;
+  std::vector<std::string> names;
+  if (argc > 3) {
+    std::string list = argv[3];
+    for (size_t at = 0; at < list.size();) {
+      const size_t end = std::min(list.find(',', at), list.size());
+      const std::string item = list.substr(at, end - at);
+      char name[64];
+      int m, n, k;
+      if (sscanf(item.c_str(), "%63[^:]:%d:%d:%d", name, &m, &n, &k) == 4) {
+        names.push_back(name);
+        points.push_back({nullptr, m, n, k});
+      }
+      at = end + 1;
+    }
+    for (size_t i = 0; i < points.size(); ++i) points[i].name = names[i].c_str();
+  } else {
+    for (const Shape& base : shapes)
+      for (const int k : ks) points.push_back({base.name, base.M, base.N, k});
+  }
+  for (const Shape& sh : points) {
+    {
+      const int k = sh.K;
       TorchMmGemm gemm(handle, sh);
       if (random_data) {
         fill_random<<<1024, 256>>>(gemm.A, size_t(sh.M) * sh.K, 1);
