@@ -560,6 +560,10 @@ TEST(GpuConfigErrors, NameFileLineAndKey) {
   EXPECT_THAT(gpu_error("gpu:\n  cu:\n    max_wg: 4\n"),
               ::testing::HasSubstr("sys.yaml:3: gpu.cu.max_wg: unknown key (did you mean 'max_wgs'?)"));
   EXPECT_THAT(gpu_error("gpu:\n  cu:\n    clock: fast\n"), ::testing::HasSubstr("sys.yaml:3: gpu.cu.clock:"));
+  EXPECT_THAT(gpu_error("gpu:\n  collective:\n    ll_max_bw: 87.7\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.collective.ll_max_bw:"));
+  EXPECT_THAT(gpu_error("gpu:\n  collective:\n    ll128_max_bw_per_chanel: 36.7GB/s\n"),
+              ::testing::HasSubstr("did you mean 'll128_max_bw_per_channel'?"));
   EXPECT_THAT(gpu_error("memory:\n  address_map:\n    channel_hash: xxor\n"),
               ::testing::HasSubstr("sys.yaml:3: memory.address_map.channel_hash: expected one of xor, none"));
   // The persistent grid (issue 41): a count, named at its key.

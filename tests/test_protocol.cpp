@@ -27,43 +27,74 @@ ProtocolTunerInput h200_rs(std::uint64_t bytes, bool ll128 = true) {
   in.channels = 24;
   in.link_bytes_per_second = 396e9;
   in.ll128 = ll128;
+  in.ll_max_gbps = 87.7;                 // configs/systems/h200.yaml (NCCL's Hopper caps)
+  in.ll128_max_gbps_per_channel = 36.7;
   return in;
 }
 
-// The tuner's formula, checked by hand for LL on the H200 node: 3 steps,
-// latency 3.6 + 3 x 0.47 us, bus bandwidth a third of 396 GB/s, algorithm
+// The tuner's formula, checked by hand for LL on the H200 node: 3 steps, latency
+// 6.6 + 3 x 0.6 us, bus bandwidth a third of 396 GB/s capped at 87.7, algorithm
 // bandwidth x 4/3; 1 MiB.
 TEST(ProtocolTuner, EstimatesFollowNcclsModel) {
   const auto estimates = estimate_protocols(h200_rs(1 << 20));
   ASSERT_EQ(estimates.size(), 3u);
   const ProtocolEstimate& ll = estimates[1];
   EXPECT_EQ(ll.protocol, CollectiveProtocol::kLl);
-  EXPECT_DOUBLE_EQ(ll.latency_us, 3.6 + 3 * 0.47);
-  EXPECT_DOUBLE_EQ(ll.bus_gbps, 132.0);
-  EXPECT_NEAR(ll.time_us, 3.6 + 3 * 0.47 + 1048576.0 / (1000.0 * 132.0 * 4 / 3), 1e-9);
-  // LL128: 0.92 of the link, under 15.2 GB/s x 24 channels = 364.8.
+  EXPECT_DOUBLE_EQ(ll.latency_us, 6.6 + 3 * 0.6);
+  EXPECT_DOUBLE_EQ(ll.bus_gbps, 87.7);
+  EXPECT_NEAR(ll.time_us, 6.6 + 3 * 0.6 + 1048576.0 / (1000.0 * 87.7 * 4 / 3), 1e-9);
+  // LL128: 0.92 of the link, under 36.7 GB/s x 24 channels = 880.8.
   EXPECT_DOUBLE_EQ(estimates[2].bus_gbps, 364.32);
   ProtocolTunerInput few = h200_rs(1 << 20);
   few.channels = 2;
-  EXPECT_DOUBLE_EQ(estimate_protocols(few)[2].bus_gbps, 30.4) << "the per-channel cap binds";
+  EXPECT_DOUBLE_EQ(estimate_protocols(few)[2].bus_gbps, 73.4) << "the per-channel cap binds";
+  ProtocolTunerInput uncapped = h200_rs(1 << 20);
+  uncapped.ll_max_gbps = 0;
+  EXPECT_DOUBLE_EQ(estimate_protocols(uncapped)[1].bus_gbps, 132.0) << "no cap: a third of the link";
 }
 
-// By size on 4 x H200: LL for small, LL128 for medium, Simple for large
-// (crossovers about 3 MB and 18 MB here); without LL128 it is never chosen.
-TEST(ProtocolTuner, AutoPicksByLatencyThenBandwidth) {
-  EXPECT_EQ(choose_protocol(h200_rs(256 << 10)), CollectiveProtocol::kLl);
-  EXPECT_EQ(choose_protocol(h200_rs(2 << 20)), CollectiveProtocol::kLl);
-  EXPECT_EQ(choose_protocol(h200_rs(8 << 20)), CollectiveProtocol::kLl128);
-  EXPECT_EQ(choose_protocol(h200_rs(96 << 20)), CollectiveProtocol::kSimple);
-  EXPECT_EQ(choose_protocol(h200_rs(8 << 20, false)), CollectiveProtocol::kSimple);
+// NCCL 2.28.9's choice on 4 x H200, ring, 24 channels (../shared/calibration/h200/
+// README.md, "NCCL protocol choice": NCCL_DEBUG=INFO TUNING), one case per row and
+// size: RS / AG by the per-rank chunk (the model's per-GPU array is 4 chunks), AR by
+// the buffer. RS / AG: LL up to 262,144 B, never LL128, Simple from 1,572,864 B; AR:
+// LL up to 1,048,576 B, LL128 at 6,291,456 B, Simple from 12,582,912 B.
+TEST(ProtocolTuner, AutoPicksWhatNccl228PicksOnFourH200s) {
+  struct Row {
+    CollectiveKind kind;
+    std::uint64_t bytes;  // per-rank chunk (RS / AG) or buffer (AR)
+    CollectiveProtocol nccl;
+  };
+  const Row rows[] = {
+      {CollectiveKind::kRingReduceScatter, 262144, CollectiveProtocol::kLl},
+      {CollectiveKind::kRingReduceScatter, 1572864, CollectiveProtocol::kSimple},
+      {CollectiveKind::kRingReduceScatter, 25165824, CollectiveProtocol::kSimple},
+      {CollectiveKind::kRingAllGather, 262144, CollectiveProtocol::kLl},
+      {CollectiveKind::kRingAllGather, 1572864, CollectiveProtocol::kSimple},
+      {CollectiveKind::kRingAllGather, 25165824, CollectiveProtocol::kSimple},
+      {CollectiveKind::kRingAllReduce, 1048576, CollectiveProtocol::kLl},
+      {CollectiveKind::kRingAllReduce, 6291456, CollectiveProtocol::kLl128},
+      {CollectiveKind::kRingAllReduce, 12582912, CollectiveProtocol::kSimple},
+  };
+  for (const Row& r : rows) {
+    ProtocolTunerInput in = h200_rs(r.kind.op == CollectiveOp::kAllReduce ? r.bytes : 4 * r.bytes);
+    in.kind = r.kind;
+    EXPECT_EQ(choose_protocol(in), r.nccl) << to_string(r.kind) << " " << r.bytes << " B";
+  }
+  // Smaller sizes stay on LL (the table's sizes below each first one).
+  ProtocolTunerInput tiny = h200_rs(4 * 4096);
+  EXPECT_EQ(choose_protocol(tiny), CollectiveProtocol::kLl);
+}
+
+// Without LL128 it is never chosen; direct kernels have Simple only.
+TEST(ProtocolTuner, AutoPicksOnlyWhatIsEnabled) {
+  EXPECT_EQ(choose_protocol(h200_rs(64 << 20, false)), CollectiveProtocol::kSimple);
   EXPECT_EQ(choose_protocol(h200_rs(256 << 10, false)), CollectiveProtocol::kLl);
+  ProtocolTunerInput ar = h200_rs(6291456, false);
+  ar.kind = CollectiveKind::kRingAllReduce;
+  EXPECT_NE(choose_protocol(ar), CollectiveProtocol::kLl128);
   ProtocolTunerInput direct = h200_rs(256 << 10);
   direct.kind = CollectiveKind::kDirectReduceScatter;
   EXPECT_EQ(choose_protocol(direct), CollectiveProtocol::kSimple) << "direct kernels have Simple only";
-  // All-reduce: twice the steps, LL at a quarter: LL's range ends earlier.
-  ProtocolTunerInput ar = h200_rs(2 << 20);
-  ar.kind = CollectiveKind::kRingAllReduce;
-  EXPECT_EQ(choose_protocol(ar), CollectiveProtocol::kLl128);
 }
 
 TEST(RingStrides, CoprimeStridesInPairsOfARingAndItsReverse) {

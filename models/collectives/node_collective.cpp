@@ -53,7 +53,8 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
                     : choose_protocol(ProtocolTunerInput{
                           p.kind, p.array_bytes, n, channels_,
                           static_cast<double>(node.config().net.link.bandwidth.bytes_per_second()) * rings_in_use(),
-                          node.config().gpu.collective_ll128});
+                          node.config().gpu.collective_ll128, node.config().gpu.collective_ll_max_gbps,
+                          node.config().gpu.collective_ll128_max_gbps_per_channel});
   }
   const ChannelPipeline pipeline = p.pipeline.resolve(protocol_);
 

@@ -14,18 +14,13 @@ ChannelPipeline ChannelPipelineSpec::resolve(CollectiveProtocol p) const {
 }
 
 namespace {
-// NVIDIA/nccl src/graph/tuning.cc (commit 01afd20), ring row, {LL, LL128, Simple}.
-constexpr double kBaseLatUs[3] = {3.6, 10.0, 8.4};
-constexpr double kNvlinkHwLatUs[3] = {0.47, 1.9, 3.4};
-// ll128MaxBwPerCh, GB/s per channel: all-gather 18.3, reduce-scatter 15.2, all-reduce 16.7.
-double ll128_max_bw_per_channel(CollectiveOp op) {
-  switch (op) {
-    case CollectiveOp::kAllGather: return 18.3;
-    case CollectiveOp::kReduceScatter: return 15.2;
-    case CollectiveOp::kAllReduce: return 16.7;
-    default: return 0;
-  }
-}
+// NVIDIA/nccl src/graph/tuning.cc (commit b647562), ring row, {LL, LL128, Simple}:
+// baseLat and hwLat[NVLink]. (Commit 01afd20's, used before: {3.6, 10.0, 8.4} and
+// {0.47, 1.9, 3.4}, with LL128 capped per collective at 18.3 / 15.2 / 16.7 GB/s per
+// channel and LL uncapped; with those the tuner picked LL128 on H200 where NCCL 2.28
+// never does for RS / AG.)
+constexpr double kBaseLatUs[3] = {6.6, 14.0, 8.4};
+constexpr double kNvlinkHwLatUs[3] = {0.6, 1.9, 3.4};
 }  // namespace
 
 std::vector<ProtocolEstimate> estimate_protocols(const ProtocolTunerInput& in) {
@@ -39,9 +34,11 @@ std::vector<ProtocolEstimate> estimate_protocols(const ProtocolTunerInput& in) {
     ProtocolEstimate e;
     e.protocol = p;
     e.enabled = p != CollectiveProtocol::kLl128 || in.ll128;
+    // No cap (0): the bus bandwidth's share alone.
+    auto capped = [](double gbps, double cap) { return cap > 0 ? std::min(gbps, cap) : gbps; };
     e.bus_gbps = p == CollectiveProtocol::kSimple ? ring_gbps
-                 : p == CollectiveProtocol::kLl   ? ring_gbps / (all_reduce ? 4.0 : 3.0)
-                                                  : std::min(ring_gbps * 0.92, ll128_max_bw_per_channel(in.kind.op) * in.channels);
+                 : p == CollectiveProtocol::kLl   ? capped(ring_gbps / (all_reduce ? 4.0 : 3.0), in.ll_max_gbps)
+                                                  : capped(ring_gbps * 0.92, in.ll128_max_gbps_per_channel * in.channels);
     e.latency_us = kBaseLatUs[i] + nsteps * kNvlinkHwLatUs[i];
     const double alg_gbps = e.bus_gbps * n / nsteps;
     e.time_us = alg_gbps > 0 ? e.latency_us + static_cast<double>(in.array_bytes) / (1000.0 * alg_gbps) : 1e300;

@@ -3,14 +3,20 @@
 // as a workload gives it, and `auto`: the choice NCCL's tuner makes.
 //
 // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel / ncclTopoGetAlgoTime; the
-// constants of NVIDIA/nccl commit 01afd20) predicts each protocol's time for a ring
+// constants of NVIDIA/nccl commit b647562) predicts each protocol's time for a ring
 // collective as
 //   time = baseLat[p] + nsteps x hwLat[NVLink][p] + bytes / algBw[p]
 //   algBw = busBw[p] x N / nsteps   (nsteps: N-1 for RS / AG, 2(N-1) for AR)
-//   busBw: simple = the ring's bandwidth; ll = a third of it (a quarter for AR);
-//          ll128 = min(0.92 x it, ll128MaxBwPerCh[collective] x channels)
-// and runs the fastest enabled one. LL128 is enabled only where the system says so
-// (gpu.collective.ll128: NCCL enables it on NVLink on the GPUs it was tested on).
+//   busBw: simple = the ring's bandwidth; ll = a third of it (a quarter for AR), at
+//          most llMaxBw; ll128 = min(0.92 x it, perChMaxRingLL128Bw x channels)
+// and runs the fastest enabled one. The two caps depend on the GPU generation in NCCL
+// (llMaxBws, perChMaxRingLL128Bws: Hopper 87.7 and 36.7 GB/s on one node), so they are
+// the system's (gpu.collective.ll_max_bw, ll128_max_bw_per_channel; none when unset).
+// LL128 is enabled only where the system says so (gpu.collective.ll128: NCCL enables
+// it on NVLink on the GPUs it was tested on). With these the choice on 4 x H200 is
+// NCCL 2.28's at every size of ../shared/calibration/h200/README.md's table
+// (tests/test_protocol.cpp); whether 2.28's own constants are these was not checked
+// (b647562 is the newest tuning.cc available here).
 // Simplifications: the ring's bandwidth is the node's link bandwidth per direction
 // (NCCL's is its topology search's per-channel speed x channels); the NVLink
 // latencies are used on every system (RCCL's own tables are not modelled).
@@ -39,6 +45,8 @@ struct ProtocolTunerInput {
   std::uint32_t channels = 1;
   double link_bytes_per_second = 0;
   bool ll128 = false;
+  double ll_max_gbps = 0;                 // LL's bus bandwidth cap (0: none)
+  double ll128_max_gbps_per_channel = 0;  // LL128's per channel (0: none)
 };
 
 struct ProtocolEstimate {

@@ -44,6 +44,12 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   ConfigNode collective = gpu.child("collective");
   cfg.collective_channels = static_cast<std::uint32_t>(collective.get_uint("channels", 0, 0, 4096));
   cfg.collective_ll128 = collective.get_bool("ll128", false);
+  cfg.collective_ll_max_gbps =
+      static_cast<double>(collective.get_bandwidth("ll_max_bw", Bandwidth(0), Bandwidth(0)).bytes_per_second()) / 1e9;
+  cfg.collective_ll128_max_gbps_per_channel =
+      static_cast<double>(
+          collective.get_bandwidth("ll128_max_bw_per_channel", Bandwidth(0), Bandwidth(0)).bytes_per_second()) /
+      1e9;
   cfg.collective_lds_per_wg = collective.get_bytes("lds_per_wg", 0, 0, 1ULL << 30);
   cfg.collective_registers_per_wg = collective.get_uint("registers_per_wg", 0, 0, 1ULL << 24);
   collective.finish();

@@ -77,6 +77,11 @@ struct GpuConfig {
   // Whether the library enables LL128 here (`gpu.collective.ll128`): a candidate of
   // the `auto` protocol choice (models/collectives/protocol_tuner.h).
   bool collective_ll128 = false;
+  // The library's caps on LL's bus bandwidth and on LL128's per channel
+  // (`gpu.collective.ll_max_bw`, `ll128_max_bw_per_channel`; NCCL's llMaxBws and
+  // perChMaxRingLL128Bws for the GPU generation), in the `auto` choice; 0: none.
+  double collective_ll_max_gbps = 0;
+  double collective_ll128_max_gbps_per_channel = 0;
   // The LDS a collective kernel's WG takes (`gpu.collective.lds_per_wg`; the library
   // kernel's shared memory): with the CU's LDS it bounds the channels one CU holds.
   std::uint64_t collective_lds_per_wg = 0;
