@@ -89,6 +89,19 @@ const std::vector<GoldenCase>& cases() {
        {"system.num_gpus=4", "system.net.topology=switch", "workload.size=2MB", "run.mode=homogeneous"}},
       {"ring_rs_partitioned_2_threads", "configs/systems/table1.yaml", "configs/workloads/collectives/ring_rs.yaml",
        "", {"system.num_gpus=4", "workload.size=2MB"}, 2},
+      // Issue 44 item 1, before the drivers merge: the sub-layer's fused configuration and
+      // kind c3 in both orders and on the copy engines (one wave of MI300X tiles beside a
+      // 4 MiB all-gather, homogeneous mode).
+      {"sublayer_fused_homogeneous", "configs/systems/table1.yaml", "configs/workloads/gemm/small.yaml", "fused",
+       {"system.num_gpus=4", "run.mode=homogeneous"}},
+      {"c3_gemm_first_homogeneous", "configs/systems/mi300x.yaml", "configs/workloads/c3/small.yaml", "c3",
+       {"system.num_gpus=4", "run.mode=homogeneous", "workload.gemm.k=256", "workload.collective.size=4MiB",
+        "workload.order=gemm-first"}},
+      {"c3_comm_first_homogeneous", "configs/systems/mi300x.yaml", "configs/workloads/c3/small.yaml", "c3",
+       {"system.num_gpus=4", "run.mode=homogeneous", "workload.gemm.k=256", "workload.collective.size=4MiB",
+        "workload.order=comm-first"}},
+      {"c3_conccl_homogeneous", "configs/systems/mi300x.yaml", "configs/workloads/c3/small.yaml", "conccl",
+       {"system.num_gpus=4", "run.mode=homogeneous", "workload.gemm.k=256", "workload.collective.size=4MiB"}},
   };
   return kCases;
 }
