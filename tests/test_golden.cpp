@@ -102,6 +102,24 @@ const std::vector<GoldenCase>& cases() {
         "workload.order=comm-first"}},
       {"c3_conccl_homogeneous", "configs/systems/mi300x.yaml", "configs/workloads/c3/small.yaml", "conccl",
        {"system.num_gpus=4", "run.mode=homogeneous", "workload.gemm.k=256", "workload.collective.size=4MiB"}},
+      // The four overlap kinds (seeds 000 and 001) under sequential and fused, each a
+      // small case of its shipped workload.
+      {"ag_gemm_sequential", "configs/systems/mi300x.yaml", "configs/workloads/ag_gemm/seed001.yaml", "sequential",
+       {"system.num_gpus=4", "workload.gemm.m=2048", "workload.gemm.n=1024", "workload.gemm.k=256"}},
+      {"ag_gemm_fused", "configs/systems/mi300x.yaml", "configs/workloads/ag_gemm/seed001.yaml", "fused",
+       {"system.num_gpus=4", "workload.gemm.m=2048", "workload.gemm.n=1024", "workload.gemm.k=256"}},
+      {"gemm_a2a_sequential", "configs/systems/mi210x4.yaml", "configs/workloads/gemm_a2a/moe.yaml", "sequential",
+       {"workload.gemm.m=1024", "workload.gemm.n=1024", "workload.gemm.k=1024"}},
+      {"gemm_a2a_fused", "configs/systems/mi210x4.yaml", "configs/workloads/gemm_a2a/moe.yaml", "fused",
+       {"workload.gemm.m=1024", "workload.gemm.n=1024", "workload.gemm.k=1024"}},
+      {"gemv_ar_sequential", "configs/systems/mi210x4.yaml", "configs/workloads/gemv_ar/decode.yaml", "sequential",
+       {"workload.gemv.m=1024", "workload.gemv.k=1024"}},
+      {"gemv_ar_fused", "configs/systems/mi210x4.yaml", "configs/workloads/gemv_ar/decode.yaml", "fused",
+       {"workload.gemv.m=1024", "workload.gemv.k=1024"}},
+      {"embedding_a2a_sequential", "configs/systems/mi210x4.yaml", "configs/workloads/embedding_a2a/dlrm.yaml",
+       "sequential", {"workload.batch=64", "workload.tables=8"}},
+      {"embedding_a2a_fused", "configs/systems/mi210x4.yaml", "configs/workloads/embedding_a2a/dlrm.yaml", "fused",
+       {"workload.batch=64", "workload.tables=8"}},
   };
   return kCases;
 }
