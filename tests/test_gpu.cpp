@@ -470,17 +470,20 @@ TEST(GpuGemmKernel, TheSystemsKernelIsTheDefaultAndAWorkloadOverridesIt) {
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    tile: 128\n"), ::testing::HasSubstr("sys.yaml:3: gpu.gemm.tile: unknown key"));
 }
 
+// The GEMM kernel a `workload:` YAML text gets on `gpu` (read_gemm_workload's params).
+GemmParams gemm_workload_params(const GpuConfig& gpu, const std::string& yaml) {
+  ResolvedConfig resolved;
+  ConfigTree wl = ConfigTree::parse(yaml, "wl.yaml");
+  ConfigNode w(&wl.root(), "", &resolved);
+  return *read_gemm_workload(w.child("workload"), gpu).params;
+}
+
 // Issue 42 item 4: the H200 system runs, per Table 2 output shape, the tile cuBLAS 13
 // picks (../shared/calibration/h200/cublas_kernels.csv, fp16 rows; nvjet's AxB is
 // cuBLAS's m x n = torch's N x M), whatever K, and a workload key still overrides it.
 TEST(GpuGemmKernel, TheH200RunsCublassTilePerOutputShape) {
   const GpuConfig gpu = system_gpu("h200.yaml");
-  ResolvedConfig resolved;
-  auto workload = [&](const std::string& yaml) {
-    ConfigTree wl = ConfigTree::parse(yaml, "wl.yaml");
-    ConfigNode w(&wl.root(), "", &resolved);
-    return *read_gemm_workload(w.child("workload"), gpu).params;
-  };
+  auto workload = [&](const std::string& yaml) { return gemm_workload_params(gpu, yaml); };
   struct Row {
     const char* preset;  // Table 2 shape
     std::uint32_t tile_m, tile_n, stages;
@@ -526,12 +529,7 @@ TEST(GpuGemmKernel, TheH200RunsCublassTilePerOutputShape) {
 // per tile, no cluster, 230 registers.
 TEST(GpuGemmKernel, AKNotAMultipleOfEightRunsTheAlign2Fallback) {
   const GpuConfig gpu = system_gpu("h200.yaml");
-  ResolvedConfig resolved;
-  auto workload = [&](const std::string& yaml) {
-    ConfigTree wl = ConfigTree::parse(yaml, "wl.yaml");
-    ConfigNode w(&wl.root(), "", &resolved);
-    return *read_gemm_workload(w.child("workload"), gpu).params;
-  };
+  auto workload = [&](const std::string& yaml) { return gemm_workload_params(gpu, yaml); };
   for (const char* preset : {"tnlg.op.tp8", "tnlg.op.tp16", "tnlg.ip.tp8", "tnlg.ip.tp16"}) {
     const GemmParams p = workload(fmt::format("workload:\n  preset: {}\n", preset));
     SCOPED_TRACE(fmt::format("{}: K = {}", preset, p.k));

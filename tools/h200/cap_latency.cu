@@ -31,30 +31,8 @@ __global__ void chase(const unsigned* __restrict__ next, unsigned long long hops
   out[2] = j;
 }
 
-__global__ void fill_random(__half* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned x = unsigned(i) * 2654435761u ^ seed;
-    x ^= x >> 15;
-    x *= 2246822519u;
-    x ^= x >> 13;
-    p[i] = __float2half((x & 0xFFFF) / 16384.0f - 2.0f);
-  }
-}
 
 int main() {
-  auto make_chain = [](size_t bytes) {
-    const size_t lines = bytes / 128, words = bytes / 4;
-    std::vector<unsigned> perm(lines);
-    std::iota(perm.begin(), perm.end(), 0u);
-    std::mt19937_64 rng(7);
-    std::shuffle(perm.begin() + 1, perm.end(), rng);
-    std::vector<unsigned> next(words, 0);
-    for (size_t i = 0; i < lines; ++i) next[size_t(perm[i]) * 32] = perm[(i + 1) % lines] * 32;
-    unsigned* d;
-    CK(cudaMalloc(&d, bytes));
-    CK(cudaMemcpy(d, next.data(), bytes, cudaMemcpyHostToDevice));
-    return d;
-  };
   unsigned* chains[2] = {make_chain(8ull << 20), make_chain(2ull << 30)};
   const char* chain_names[2] = {"l2_8MiB", "dram_2GiB"};
   unsigned long long* out;

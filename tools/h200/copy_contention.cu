@@ -27,19 +27,6 @@
 #include <random>
 #include <vector>
 
-__global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
-                       unsigned long long* stamps) {
-  if (threadIdx.x == 0) stamps[2 * blockIdx.x] = gtime();
-  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-  for (; i + 3 * stride < n16; i += 4 * stride) {
-    int4 a = src[i]; int4 b = src[i + stride]; int4 c = src[i + 2 * stride]; int4 d = src[i + 3 * stride];
-    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
-  }
-  for (; i < n16; i += stride) dst[i] = src[i];
-  __syncthreads();
-  if (threadIdx.x == 0) stamps[2 * blockIdx.x + 1] = gtime();
-}
 
 __global__ void chase(const unsigned* __restrict__ next, unsigned long long hops, unsigned long long* out) {
   unsigned j = 0;

@@ -8,23 +8,18 @@
 //
 // Prints CSV: gemm,order,kind,index,start_ns,end_ns,cta_first_start_ns,cta_last_start_ns,cta_last_end_ns
 // (times from the run's first kernel start; CTA columns for copies only).
-//   nvcc -O3 -arch=sm_90 -DKREC=CUpti_ActivityKernel10 -I$CUPTI/include -o copy_gaps copy_gaps.cu -lcublas -lcupti
-
-#include <cupti.h>
+//   tools/h200/measure_copy_gaps.sh OUTDIR (builds it with CUPTI: cupti_env.sh)
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "cupti_kernels.cuh"
 #include "h200_common.cuh"
 
-#ifndef KREC
-#define KREC CUpti_ActivityKernel9
-#endif
 
 namespace {
 
@@ -32,61 +27,17 @@ struct Rec {
   bool copy;
   unsigned long long start, end;
 };
-std::mutex g_mutex;
-std::vector<Rec> g_recs;
-
-void CUPTIAPI requested(uint8_t** b, size_t* size, size_t* max) {
-  *size = 16u << 20;
-  *b = static_cast<uint8_t*>(aligned_alloc(8, *size));
-  *max = 0;
-}
-void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* b, size_t, size_t valid) {
-  CUpti_Activity* r = nullptr;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  while (cuptiActivityGetNextRecord(b, valid, &r) == CUPTI_SUCCESS) {
-    if (r->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) continue;
-    const auto* k = reinterpret_cast<const KREC*>(r);
-    const bool copy = k->name && strstr(k->name, "copy16") != nullptr;
-    const bool gemm = k->name && strstr(k->name, "nvjet") != nullptr;
-    if (copy || gemm) g_recs.push_back({copy, k->start, k->end});
-  }
-  free(b);
-}
 
 constexpr int kCtas = 24, kThreads = 512;
 constexpr size_t kCopyBytes = 64ull << 20;
 
-__global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
-                       unsigned long long* stamps) {
-  if (threadIdx.x == 0) stamps[2 * blockIdx.x] = gtime();
-  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-  for (; i + 3 * stride < n16; i += 4 * stride) {
-    int4 a = src[i]; int4 b = src[i + stride]; int4 c = src[i + 2 * stride]; int4 d = src[i + 3 * stride];
-    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
-  }
-  for (; i < n16; i += stride) dst[i] = src[i];
-  __syncthreads();
-  if (threadIdx.x == 0) stamps[2 * blockIdx.x + 1] = gtime();
-}
 
-__global__ void fill_random(__half* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned x = unsigned(i) * 2654435761u ^ seed;
-    x ^= x >> 15;
-    x *= 2246822519u;
-    x ^= x >> 13;
-    p[i] = __float2half((x & 0xFFFF) / 16384.0f - 2.0f);
-  }
-}
 
 }  // namespace
 
 int main() {
   const Shape shapes[] = {{"palm.fc2.tp32", 2048, 18432, 2304}, {"gpt3.op.tp32", 2048, 12288, 384}};
-  if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS ||
-      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
-    return 1;
+  if (!start_kernel_activity()) return 1;
   cublasHandle_t h;
   cublasCreate(&h);
   cudaStream_t gs, cs;
@@ -111,11 +62,7 @@ int main() {
     for (const char* order : {"gemm_first", "comm_first"}) {
       for (int i = 0; i < 20; ++i) gemm();  // warm, and the clock at its cap
       CK(cudaDeviceSynchronize());
-      cuptiActivityFlushAll(1);
-      {
-        std::lock_guard<std::mutex> lock(g_mutex);
-        g_recs.clear();
-      }
+      take_kernel_records();  // the warm-up's
       auto gemms = [&] { for (int i = 0; i < n_gemm; ++i) gemm(); };
       auto copies = [&] {
         for (int k = 0; k < kCopies; ++k)
@@ -123,13 +70,13 @@ int main() {
       };
       if (strcmp(order, "gemm_first") == 0) { gemms(); copies(); } else { copies(); gemms(); }
       CK(cudaDeviceSynchronize());
-      cuptiActivityFlushAll(1);
       std::vector<unsigned long long> st(2 * kCtas * kCopies);
       CK(cudaMemcpy(st.data(), stamps, st.size() * sizeof(st[0]), cudaMemcpyDeviceToHost));
+      // The GEMMs' and the copies' kernels (cuBLAS's nvjet, this program's copy16).
       std::vector<Rec> recs;
-      {
-        std::lock_guard<std::mutex> lock(g_mutex);
-        recs = g_recs;
+      for (const KernelRecord& k : take_kernel_records()) {
+        const bool copy = k.name.find("copy16") != std::string::npos;
+        if (copy || k.name.find("nvjet") != std::string::npos) recs.push_back({copy, k.start, k.end});
       }
       std::sort(recs.begin(), recs.end(), [](const Rec& a, const Rec& b) { return a.start < b.start; });
       if (recs.empty()) continue;

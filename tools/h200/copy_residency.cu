@@ -23,21 +23,6 @@
 #include <random>
 #include <vector>
 
-// interfere.py's copy16, with each CTA's start and end stamped (thread 0, after a
-// barrier at the end so the end is the CTA's last store issued).
-__global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
-                       unsigned long long* stamps) {
-  if (threadIdx.x == 0) stamps[2 * blockIdx.x] = gtime();
-  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-  for (; i + 3 * stride < n16; i += 4 * stride) {
-    int4 a = src[i]; int4 b = src[i + stride]; int4 c = src[i + 2 * stride]; int4 d = src[i + 3 * stride];
-    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
-  }
-  for (; i < n16; i += stride) dst[i] = src[i];
-  __syncthreads();
-  if (threadIdx.x == 0) stamps[2 * blockIdx.x + 1] = gtime();
-}
 
 __global__ void stamp(unsigned long long* at) { *at = gtime(); }
 
@@ -149,19 +134,6 @@ int main() {
          "copy_start_spread_us,copy_cta_run_us,copy_resident_fraction,copy_GBps,extra\n");
 
   // The pointer chases' buffers: 8 MiB (L2-resident) and 2 GiB (DRAM), 128 B per hop.
-  auto make_chain = [](size_t bytes) {
-    const size_t lines = bytes / 128, words = bytes / 4;
-    std::vector<unsigned> perm(lines);
-    std::iota(perm.begin(), perm.end(), 0u);
-    std::mt19937_64 rng(7);
-    std::shuffle(perm.begin() + 1, perm.end(), rng);
-    std::vector<unsigned> next(words, 0);
-    for (size_t i = 0; i < lines; ++i) next[size_t(perm[i]) * 32] = perm[(i + 1) % lines] * 32;
-    unsigned* d;
-    CK(cudaMalloc(&d, bytes));
-    CK(cudaMemcpy(d, next.data(), bytes, cudaMemcpyHostToDevice));
-    return d;
-  };
   unsigned* chain_l2 = make_chain(8ull << 20);
   unsigned* chain_dram = make_chain(2ull << 30);
   unsigned long long* chase_out;

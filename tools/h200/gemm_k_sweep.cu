@@ -11,10 +11,8 @@
 // Operands: uniform random fp16 (as interfere.py's torch.randn), or zeros with argument 2
 // `zeros`. Prints CSV: data,shape,M,N,K,kernel,grid,block,regs,smem,launches,median_ns,min_ns,
 //             sm_mhz_mean,sm_mhz_min,sm_mhz_max,power_w_mean,tflops
-//   nvcc -O3 -arch=sm_90 -DKREC=CUpti_ActivityKernel9 -I$CUDA/extras/CUPTI/include \
-//        -o gemm_k_sweep gemm_k_sweep.cu -lcublas -lcupti -lnvidia-ml
+//   tools/h200/measure_gemm_k_sweep.sh OUTDIR (builds it with CUPTI and NVML: cupti_env.sh)
 
-#include <cupti.h>
 #include <nvml.h>
 
 #include <algorithm>
@@ -22,45 +20,15 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cupti_kernels.cuh"
 #include "h200_common.cuh"
 
-#ifndef KREC
-#define KREC CUpti_ActivityKernel9
-#endif
 
 namespace {
-
-struct KernelRecord {
-  std::string name;
-  unsigned long long ns;
-  int grid[3], block[3], regs, smem;
-};
-std::mutex g_records_mutex;
-std::vector<KernelRecord> g_records;
-
-void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *size = 16u << 20;
-  *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
-  *max_records = 0;
-}
-
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  CUpti_Activity* rec = nullptr;
-  std::lock_guard<std::mutex> lock(g_records_mutex);
-  while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
-    if (rec->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && rec->kind != CUPTI_ACTIVITY_KIND_KERNEL) continue;
-    const auto* k = reinterpret_cast<const KREC*>(rec);
-    g_records.push_back({k->name ? k->name : "?", k->end - k->start,
-                         {k->gridX, k->gridY, k->gridZ}, {k->blockX, k->blockY, k->blockZ}, k->registersPerThread,
-                         int(k->staticSharedMemory + k->dynamicSharedMemory)});
-  }
-  free(buffer);
-}
 
 // Samples the SM clock (MHz) and power (W) every 5 ms while `running`.
 struct ClockSampler {
@@ -89,18 +57,6 @@ struct ClockSampler {
   std::vector<double> watts;
 };
 
-// Fills n halves with values uniform in [-2, 2) from a hash of the index: the switching
-// activity of torch.randn operands (interfere.py), which decides the tensor cores' power
-// and so the clock; zeros (TorchMmGemm's default) draw about 40 % less power.
-__global__ void fill_random(__half* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    unsigned x = unsigned(i) * 2654435761u ^ seed;
-    x ^= x >> 15;
-    x *= 2246822519u;
-    x ^= x >> 13;
-    p[i] = __float2half((x & 0xFFFF) / 16384.0f - 2.0f);
-  }
-}
 
 }  // namespace
 
@@ -119,8 +75,7 @@ int main(int argc, char** argv) {
   }
   nvmlDevice_t dev;
   nvmlDeviceGetHandleByIndex(0, &dev);
-  if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
-      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+  if (!start_kernel_activity()) {
     fprintf(stderr, "CUPTI activity setup failed\n");
     return 1;
   }
@@ -165,11 +120,7 @@ int main(int argc, char** argv) {
       }
       for (int i = 0; i < 3; ++i) gemm();  // warm up (cuBLAS's heuristic, the L2)
       CK(cudaStreamSynchronize(stream));
-      cuptiActivityFlushAll(1);
-      {
-        std::lock_guard<std::mutex> lock(g_records_mutex);
-        g_records.clear();
-      }
+      take_kernel_records();  // the warm-up's
       // Launches in batches until min_seconds of wall time have passed.
       sampler.start();
       const auto t0 = std::chrono::steady_clock::now();
@@ -180,12 +131,7 @@ int main(int argc, char** argv) {
         CK(cudaStreamSynchronize(stream));
       }
       sampler.stop();
-      cuptiActivityFlushAll(1);
-      std::vector<KernelRecord> recs;
-      {
-        std::lock_guard<std::mutex> lock(g_records_mutex);
-        recs.swap(g_records);
-      }
+      const std::vector<KernelRecord> recs = take_kernel_records();
       if (recs.empty()) {
         fprintf(stderr, "%s K=%d: no kernel records\n", sh.name, k);
         continue;
@@ -197,11 +143,11 @@ int main(int argc, char** argv) {
       size_t longest = 0;
       for (size_t i = 0; i + per <= recs.size(); i += per) {
         unsigned long long s = 0;
-        for (size_t j = 0; j < per; ++j) s += recs[i + j].ns;
+        for (size_t j = 0; j < per; ++j) s += recs[i + j].ns();
         t.push_back(s);
       }
       for (size_t j = 0; j < per && j < recs.size(); ++j)
-        if (recs[j].ns > recs[longest].ns) longest = j;
+        if (recs[j].ns() > recs[longest].ns()) longest = j;
       std::sort(t.begin(), t.end());
       const KernelRecord& r = recs[longest];
       double mhz = 0, w = 0;

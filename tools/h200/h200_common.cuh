@@ -6,8 +6,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
+#include <random>
+#include <vector>
 
 #define CK(x)                                                                                    \
   do {                                                                                           \
@@ -67,3 +71,50 @@ struct TorchMmGemm {
   Shape sh;
   __half *A = nullptr, *W = nullptr, *C = nullptr;
 };
+
+// interfere.py's copy16 (int4 loads and stores, 4 per thread in flight), with each CTA's
+// start and end stamped (thread 0, after a barrier at the end so the end is the CTA's
+// last store issued): stamps[2 b] and stamps[2 b + 1].
+__global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
+                       unsigned long long* stamps) {
+  if (threadIdx.x == 0) stamps[2 * blockIdx.x] = gtime();
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (; i + 3 * stride < n16; i += 4 * stride) {
+    int4 a = src[i]; int4 b = src[i + stride]; int4 c = src[i + 2 * stride]; int4 d = src[i + 3 * stride];
+    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
+  }
+  for (; i < n16; i += stride) dst[i] = src[i];
+  __syncthreads();
+  if (threadIdx.x == 0) stamps[2 * blockIdx.x + 1] = gtime();
+}
+
+// Fills n halves with values uniform in [-2, 2) from a hash of the index: the switching
+// activity of torch.randn operands (interfere.py), which decides the tensor cores' power
+// and so the clock; zeros (TorchMmGemm's default) draw about 40 % less power.
+__global__ void fill_random(__half* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    unsigned x = unsigned(i) * 2654435761u ^ seed;
+    x ^= x >> 15;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    p[i] = __float2half((x & 0xFFFF) / 16384.0f - 2.0f);
+  }
+}
+
+// A pointer-chase chain on the device: `bytes` of 128 B lines, each line's first word
+// the index of the next in a random cyclic permutation (seed 7).
+inline unsigned* make_chain(size_t bytes) {
+  const size_t lines = bytes / 128, words = bytes / 4;
+  std::vector<unsigned> perm(lines);
+  std::iota(perm.begin(), perm.end(), 0u);
+  std::mt19937_64 rng(7);
+  std::shuffle(perm.begin() + 1, perm.end(), rng);
+  std::vector<unsigned> next(words, 0);
+  for (size_t i = 0; i < lines; ++i) next[size_t(perm[i]) * 32] = perm[(i + 1) % lines] * 32;
+  unsigned* d;
+  CK(cudaMalloc(&d, bytes));
+  CK(cudaMemcpy(d, next.data(), bytes, cudaMemcpyHostToDevice));
+  return d;
+}
+

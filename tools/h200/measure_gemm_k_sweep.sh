@@ -6,14 +6,7 @@ set -euo pipefail
 out="${1:?usage: measure_gemm_k_sweep.sh OUTDIR [seconds]}"
 here="$(cd "$(dirname "$0")" && pwd)"
 mkdir -p "$out"
-nvcc=$(command -v nvcc || ls /usr/local/cuda*/bin/nvcc 2>/dev/null | head -1)
-cuda=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
-inc=$(dirname "$(find "$cuda" /usr/local/cuda* -name cupti.h 2>/dev/null | head -1)")
-lib=$(dirname "$(find "$cuda" /usr/local/cuda* -name 'libcupti.so*' 2>/dev/null | head -1)")
-# The newest kernel activity record this CUPTI declares.
-krec=$(grep -rhoE 'CUpti_ActivityKernel[0-9]+;' "$inc" | tr -d ';' | sort -V | tail -1)
-echo "nvcc $nvcc cupti $inc $lib record $krec" >&2
-"$nvcc" -O3 -arch=sm_90 -std=c++17 -DKREC="$krec" -I"$inc" -o /tmp/gemm_k_sweep "$here/gemm_k_sweep.cu" \
-  -L"$lib" -Xlinker -rpath -Xlinker "$lib" -lcublas -lcupti -lnvidia-ml
+. "$here/cupti_env.sh"
+"$nvcc" -O3 -arch=sm_90 -std=c++17 -o /tmp/gemm_k_sweep "$here/gemm_k_sweep.cu" "${cupti_flags[@]}" -lcublas -lnvidia-ml
 { echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader) $("$nvcc" --version | tail -1)"
   /tmp/gemm_k_sweep "${2:-0.25}" "${3:-random}" ${4:-}; } | tee "$out/gemm_k_sweep_${3:-random}${4:+_points}.csv"

@@ -44,7 +44,8 @@ __global__ void sm_reader(const int4* __restrict__ src, unsigned long long n16, 
   if (threadIdx.x == 0) out[s] = gtime() - t0;
 }
 
-__global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
+// h200_common.cuh's copy16 that also stamps its SM id: stamps[3 b] start, [3 b + 1] end, [3 b + 2] SM.
+__global__ void copy16_sm(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
                        unsigned long long* stamps) {
   if (threadIdx.x == 0) stamps[3 * blockIdx.x] = gtime();
   unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -148,7 +149,7 @@ int main() {
     const int n_c = g ? 300 : 100;
     CK(cudaDeviceSynchronize());
     CK(cudaMemset(marks, 0, 64));
-    for (int k = 0; k < n_c; ++k) copy16<<<kCtas, kThreads, 0, cs>>>(src, dst, kBytes / 16, stamps + 3 * kCtas * k);
+    for (int k = 0; k < n_c; ++k) copy16_sm<<<kCtas, kThreads, 0, cs>>>(src, dst, kBytes / 16, stamps + 3 * kCtas * k);
     if (g) {
       stamp<<<1, 1, 0, gs>>>(marks);
       for (int i = 0; i < n_g; ++i) gemm();
