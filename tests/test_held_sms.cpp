@@ -56,7 +56,6 @@ TEST(HeldSms, AGemmRunsItsHeldCtasTilesLastAndSlowsAsCublasDoes) {
   ASSERT_EQ(cfg.gemm.persistent_static_tiles, 2u);
   GemmParams p = gemm_preset_params("gpt3.op.tp32", cfg.gemm);
   p.flops_per_cycle = cfg.cu.flops_per_cycle;
-  p.lds_bytes_per_cycle = cfg.cu.lds_bytes_per_cycle;
   const KernelTrace owned = make_gemm_trace(p);
   p.persistent_static_tiles = 0;
   const KernelTrace in_order = make_gemm_trace(p);
