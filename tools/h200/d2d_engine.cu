@@ -230,6 +230,37 @@ int main() {
       }
     }
   }
+  // 5. Tensor work whose CTAs all fit (2 per SM), as one 20 ms kernel or as 4 of 5 ms
+  //    launched back to back (the next one queued behind the running one), against a
+  //    grid of 3 per SM where 2 fit (a third of the CTAs wait for room) and 1,024-thread
+  //    spinners with 2 waves of CTAs.
+  struct Launches {
+    const char* what;
+    int ctas_per_sm, launches;
+    unsigned long long ns;
+  };
+  const Launches runs[] = {{"mma_2cta_one_kernel", 2, 1, 20'000'000ull},
+                           {"mma_2cta_4_kernels_back_to_back", 2, 4, 5'000'000ull},
+                           {"mma_2cta_40_kernels_back_to_back", 2, 40, 500'000ull},
+                           {"mma_3cta_one_kernel", 3, 1, 10'000'000ull}};
+  for (const Launches& r : runs) {
+    CK(cudaEventRecord(c, s1));
+    for (int l = 0; l < r.launches; ++l) mma_burn<<<sms * r.ctas_per_sm, 512, 0, s1>>>(r.ns, (float*)(big));
+    CK(cudaEventRecord(d, s1));
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    CK(cudaEventRecord(a, s2));
+    const int copies = 100;
+    for (int i = 0; i < copies; ++i) CK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, s2));
+    CK(cudaEventRecord(b, s2));
+    CK(cudaDeviceSynchronize());
+    float copy_ms, spin_ms, copy_end;
+    CK(cudaEventElapsedTime(&copy_ms, a, b));
+    CK(cudaEventElapsedTime(&spin_ms, c, d));
+    CK(cudaEventElapsedTime(&copy_end, c, b));
+    printf("beside_launches,%s,0,%.1f,%.1f,%.1f,%d copies ended %.1f us after the first launch (%s)\n", r.what,
+           copy_ms * 1e3, copies * bytes / (copy_ms * 1e-3) / 1e9, spin_ms * 1e3, copies, copy_end * 1e3,
+           copy_end < spin_ms ? "all during the kernels" : "some after them");
+  }
   if (cupti) {
     const auto recs = take_kernel_records();
     int other = 0;
