@@ -1,10 +1,16 @@
 // Node speed: events/s of a CU-based ring reduce-scatter (4 MB per GPU) on 4 T3
 // Table 1 GPUs joined by the network, in full mode (every GPU simulated; in one event
 // queue, or a partition per GPU on 1 or 2 host threads) and in homogeneous mode
-// (GPU 0, peers mirrored). Exercises the CUs' remote stores and
+// (GPU 0, peers mirrored); and the partitioned run on 2 threads beside busy host
+// threads (a loaded machine, issue 43: the run should degrade toward its one-thread
+// time, not wait every window for a descheduled thread). Exercises the CUs' remote stores and
 // flags, the network's packets and acks, and each GPU's memory system. Also reports
 // the simulated time, so a speed-up that changes the model's answer shows up here too.
 #include <benchmark/benchmark.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
 
 #include "bench/bench_configs.h"
 
@@ -58,9 +64,30 @@ void BM_RingRsFullPartitioned(benchmark::State& state) {
   run_ring_rs(state, NetMode::kFull, static_cast<unsigned>(state.range(1)));
 }
 
+// Args: MB per GPU, host threads, busy host threads spinning beside the run (one per
+// core of a 2-core machine takes it all).
+void BM_RingRsFullPartitionedBesideBusyThreads(benchmark::State& state) {
+  std::atomic<bool> stop{false};
+  std::vector<std::jthread> busy;
+  for (std::int64_t i = 0; i < state.range(2); ++i) {
+    busy.emplace_back([&stop] {
+      std::uint64_t x = 0;
+      while (!stop.load(std::memory_order_relaxed)) benchmark::DoNotOptimize(++x);
+    });
+  }
+  run_ring_rs(state, NetMode::kFull, static_cast<unsigned>(state.range(1)));
+  stop = true;
+}
+
 BENCHMARK(BM_RingRsFull)->Arg(4)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RingRsFullPartitioned)->Args({4, 1})->Args({4, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_RingRsHomogeneous)->Arg(4)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RingRsFullPartitionedBesideBusyThreads)
+    ->Args({4, 1, 2})
+    ->Args({4, 2, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 
 }  // namespace
 }  // namespace t3sim

@@ -14,6 +14,7 @@
 #include "models/system/sublayer_configuration.h"
 #include "sim/config.h"
 #include "sim/error.h"
+#include "sim/host_cpu.h"
 #include "sim/host_memory.h"
 #include "sim/output.h"
 #include "sim/simulator.h"
@@ -146,7 +147,7 @@ RunOutcome run_simulation(const RunRequest& req) {
   options.isolated_cache = run.get_string("isolated_cache", req.isolated_cache.string());
   const unsigned threads = req.threads > 0     ? req.threads
                            : threads_key > 0 ? threads_key
-                                             : std::max(1u, std::thread::hardware_concurrency());
+                                             : host_cores_free();
   run.finish();
 
   ConfigNode system = top.child("system");

@@ -1,7 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
-#include <barrier>
+#include <atomic>
 #include <exception>
 #include <new>
 #include <stdexcept>
@@ -271,18 +271,15 @@ void Simulator::exchange() {
   }
 }
 
-// Host thread `thread` runs its share of the partitions (every threads()-th one) up
-// to the window's end.
-void Simulator::run_window(unsigned thread) {
+// Runs partition `index` up to the window's end on the calling host thread.
+void Simulator::run_partition_window(std::size_t index) {
   const Tick last = Tick(window_end_.ps() - 1);  // the window is [start, end)
-  for (std::size_t i = thread; i < parts_.size(); i += threads()) {
-    Partition& p = *parts_[i];
-    p.window_end = window_end_;
-    running_ = &p;
-    Timeline::set_current_lane(p.index);
-    p.events.run(last);
-    running_ = nullptr;
-  }
+  Partition& p = *parts_[index];
+  p.window_end = window_end_;
+  running_ = &p;
+  Timeline::set_current_lane(p.index);
+  p.events.run(last);
+  running_ = nullptr;
   Timeline::set_current_lane(0);
 }
 
@@ -294,37 +291,65 @@ Simulator::StopReason Simulator::run_partitioned(Tick until) {
   const bool watch = watchdog_.stall_limit > Tick::zero();
   back_with_huge_pages();
   const unsigned threads = this->threads();
+  const std::size_t n = parts_.size();
 
-  // Helper threads wait at the barrier for each window; `stop` ends them. An
-  // exception in a window (an internal error) is kept and rethrown by this thread.
-  bool stop = false;
-  std::vector<std::exception_ptr> errors(threads);
-  std::barrier sync(static_cast<std::ptrdiff_t>(threads));
-  auto window = [&](unsigned thread) {
-    try {
-      run_window(thread);
-    } catch (...) {
-      running_ = nullptr;
-      Timeline::set_current_lane(0);
-      errors[thread] = std::current_exception();
+  // A window's partitions are a pool: whichever host thread is running claims the next
+  // one (`next_claim`), and the window ends when all are done (`done`), not when every thread
+  // has come by. So a thread the OS deschedules (a busy machine) delays the window only
+  // by the partition it holds, not by the whole of its share, and one that wakes late
+  // finds the work taken and waits for the next window (issue 43: with static shares and
+  // a barrier, 8 partitions on 2 threads beside 2 busy processes took 21 s instead of 3).
+  // Which thread runs a partition does not matter: partitions are independent within a
+  // window. Helpers sleep on `epoch` between windows; an exception in a partition (an
+  // internal error) is kept and rethrown by this thread.
+  std::atomic<std::size_t> next_claim{n};
+  std::atomic<std::size_t> done{0};
+  std::atomic<std::uint64_t> epoch{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::exception_ptr> errors(n);
+  auto claim_and_run = [&] {
+    for (std::size_t i = next_claim.fetch_add(1, std::memory_order_acq_rel); i < n;
+         i = next_claim.fetch_add(1, std::memory_order_acq_rel)) {
+      try {
+        run_partition_window(i);
+      } catch (...) {
+        running_ = nullptr;
+        Timeline::set_current_lane(0);
+        errors[i] = std::current_exception();
+      }
+      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == n) done.notify_all();
     }
   };
   std::vector<std::jthread> helpers;
   for (unsigned t = 1; t < threads; ++t) {
-    helpers.emplace_back([&, t] {
+    helpers.emplace_back([&] {
+      std::uint64_t seen = 0;
       for (;;) {
-        sync.arrive_and_wait();  // a window starts (or the run ends)
-        if (stop) return;
-        window(t);
-        sync.arrive_and_wait();  // the window ended
+        epoch.wait(seen, std::memory_order_acquire);  // the next window (or the end)
+        seen = epoch.load(std::memory_order_acquire);
+        if (stop.load(std::memory_order_acquire)) return;
+        claim_and_run();
       }
     });
   }
   auto finish = [&] {
-    stop = true;
-    if (threads > 1) sync.arrive_and_wait();
+    stop.store(true, std::memory_order_release);
+    epoch.fetch_add(1, std::memory_order_acq_rel);
+    epoch.notify_all();
     helpers.clear();  // joins
     timeline_.freeze_tracks(false);
+  };
+  // One window: publish it, work on it, wait for the partitions others hold.
+  auto window = [&] {
+    done.store(0, std::memory_order_relaxed);
+    next_claim.store(0, std::memory_order_release);  // after window_end_ and done: a claim sees both
+    if (threads > 1) {
+      epoch.fetch_add(1, std::memory_order_acq_rel);
+      epoch.notify_all();
+    }
+    claim_and_run();
+    for (std::size_t d = done.load(std::memory_order_acquire); d < n; d = done.load(std::memory_order_acquire))
+      done.wait(d, std::memory_order_acquire);
   };
 
   timeline_.freeze_tracks(true);
@@ -362,15 +387,13 @@ Simulator::StopReason Simulator::run_partitioned(Tick until) {
       // The window: [next, next + lookahead), clipped after `until` (events at `until` run).
       const Tick end = until == Tick::max() || until - next >= lookahead_ ? next + lookahead_ : until + Tick(1);
       window_end_ = end;
-      if (threads > 1) sync.arrive_and_wait();
-      window(0);
-      if (threads > 1) sync.arrive_and_wait();
+      window();
       for (const auto& e : errors)
         if (e) std::rethrow_exception(e);
       for (const auto& p : parts_) reached = std::max(reached, p->events.now());
     }
   } catch (...) {
-    if (!stop) finish();
+    if (!stop.load()) finish();
     rethrow_with_report();
   }
   finish();

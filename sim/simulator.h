@@ -197,7 +197,7 @@ class Simulator {
   [[noreturn]] void rethrow_with_report() const;
   StopReason run_partitioned(Tick until);
   void exchange();
-  void run_window(unsigned thread);
+  void run_partition_window(std::size_t index);
   void end_run_at(Tick t);
 
   // Declared first: destroyed after everything that holds events.

@@ -2,10 +2,12 @@
 // links between partitions, and results that do not depend on the host threads.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -78,6 +80,29 @@ TEST(Partitions, PostsCrossAfterTheLookaheadAndThreadsDoNotChangeTheResult) {
   EXPECT_NE(std::find(one[1].begin(), one[1].end(), Tick::ns(100)), one[1].end());
   EXPECT_EQ(run_relays(2), one);
   EXPECT_EQ(run_relays(3), one);
+}
+
+// A window's partitions are a pool that any running host thread takes from: a thread
+// held up inside one partition (here it sleeps, as a thread the OS has descheduled
+// would stand still) holds up only that one; the other thread runs the rest of the
+// window. With a fixed share per thread (partitions 0 and 2 on one thread, 1 on the
+// other) partition 2 would wait for partition 0's thread.
+TEST(Partitions, AThreadHeldUpInOnePartitionLeavesTheOthersToTheOtherThread) {
+  Simulator sim;
+  sim.set_partitions(3, kLookahead);
+  sim.set_threads(2);
+  std::vector<std::thread::id> ran_on(3);
+  for (std::uint32_t p = 0; p < 3; ++p) {
+    Simulator::InPartition in(sim, p);
+    sim.events().schedule_callback(Tick::ns(10), [p, &ran_on] {
+      ran_on[p] = std::this_thread::get_id();
+      if (p == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    });
+  }
+  EXPECT_EQ(sim.run(), Simulator::StopReason::kDrained);
+  EXPECT_NE(ran_on[0], ran_on[1]);
+  EXPECT_NE(ran_on[0], ran_on[2]);
+  EXPECT_EQ(ran_on[1], ran_on[2]);
 }
 
 TEST(Partitions, APostInsideTheWindowIsAnInternalErrorOnAnyThread) {

@@ -15,6 +15,7 @@
 #include "sim/component.h"
 #include "sim/error.h"
 #include "sim/event_queue.h"
+#include "sim/host_cpu.h"
 #include "sim/link.h"
 #include "sim/simulator.h"
 
@@ -500,6 +501,30 @@ TEST(Watchdog, DoesNotKeepADrainedSimulationAlive) {
   sim.events().schedule_callback(Tick::us(3), [&] { sim.note_progress(); });
   EXPECT_EQ(sim.run(), Simulator::StopReason::kDrained);
   EXPECT_LE(sim.now(), Tick::us(4));
+}
+
+}  // namespace
+}  // namespace t3sim
+
+namespace t3sim {
+namespace {
+
+// The cores a run takes when the user gives no thread count (issue 43): the affinity's
+// cores less the other runnable tasks /proc/stat counts.
+TEST(HostCpu, ProcsRunningIsReadFromProcStat) {
+  EXPECT_EQ(procs_running_in("cpu  1 2 3\nctxt 99\nprocs_running 3\nprocs_blocked 0\n"), 3u);
+  EXPECT_EQ(procs_running_in("procs_running 17"), 17u);
+  EXPECT_EQ(procs_running_in("cpu 1\nprocs_blocked 2\n"), 0u);  // absent
+  EXPECT_EQ(procs_running_in("procs_running x\n"), 0u);           // not a number
+  EXPECT_EQ(procs_running_in(""), 0u);
+}
+
+TEST(HostCpu, FreeCoresAreAtLeastOneAndAtMostTheAffinitys) {
+  const unsigned cores = host_cores();
+  EXPECT_GE(cores, 1u);
+  const unsigned free = host_cores_free();
+  EXPECT_GE(free, 1u);
+  EXPECT_LE(free, cores);
 }
 
 }  // namespace
