@@ -155,4 +155,48 @@ INSTANTIATE_TEST_SUITE_P(
       return fmt::format("{}_k{}_{}", point.param.name, point.param.k, point.param.boost_clock ? "boost" : "capped");
     });
 
+
+// Issue 42 item 4: cuBLAS's align2 fallback for K not a multiple of 8 (T-NLG OP and IP),
+// a CUTLASS Ampere kernel, against its rows of gemm_k_sweep_random_points.csv (median
+// GPU time) and its aligned neighbour (8192 x 4256 x 528: 73.0 us there, the nvjet TMA
+// kernel). The model's kernel takes its mma.sync rate, its 4-byte cp.async copies and
+// its clock from results/h200-measurements/align2_mainloop.csv (configs/systems/
+// h200.yaml, gpu.gemm.unaligned): its K steps then cost the mainloop's parts (3,398
+// cycles per step measured together), and the whole kernel's steps and per-tile costs
+// are more (4,500-5,000 cycles per step; ~31 us at K = 0), so the model runs 36-44 %
+// fast. The bar is that deviation's (45 %), and the fallback must cost at least 1.6x
+// its aligned neighbour (2.9x measured; before this kernel description the model's
+// was 1.17x).
+struct Align2Point {
+  std::uint64_t k;
+  double measured_us;
+};
+
+void PrintTo(const Align2Point& p, std::ostream* os) { *os << "K=" << p.k; }
+
+class H200Align2Gemm : public ::testing::TestWithParam<Align2Point> {};
+
+double h200_gemm_us(std::uint64_t m, std::uint64_t n, std::uint64_t k) {
+  t3sim::RunRequest req;
+  req.system = kSource + "/configs/systems/h200.yaml";
+  req.workload = kSource + "/configs/workloads/gemm/small.yaml";
+  req.overrides = {fmt::format("workload.m={}", m), fmt::format("workload.n={}", n), fmt::format("workload.k={}", k)};
+  req.timeline = false;
+  return std::stod(metric(t3sim::run_simulation(req), "time_ps")) / 1e6;
+}
+
+TEST_P(H200Align2Gemm, TimeIsWithinItsDeviationOfCublasAndWellAboveTheAlignedKernel) {
+  const Align2Point& p = GetParam();
+  const double us = h200_gemm_us(8192, 4256, p.k);
+  EXPECT_NEAR(us, p.measured_us, 0.45 * p.measured_us) << "simulated " << us << " us";
+  const double aligned = h200_gemm_us(8192, 4256, p.k / 8 * 8);
+  EXPECT_GT(us / aligned * (p.k / 8 * 8) / static_cast<double>(p.k), 1.6)
+      << "simulated " << us << " us against the aligned kernel's " << aligned << " us at K = " << p.k / 8 * 8;
+}
+
+INSTANTIATE_TEST_SUITE_P(Issue42, H200Align2Gemm,
+                         ::testing::Values(Align2Point{266, 134.431}, Align2Point{532, 215.103},
+                                           Align2Point{798, 299.519}),
+                         [](const auto& point) { return fmt::format("k_{}", point.param.k); });
+
 }  // namespace

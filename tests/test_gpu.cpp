@@ -541,8 +541,16 @@ TEST(GpuGemmKernel, AKNotAMultipleOfEightRunsTheAlign2Fallback) {
     EXPECT_EQ(p.regs_per_thread, 230u);
     EXPECT_EQ(p.tile_m, 128u);
     EXPECT_EQ(p.tile_n, 256u);
+    // Ampere's mma.sync, its threads' 4-byte cp.async copies, the boost clock
+    // (results/h200-measurements/align2_mainloop.csv).
+    EXPECT_EQ(p.mma_flops_per_cycle, 2665u);
+    EXPECT_EQ(p.load_issue_bytes_per_cycle, 32u);
+    EXPECT_TRUE(p.boost_clock);
   }
   const GemmParams aligned = workload("workload:\n  m: 8192\n  n: 4256\n  k: 528\n");
+  EXPECT_EQ(aligned.mma_flops_per_cycle, 0u);
+  EXPECT_EQ(aligned.load_issue_bytes_per_cycle, 0u);
+  EXPECT_FALSE(aligned.boost_clock);
   EXPECT_TRUE(aligned.tma);
   EXPECT_EQ(aligned.tile_n, 160u);  // by_output's 8192x4256 entry
   EXPECT_EQ(aligned.persistent_wgs, 132u);

@@ -280,6 +280,36 @@ TEST(Gemm, TheEpilogueIsChargedOnceToEachTilesLastKStep) {
   EXPECT_EQ(issues(make_gemm_trace(p)), (std::vector<std::uint64_t>{10}));
 }
 
+// A kernel on older instructions (issue 42: cuBLAS's align2 fallback on Hopper): its
+// matrix cycles at its own mma rate, its threads' tile copies as issue cycles of every K
+// step (A and B tile bytes of the step / the copy rate), and its matrix steps at the
+// boost clock (resources boost=1, which the text form keeps).
+TEST(Gemm, AnOlderKernelsMmaRateCopyCyclesAndClockReachItsTrace) {
+  GemmParams p = small_gemm(512, 512, 512);  // 256x128 tiles, K step 32: 16 steps
+  p.flops_per_cycle = 4096;
+  p.issue_cycles = 10;
+  auto computes = [](const KernelTrace& t) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;  // (matrix cycles, issue cycles)
+    for (const TraceOp& op : t.programs[0].ops)
+      if (op.kind == TraceOpKind::kCompute) out.emplace_back(op.arg[0].constant, op.arg[3].constant);
+    return out;
+  };
+  const std::int64_t flops = 2 * 256 * 128 * 32;
+  EXPECT_EQ(computes(make_gemm_trace(p)), (std::vector<std::pair<std::int64_t, std::int64_t>>{{flops / 4096, 10}}));
+  EXPECT_FALSE(make_gemm_trace(p).resources.boost_clock);
+  p.mma_flops_per_cycle = 2665;
+  p.load_issue_bytes_per_cycle = 32;
+  p.boost_clock = true;
+  const KernelTrace t = make_gemm_trace(p);
+  const std::int64_t copy = (256 + 128) * 32 * 2 / 32;  // 768 cycles per step
+  EXPECT_EQ(computes(t), (std::vector<std::pair<std::int64_t, std::int64_t>>{{(flops + 2664) / 2665, 10 + copy}}));
+  EXPECT_TRUE(t.resources.boost_clock);
+  EXPECT_THAT(trace_to_string(t), HasSubstr(" boost=1"));
+  EXPECT_EQ(parse_trace(trace_to_string(t), "t").resources.boost_clock, true);
+  p.k = 500;  // a partial last step of 20 copies 20 rows of K, not 32
+  EXPECT_EQ(computes(make_gemm_trace(p)).back().second, 10 + (256 + 128) * 20 * 2 / 32);
+}
+
 // The LDS operand bytes of each shipped system's GEMM kernel (its gpu.gemm), per K
 // step: what the CU's LDS port must deliver against the step's matrix cycles.
 TEST(Gemm, LdsReadBytesFollowTheKernelsMmaSplit) {

@@ -177,6 +177,12 @@ std::string describe(const GemmParams& p) {
          (p.epilogue_smem_passes != 0 ? fmt::format(" epilogue_smem_passes={} lds_bytes_per_cycle={}",
                                                     p.epilogue_smem_passes, p.lds_bytes_per_cycle)
                                       : std::string()) +
+         (p.mma_flops_per_cycle != 0 ? fmt::format(" mma_flops_per_cycle={}", p.mma_flops_per_cycle)
+                                     : std::string()) +
+         (p.load_issue_bytes_per_cycle != 0
+              ? fmt::format(" load_issue_bytes_per_cycle={}", p.load_issue_bytes_per_cycle)
+              : std::string()) +
+         (p.boost_clock ? std::string(" boost_clock") : std::string()) +
          (p.cluster_m != 1 ? fmt::format(" cluster_m={}", p.cluster_m) : std::string()) +
          (p.persistent_wgs != 0 ? fmt::format(" persistent_wgs={}", p.persistent_wgs) : std::string()) +
          (p.persistent_static_tiles != 0 ? fmt::format(" persistent_static_tiles={}", p.persistent_static_tiles)
@@ -215,6 +221,7 @@ TraceResources gemm_resources(const GemmParams& p) {
   r.regs_per_thread = p.regs_per_thread;
   r.stages = p.stages;
   r.tma = p.tma;
+  r.boost_clock = p.boost_clock;
   r.persistent_wgs = p.persistent_wgs;
   r.persistent_static = p.persistent_wgs != 0 ? p.persistent_static_tiles : 0;
   r.lds_bytes =
@@ -263,10 +270,17 @@ void append_tile_mainloop(TraceProgram& prog, const GemmParams& p, std::uint64_t
     TraceOp c;
     c.kind = TraceOpKind::kCompute;
     const std::uint64_t flops = 2 * tm * tn * static_cast<std::uint64_t>(kc);
-    c.arg[0] = prog.expr(i64(ceil_div(flops, p.flops_per_cycle)));
+    const std::uint32_t mma_rate = p.mma_flops_per_cycle != 0 ? p.mma_flops_per_cycle : p.flops_per_cycle;
+    c.arg[0] = prog.expr(i64(ceil_div(flops, mma_rate)));
     c.arg[1] = prog.expr(i64(flops));
     c.arg[2] = prog.expr(i64(lds_read_bytes(p, tm, tn, static_cast<std::uint64_t>(kc))));
-    c.arg[3] = prog.expr(i64(p.issue_cycles + extra_issue));
+    // The WG's own copies of this step's tiles (the whole A and B tiles: a cluster's
+    // multicast is TMA's, which has none of these cycles).
+    const std::uint64_t copy_cycles =
+        p.load_issue_bytes_per_cycle == 0
+            ? 0
+            : ceil_div((tm + tn) * static_cast<std::uint64_t>(kc) * p.dtype_bytes, p.load_issue_bytes_per_cycle);
+    c.arg[3] = prog.expr(i64(p.issue_cycles + copy_cycles + extra_issue));
     push(c);
   };
 

@@ -53,6 +53,18 @@ struct GemmParams {
   // reads them out (2 passes), over the LDS port (lds_bytes_per_cycle below), while the
   // tile's WG does no matrix work. Added to the last K step's issue cycles.
   std::uint32_t epilogue_smem_passes = 0;
+  // The matrix instructions' rate when it is not the CU's `flops_per_cycle` (FP16 FLOPs
+  // per CU cycle): a kernel built on an older instruction (the Ampere mma.sync that
+  // cuBLAS's align2 fallback runs on Hopper instead of wgmma). 0: flops_per_cycle.
+  std::uint32_t mma_flops_per_cycle = 0;
+  // A kernel whose own threads copy its tiles into shared memory (Ampere's cp.async,
+  // not TMA) spends issue cycles on it in every K step, with no matrix work meanwhile:
+  // the K step's A and B tile bytes / this rate are added to its issue cycles. 0: the
+  // copies cost the WG no cycles of its own (TMA, or copies that overlap the math).
+  std::uint32_t load_issue_bytes_per_cycle = 0;
+  // The kernel's matrix steps run at the CU's boost clock (TraceResources::boost_clock):
+  // it draws too little power to reach the GPU's cap.
+  bool boost_clock = false;
   // Hopper thread-block clusters along M (CUTLASS ClusterShape M): the cluster_m tiles
   // down a column share their B tiles, and TMA multicast lets each CTA fetch only its
   // share of each K step's B tile (split along K) while receiving the whole. 1: none.

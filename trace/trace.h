@@ -159,6 +159,11 @@ struct TraceResources {
   // with one SM held, the held cluster's first two tiles are written after every other
   // tile); 0: every program in order to whichever WG asks.
   std::uint32_t persistent_static = 0;
+  // The kernel's matrix steps run at the CU's boost clock (CuConfig::clock_hz), not the
+  // power cap's compute clock: a kernel whose matrix work draws too little power to hold
+  // the GPU at its cap (cuBLAS's align2 fallback on the H200: 136 W at 1,980 MHz,
+  // results/h200-measurements/gemm_k_sweep_random_points.csv). Default false.
+  bool boost_clock = false;
   bool operator==(const TraceResources&) const = default;
 };
 

@@ -241,15 +241,18 @@ class Parser {
         if (r.stages == 0) fail(fmt::format("resources: stages must be in [1, {}]", kTraceMaxStages));
       } else if (key == "tma") {
         r.tma = number(1) == 1;
+      } else if (key == "boost") {
+        r.boost_clock = number(1) == 1;
       } else if (key == "persistent") {
         r.persistent_wgs = static_cast<std::uint32_t>(number(1u << 20));
       } else if (key == "persistent_static") {
         r.persistent_static = static_cast<std::uint32_t>(number(kTraceMaxPersistentStatic));
       } else {
-        static constexpr std::string_view kKeys[] = {"wfs", "threads",    "regs_per_thread",  "lds_bytes",
-                                                     "stages", "tma", "persistent", "persistent_static"};
+        static constexpr std::string_view kKeys[] = {"wfs",    "threads", "regs_per_thread", "lds_bytes",
+                                                     "stages", "tma",     "boost",           "persistent",
+                                                     "persistent_static"};
         fail(fmt::format("resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages, "
-                         "tma, persistent, persistent_static)",
+                         "tma, boost, persistent, persistent_static)",
                          key, suggest(key, {kKeys})));
       }
     }
@@ -623,6 +626,7 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
     r.lds_bytes);
   if (r.stages != TraceResources{}.stages) w(" stages={}", r.stages);  // the default is left out
   if (r.tma) w(" tma=1");
+  if (r.boost_clock) w(" boost=1");
   if (r.persistent_wgs) w(" persistent={}", r.persistent_wgs);
   if (r.persistent_static) w(" persistent_static={}", r.persistent_static);
   w("\n");

@@ -520,7 +520,9 @@ bool ComputeUnit::try_compute_start(std::uint32_t s) {
   // Matrix steps (their operands read from the LDS: a GEMM's K steps) run at the
   // compute clock, the power cap's; other compute (a collective's reduce, an embedding
   // bag's adds) at the CU clock.
-  const ClockDomain& clock = step.lds_bytes > 0 ? compute_clock_ : clock_;
+  // A kernel marked boost_clock draws too little power to reach the cap (TraceResources).
+  const ClockDomain& clock =
+      step.lds_bytes > 0 && !w.launch.trace->resources.boost_clock ? compute_clock_ : clock_;
   const Tick start = std::max(now(), matrix_free_);
   matrix_free_ = start + clock.duration(Cycles(held));
   const Tick end = matrix_free_ + clock.duration(Cycles(step.issue_cycles));

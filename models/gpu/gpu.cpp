@@ -73,6 +73,9 @@ GemmParams with_kernel(GemmParams problem, const GemmParams& kernel) {
   p.tma = kernel.tma;
   p.issue_cycles = kernel.issue_cycles;
   p.epilogue_smem_passes = kernel.epilogue_smem_passes;
+  p.mma_flops_per_cycle = kernel.mma_flops_per_cycle;
+  p.load_issue_bytes_per_cycle = kernel.load_issue_bytes_per_cycle;
+  p.boost_clock = kernel.boost_clock;
   p.cluster_m = kernel.cluster_m;
   p.persistent_wgs = kernel.persistent_wgs;
   p.persistent_static_tiles = kernel.persistent_static_tiles;
@@ -94,6 +97,11 @@ GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams p) {
   p.issue_cycles = static_cast<std::uint32_t>(node.get_uint("issue_cycles", p.issue_cycles, 0, 1u << 20));
   p.epilogue_smem_passes =
       static_cast<std::uint32_t>(node.get_uint("epilogue_smem_passes", p.epilogue_smem_passes, 0, 16));
+  p.mma_flops_per_cycle =
+      static_cast<std::uint32_t>(node.get_uint("mma_flops_per_cycle", p.mma_flops_per_cycle, 0, 1u << 24));
+  p.load_issue_bytes_per_cycle = static_cast<std::uint32_t>(
+      node.get_uint("load_issue_bytes_per_cycle", p.load_issue_bytes_per_cycle, 0, 1u << 20));
+  p.boost_clock = node.get_bool("boost_clock", p.boost_clock);
   p.cluster_m = static_cast<std::uint32_t>(node.get_uint("cluster_m", p.cluster_m, 1, 16));
   p.persistent_wgs = static_cast<std::uint32_t>(node.get_uint("persistent_wgs", p.persistent_wgs, 0, 1u << 20));
   p.persistent_static_tiles = static_cast<std::uint32_t>(

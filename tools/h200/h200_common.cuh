@@ -118,3 +118,51 @@ inline unsigned* make_chain(size_t bytes) {
   return d;
 }
 
+
+// An asynchronous copy of W bytes (4, 8 or 16) from global into shared memory at the
+// shared-space address `smem` (Ampere's cp.async: 16 bytes bypass the L1, smaller ones
+// go through it, as CUTLASS issues them).
+template <int W>
+__device__ __forceinline__ void cp_async_bytes(unsigned smem, const void* gmem) {
+  if constexpr (W == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem), "l"(gmem));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(smem), "l"(gmem), "n"(W));
+}
+
+// A kernel timed by its CTAs' own cycle counters: `launch(steps)` runs it (each CTA's
+// thread 0 writing its clock64 span to cycles[blockIdx.x]), once with `warm_steps` and
+// then with `steps`; returns the CTAs' mean cycles and the elapsed milliseconds.
+struct CycleTiming {
+  double mean_cycles;
+  float ms;
+};
+template <class Launch>
+CycleTiming time_in_cycles(Launch launch, int warm_steps, int steps, const unsigned long long* cycles, int ctas) {
+  launch(warm_steps);
+  CK(cudaDeviceSynchronize());
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  CK(cudaEventRecord(a));
+  launch(steps);
+  CK(cudaEventRecord(b));
+  CK(cudaEventSynchronize(b));
+  float ms;
+  CK(cudaEventElapsedTime(&ms, a, b));
+  std::vector<unsigned long long> c(ctas);
+  CK(cudaMemcpy(c.data(), cycles, ctas * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  double mean = 0;
+  for (auto x : c) mean += double(x) / ctas;
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  return {mean, ms};
+}
+
+// `bytes` of device memory set to `value` (cudaMemset's byte).
+inline char* device_bytes(size_t bytes, int value) {
+  char* p;
+  CK(cudaMalloc(&p, bytes));
+  CK(cudaMemset(p, value, bytes));
+  return p;
+}
