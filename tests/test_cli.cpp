@@ -989,15 +989,20 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
        "the values checked on 8 GPUs"},
       {"configs/systems/ring16.yaml configs/workloads/ring_rs.yaml --set workload.size=2GiB --set "
        "workload.functional=values --set run.host_memory=16GiB",
-       "workload.size: the run would need about 24.0 GiB of host memory, 24.0 GiB of it for the values checked on 16 "
+       "workload.size: the run would need about 24.1 GiB of host memory, 24.0 GiB of it for the values checked on 16 "
        "GPUs; 16.0 GiB is available (run.host_memory)"},
       {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set system.memory.l2.size=128GiB --set "
        "run.host_memory=16GiB",
        "system.memory.l2.size: the run would need about 32.0 GiB of host memory, 32.0 GiB of it for L2 tags of 1 GPU"},
+      // The costliest term named at its file and line: on h200.yaml the requests its
+      // L2's 16,384 transactions let be in flight.
+      {"configs/systems/h200.yaml configs/workloads/gemm/tnlg_fc2_tp8.yaml --set run.host_memory=5MiB",
+       fmt::format("configs/systems/h200.yaml:{}: system.memory.l2.max_transactions: the run would need about 75.6 "
+                   "MiB of host memory, 24.0 MiB of it for requests in flight and their events of 1 GPU",
+                   line_of("configs/systems/h200.yaml", "    max_transactions: 16384"))},
+      // Below what the program needs before it builds anything.
       {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set run.host_memory=5MiB",
-       fmt::format("configs/systems/table1.yaml:{}: system.memory.l2.size: the run would need about 7.25 MiB of host "
-                   "memory",
-                   line_of("configs/systems/table1.yaml", "    size: 16MiB"))},
+       "run.host_memory: the run would need about 28.2 MiB of host memory, 8.00 MiB of it for the program itself"},
       {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml --config t3 --set "
        "system.memory.tracker.sets=1048576 --set system.memory.tracker.ways=1024 --set run.host_memory=64GiB",
        "system.memory.tracker.sets: the run would need about 384 GiB of host memory, 384 GiB of it for tracker "
@@ -1009,16 +1014,16 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
       // functional collective's values.
       {"configs/systems/mi300x.yaml configs/workloads/ag_gemm/seed001.yaml --set run.host_memory=1GiB --set "
        "workload.gemm.m=4194304",
-       "workload.gemm.m: the run would need about 2.14 GiB of host memory, 1.50 GiB of it for the consumer GEMM's "
+       "workload.gemm.m: the run would need about 2.61 GiB of host memory, 1.50 GiB of it for the consumer GEMM's "
        "tiles"},
       {"configs/systems/mi210x4.yaml configs/workloads/gemm_a2a/moe.yaml --set run.host_memory=256MiB --set "
        "workload.gemm.m=1048576 --set workload.collective.functional=values --set "
        "workload.collective.values_limit=64GiB",
-       "workload.collective.values_limit: the run would need about 33.0 GiB of host memory, 32.0 GiB of it for the "
+       "workload.collective.values_limit: the run would need about 33.1 GiB of host memory, 32.0 GiB of it for the "
        "values checked on 4 GPUs"},
       {"configs/systems/mi210x4.yaml configs/workloads/gemv_ar/decode.yaml --set run.host_memory=64MiB --set "
        "workload.gemv.m=8388608",
-       "workload.gemv.m: the run would need about 4.02 GiB of host memory, 4.00 GiB of it for the fused kernel's "
+       "workload.gemv.m: the run would need about 4.09 GiB of host memory, 4.00 GiB of it for the fused kernel's "
        "tiles"},
   };
   for (const auto& c : cases) {
@@ -1032,6 +1037,36 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   const auto info = nlohmann::json::parse(std::ifstream(dir_ / "o" / "run_info.json"));
   EXPECT_GT(info["peak_rss_bytes"].get<std::uint64_t>(), 1u << 20);
+}
+
+// The host-memory estimate against what runs take (issue 45: the c3 run on h200.yaml was
+// estimated at 23.4 MiB and peaked at 71-85 MB): within 2x of the peak RSS the run
+// reports (run_info.json), for a GEMM on the Table 1 GPU and for c3 on the H200 node
+// (homogeneous mode). Release builds only: a sanitizer's shadow memory multiplies the RSS.
+TEST_F(Cli, HostMemoryEstimateIsWithinTwiceThePeak) {
+  const std::string runs[] = {"configs/systems/table1.yaml configs/workloads/gemm/small.yaml",
+                              "configs/systems/h200.yaml configs/workloads/c3/h200_sublayer.yaml --mode homogeneous"};
+  for (const std::string& args : runs) {
+    SCOPED_TRACE(args);
+    const auto refused = t3sim("validate " + args + " --set run.host_memory=1MiB");
+    ASSERT_EQ(refused.exit_code, 2) << refused.err;
+    const std::size_t about = refused.err.find("would need about ");
+    ASSERT_NE(about, std::string::npos) << refused.err;
+    std::istringstream in(refused.err.substr(about + 17));
+    double amount = 0;
+    std::string unit;
+    in >> amount >> unit;
+    const double estimate = amount * (unit == "GiB" ? 1024.0 * 1024 * 1024 : unit == "MiB" ? 1024.0 * 1024 : 0);
+    ASSERT_GT(estimate, 0) << refused.err;
+    const auto out = dir_ / "estimate";
+    std::filesystem::remove_all(out);
+    const auto ok = t3sim(fmt::format("run {} --no-timeline -q -o '{}'", args, out.string()));
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    const auto info = nlohmann::json::parse(std::ifstream(out / "run_info.json"));
+    const double peak = static_cast<double>(info["peak_rss_bytes"].get<std::uint64_t>());
+    EXPECT_GT(peak, estimate / 2) << "estimate " << estimate / 1048576 << " MiB, peak " << peak / 1048576 << " MiB";
+    EXPECT_LT(peak, estimate * 2) << "estimate " << estimate / 1048576 << " MiB, peak " << peak / 1048576 << " MiB";
+  }
 }
 
 // A run killed at any moment (SIGKILL: no handler runs) leaves its output directory

@@ -120,6 +120,14 @@ GemmParams read_gemm_kernel_keys(ConfigNode& node, GemmParams p) {
 void estimate_host_memory(const GpuConfig& cfg, std::uint32_t gpus, HostMemoryEstimate& out) {
   out.add("system.gpu.num_cus", fmt::format("compute units of {} GPU{}", gpus, gpus == 1 ? "" : "s"),
           std::uint64_t{gpus} * cfg.num_cus, 24 * 1024);
+  // Their statistics as the run ends and writes them (stats.csv, results.json): 64 KiB
+  // per CU and per memory channel; heaptrack of a GEMM alone on h200.yaml (132 CUs,
+  // 192 channels): 14.1 MB of output text and 6.2 MB of histograms as JSON at the peak
+  // (issue 45).
+  const std::uint64_t channels = cfg.memory.model == MemoryModel::kHbm ? cfg.memory.hbm.channels : 0;
+  out.add("system.gpu.num_cus",
+          fmt::format("statistics of {} GPU{} and their output", gpus, gpus == 1 ? "" : "s"),
+          std::uint64_t{gpus} * (cfg.num_cus + channels), 64 * 1024);
   estimate_host_memory(cfg.memory, gpus, "system.memory", out);
 }
 

@@ -191,6 +191,13 @@ void estimate_host_memory(const GpuMemoryConfig& cfg, std::uint32_t gpus, const 
           std::uint64_t{gpus} * cfg.hbm.channels * queue, 48);
   out.add(prefix + ".tracker.sets", "tracker entries" + of,
           std::uint64_t{gpus} * cfg.tracker.sets * cfg.tracker.ways, 48);
+  // What a run allocates as it goes: its events, the controllers' queues and the L2's
+  // line work grow with the requests in flight, which the L2's transactions bound.
+  // 1.5 KiB per transaction: heaptrack of a GEMM alone on h200.yaml (tnlg.fc2.tp8,
+  // max_transactions 16384): 14.7 MB of event-queue buckets, 5.7 MB of controller
+  // queues and 4.9 MB of L2 line work at the peak (issue 45).
+  out.add(prefix + ".l2.max_transactions", "requests in flight and their events" + of,
+          std::uint64_t{gpus} * cfg.l2.max_transactions, 1536);
 }
 
 Payload GpuMemory::peek(std::uint64_t address, std::uint32_t bytes) const {
