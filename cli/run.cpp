@@ -180,6 +180,10 @@ RunOutcome run_simulation(const RunRequest& req) {
   RunOutcome out;
   if (req.validate_only) {
     out.summary = experiment->validated();
+    if (options.estimated_host_memory > 0)
+      out.summary += fmt::format("  host memory: about {} estimated, {} available ({})\n",
+                                 format_host_bytes(options.estimated_host_memory),
+                                 format_host_bytes(options.host_memory), options.host_memory_source);
     return out;
   }
 

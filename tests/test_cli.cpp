@@ -267,6 +267,10 @@ TEST_F(Cli, VersionHelpAndValidate) {
   r = t3sim(fmt::format("validate {} {}", kSystem, kSmall));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("ok: ring-rs (cu) of 1048576 B per GPU on 8 GPUs"), std::string::npos) << r.out;
+  // validate says what the run is estimated to need and what it may have (issue 45).
+  EXPECT_NE(r.out.find("\n  host memory: about "), std::string::npos) << r.out;
+  r = t3sim(fmt::format("validate {} {} --set run.host_memory=64GiB", kSystem, kSmall));
+  EXPECT_NE(r.out.find(" estimated, 64.0 GiB available (run.host_memory)"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 //
 // See CONTRIBUTING.md for adding a kind.
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -72,7 +73,10 @@ struct RunOptions {
     // (peak RSS of `t3sim validate` on a GEMM alone: 7.4 MiB).
     with_program.add("run.host_memory", "the program itself", 1, 8ULL << 20);
     with_program.check(host_memory, host_memory_source, locate);
+    estimated_host_memory = std::max(estimated_host_memory, with_program.total());
   }
+  // The largest estimate checked so far (what `validate` reports); 0 before any.
+  mutable std::uint64_t estimated_host_memory = 0;
 };
 
 // What a finished experiment reports; the skeleton adds the version header, the
