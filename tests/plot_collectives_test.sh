@@ -59,6 +59,24 @@ for f in channels_time.png channels_busbw.png; do
 done
 expect "$out/channels.md" "| 4 | ring-rs | 250.0 | 2.0 |"
 
+# Calibration points beside the model (--measured, NCCL's op names): matched by
+# collective and channels; a model point without one shows "-".
+{
+  echo "op,array_MiB,channels,t_med_us,busbw_GBps"
+  echo "reduce_scatter,96,1,500.0,1.5"
+  echo "all_gather,96,2,1000.0,0.5"
+} > "$tmp/measured.csv"
+"$python" "$script" "$tmp/channels.csv" -o "$out" --measured "$tmp/measured.csv" > /dev/null 2>&1 || fail "measured plot failed"
+expect "$out/channels.md" "| channels | collective | time (us) | measured (us) | model / measured | busbw (GB/s) | measured |"
+expect "$out/channels.md" "| 1 | ring-rs | 1000.0 | 500.0 | 2.00 | 2.0 | 1.5 |"
+expect "$out/channels.md" "| 2 | ring-ag | 500.0 | 1000.0 | 0.50 | 2.0 | 0.5 |"
+expect "$out/channels.md" "| 4 | ring-ag | 250.0 | - | - | 2.0 | - |"
+echo "op,channels" > "$tmp/bad_measured.csv"
+rc=0
+"$python" "$script" "$tmp/channels.csv" -o "$out" --measured "$tmp/bad_measured.csv" > /dev/null 2> "$tmp/bad_stderr" || rc=$?
+[ "$rc" -eq 2 ] || fail "bad --measured: exit $rc, expected 2"
+expect "$tmp/bad_stderr" "no 'array_MiB' column"
+
 # Bad input: exit 2 and one line on stderr.
 bad_exit() {  # bad_exit CSV TEXT
   local rc=0

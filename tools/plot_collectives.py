@@ -2,7 +2,7 @@
 """Plot a `t3sim sweep` CSV of collectives: time and bus bandwidth against size or channels.
 
 Usage:
-    tools/plot_collectives.py SWEEP_CSV -o OUTDIR [--x auto|size|channels] [--title TEXT]
+    tools/plot_collectives.py SWEEP_CSV -o OUTDIR [--x auto|size|channels] [--title TEXT] [--measured CSV]
 
     ./build/t3sim sweep configs/sweeps/collectives_h200_sizes.yaml -o h200_sizes.csv
     tools/plot_collectives.py h200_sizes.csv -o plots/
@@ -21,6 +21,13 @@ values join the legend label).
 
 --x auto (the default) plots against channels when `workload.channels` takes more than
 one value, else against size.
+
+--measured CSV draws calibration points beside the model's lines (unfilled markers in
+the line's colour) and adds their columns to the table: a CSV with the columns op
+(reduce_scatter, all_gather, all_reduce: NCCL's names for ring-rs, ring-ag, ring-ar),
+array_MiB, channels, t_med_us and busbw_GBps, as
+../shared/calibration/h200/nccl_ring_channels_4gpu.csv. A point is matched to a model
+point by collective and x (channels, or size = array_MiB).
 
 Outputs (in OUTDIR, created if missing; STEM is the CSV's file name without .csv):
     STEM_time.png    time (us) per collective; log-log against size, log2 x against channels
@@ -72,6 +79,7 @@ def main() -> int:
     parser.add_argument("-o", "--outdir", type=Path, required=True, help="directory for the PNGs and table")
     parser.add_argument("--x", choices=["auto", "size", "channels"], default="auto", help="the x axis")
     parser.add_argument("--title", default=None, help="figure title (default: the CSV's name)")
+    parser.add_argument("--measured", type=Path, default=None, help="calibration points to draw beside the model")
     args = parser.parse_args()
 
     header, rows = read_rows(args.csv)
@@ -119,12 +127,36 @@ def main() -> int:
     for pts in lines.values():
         pts.sort()
 
+    # Calibration points: (collective, x) -> (time us, busbw GB/s).
+    nccl_names = {"reduce_scatter": "ring-rs", "all_gather": "ring-ag", "all_reduce": "ring-ar"}
+    measured: dict[tuple[str, float], tuple[float, float]] = {}
+    if args.measured is not None:
+        m_header, m_rows = read_rows(args.measured)
+        for col in ("op", "array_MiB", "channels", "t_med_us", "busbw_GBps"):
+            if col not in m_header:
+                fail(f"{args.measured}: no '{col}' column")
+        for r in m_rows:
+            try:
+                x = float(r["channels"]) if x_kind == "channels" else float(r["array_MiB"]) * MIB
+                measured[(nccl_names.get(r["op"], r["op"]), x)] = (float(r["t_med_us"]), float(r["busbw_GBps"]))
+            except ValueError:
+                fail(f"{args.measured}: a row's numbers do not parse: {r}")
+
     x_head = "channels" if x_kind == "channels" else "size"
-    table = [f"| {x_head} | collective | time (us) | busbw (GB/s) |", "| ---: | --- | ---: | ---: |"]
+    if measured:
+        table = [f"| {x_head} | collective | time (us) | measured (us) | model / measured | busbw (GB/s) | measured |",
+                 "| ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+    else:
+        table = [f"| {x_head} | collective | time (us) | busbw (GB/s) |", "| ---: | --- | ---: | ---: |"]
     for label in sorted(lines):
         for x, t_us, busbw in lines[label]:
             xs = f"{x:g}" if x_kind == "channels" else size_label(x)
-            table.append(f"| {xs} | {label} | {t_us:.1f} | {busbw:.1f} |")
+            if measured:
+                m = measured.get((label.split(",")[0], x))
+                ms = (f"{m[0]:.1f} | {t_us / m[0]:.2f}", f"{m[1]:.1f}") if m else ("- | -", "-")
+                table.append(f"| {xs} | {label} | {t_us:.1f} | {ms[0]} | {busbw:.1f} | {ms[1]} |")
+            else:
+                table.append(f"| {xs} | {label} | {t_us:.1f} | {busbw:.1f} |")
     text = "\n".join(table) + "\n"
 
     try:
@@ -148,7 +180,12 @@ def main() -> int:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for label in sorted(lines):
             pts = lines[label]
-            ax.plot([p[0] * scale for p in pts], [p[column] for p in pts], marker="o", label=label)
+            (line,) = ax.plot([p[0] * scale for p in pts], [p[column] for p in pts], marker="o", label=label)
+            mine = sorted((x, v) for (c, x), v in measured.items() if c == label.split(",")[0])
+            if mine:
+                ax.plot([x * scale for x, _ in mine], [v[column - 1] for _, v in mine], linestyle="none",
+                        marker="s", markersize=8, markerfacecolor="none", color=line.get_color(),
+                        label=f"{label.split(',')[0]} measured")
         ax.set_xscale("log", base=2 if x_kind == "channels" else 10)
         if x_kind == "channels":  # the swept counts as plain numbers, not powers of two
             ticks = sorted({p[0] for pts in lines.values() for p in pts})
