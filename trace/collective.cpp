@@ -98,9 +98,7 @@ std::pair<std::uint64_t, std::uint64_t> split(std::uint64_t total, std::uint64_t
   throw CollectiveParamError(std::string(field), message);
 }
 
-bool is_ring(CollectiveKind k) { return k.algorithm == CollectiveAlgorithm::kRing; }
-
-bool uses_recv(CollectiveKind k) { return is_ring(k) || k == CollectiveKind::kDirectReduceScatter; }
+bool uses_recv(CollectiveKind k) { return k.is_ring() || k == CollectiveKind::kDirectReduceScatter; }
 
 }  // namespace
 
@@ -220,7 +218,7 @@ std::uint64_t collective_copy_bytes(const CollectiveTraceParams& p) {
 }
 
 std::uint64_t collective_recv_bytes(const CollectiveTraceParams& p) {
-  if (is_ring(p.kind)) return std::uint64_t{p.channels} * p.fifo_slices * collective_fifo_slot_bytes(p);
+  if (p.kind.is_ring()) return std::uint64_t{p.channels} * p.fifo_slices * collective_fifo_slot_bytes(p);
   if (p.kind == CollectiveKind::kDirectReduceScatter) return (p.num_gpus - 1) * collective_recv_slot_bytes(p);
   return 0;
 }
@@ -299,7 +297,7 @@ void validate_collective(const CollectiveTraceParams& p) {
   // unrolled body, the ones left, the partial piece) of steps x chunk_slices slices
   // of at most 16 ops (waits, sets, a copy loop and its rest): refuse sizes whose
   // programs would not fit in memory.
-  if (is_ring(p.kind) && p.fifo_slices > 0 && p.chunk_slices > 0 && p.channels > 0 && p.num_gpus >= 2 &&
+  if (p.kind.is_ring() && p.fifo_slices > 0 && p.chunk_slices > 0 && p.channels > 0 && p.num_gpus >= 2 &&
       p.num_gpus <= kCollectiveMaxGpus) {
     const std::uint64_t ops = std::uint64_t{p.channels} * (3 * ring_piece_unroll(p) + 1) * ring_step_count(p) *
                               p.chunk_slices * 16;
@@ -319,7 +317,7 @@ void validate_collective(const CollectiveTraceParams& p) {
     if (k == 0 || k >= p.num_gpus || std::gcd(k, p.num_gpus) != 1)
       bad("ring_strides", fmt::format("{} is no ring of {} GPUs (expected 1..N-1, coprime with N)", k, p.num_gpus));
   }
-  if (is_ring(p.kind) && p.fifo_slices <= p.chunk_slices)
+  if (p.kind.is_ring() && p.fifo_slices <= p.chunk_slices)
     bad("fifo_slices", fmt::format("{} slices in flight do not exceed the {} of a piece (expected more, or the "
                                    "ring deadlocks)",
                                    p.fifo_slices, p.chunk_slices));
@@ -758,7 +756,7 @@ KernelTrace make_kernel(const CollectiveTraceParams& p, std::string name) {
   const Builder b(p);
   for (std::uint32_t ch = 0; ch < p.channels; ++ch) {
     ChannelProgram prog(p, ch);
-    if (is_ring(p.kind)) b.ring(prog, ch);
+    if (p.kind.is_ring()) b.ring(prog, ch);
     else if (p.kind == CollectiveKind::kDirectReduceScatter) b.direct_reduce_scatter(prog, ch);
     else if (p.kind == CollectiveKind::kDirectAllGather) b.direct_all_gather(prog, ch);
     else if (p.kind == CollectiveKind::kAllToAll) b.all_to_all(prog, ch);

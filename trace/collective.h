@@ -158,6 +158,9 @@ struct CollectiveKind {
 
   static const CollectiveKind kRingReduceScatter, kRingAllGather, kRingAllReduce, kDirectReduceScatter,
       kDirectAllGather, kAllToAll;
+  // A ring algorithm: steps to the next GPU through its receive FIFO (one definition for
+  // the generator and the node's link bound).
+  constexpr bool is_ring() const { return algorithm == CollectiveAlgorithm::kRing; }
   friend constexpr bool operator==(const CollectiveKind&, const CollectiveKind&) = default;
 };
 inline constexpr CollectiveKind CollectiveKind::kRingReduceScatter{CollectiveOp::kReduceScatter,

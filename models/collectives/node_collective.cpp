@@ -271,10 +271,6 @@ std::uint64_t NodeCollective::verify(std::string& first_error) const {
 }
 
 namespace {
-bool is_ring(CollectiveKind k) {
-  return k == CollectiveKind::kRingReduceScatter || k == CollectiveKind::kRingAllGather ||
-         k == CollectiveKind::kRingAllReduce;
-}
 double passes(CollectiveKind k) { return k == CollectiveKind::kRingAllReduce ? 2.0 : 1.0; }
 }  // namespace
 
@@ -286,7 +282,7 @@ Tick NodeCollective::link_bound() const {
   const double latency = static_cast<double>(cfg.net.link.latency.ps()) * 1e-12;
   // Ring: each GPU sends (N-1)/N of the array per pass, over as many links as the
   // channels' distinct rings use.
-  const double seconds = is_ring(p_.kind)
+  const double seconds = p_.kind.is_ring()
                              ? passes(p_.kind) * ((n - 1.0) / n * s / (rings_in_use() * bw) + (n - 1.0) * latency)
                                           : s / n / bw + latency;
   return Tick(static_cast<std::uint64_t>(seconds * 1e12));
@@ -323,7 +319,7 @@ nlohmann::json NodeCollective::results(std::uint64_t words_checked) const {
           {"array_bytes", p_.array_bytes},
           {"channels", channels_},
           {"protocol", to_string(protocol_)},
-          {"ring_strides", ring_strides_.empty() && is_ring(p_.kind) ? std::vector<std::uint32_t>{1} : ring_strides_},
+          {"ring_strides", ring_strides_.empty() && p_.kind.is_ring() ? std::vector<std::uint32_t>{1} : ring_strides_},
           {"time_ps", end.ps()},
           {"analytical_ps", link_bound().ps()},
           {"algbw_GBps", algbw},
