@@ -72,11 +72,7 @@ __global__ void __launch_bounds__(kThreads) mainloop(const char* src, size_t src
         for (int i = 0; i < 4; ++i)
 #pragma unroll
           for (int j = 0; j < 8; ++j)
-            asm volatile(
-                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                "{%0,%1,%2,%3};"
-                : "+f"(d[i][j][0]), "+f"(d[i][j][1]), "+f"(d[i][j][2]), "+f"(d[i][j][3])
-                : "r"(a[i][0]), "r"(a[i][1]), "r"(a[i][2]), "r"(a[i][3]), "r"(b[j][0]), "r"(b[j][1]));
+            mma_m16n8k16(d[i][j], a[i][0], a[i][1], a[i][2], a[i][3], b[j][0], b[j][1]);
       }
     }
     if (!kFill) __syncthreads();

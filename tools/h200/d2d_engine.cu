@@ -74,11 +74,7 @@ __global__ void __launch_bounds__(512) mma_burn(unsigned long long ns, float* si
     for (int it = 0; it < 64; ++it) {
 #pragma unroll
       for (int k = 0; k < 8; ++k)
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-            "{%0,%1,%2,%3};"
-            : "+f"(d[k][0]), "+f"(d[k][1]), "+f"(d[k][2]), "+f"(d[k][3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+        mma_m16n8k16(d[k], a0, a1, a2, a3, b0, b1);
     }
   }
   float s = 0;

@@ -166,3 +166,13 @@ inline char* device_bytes(size_t bytes, int value) {
   CK(cudaMemset(p, value, bytes));
   return p;
 }
+
+// One m16n8k16 fp16 MMA with fp32 accumulation (Ampere's mma.sync): d += a * b, the
+// operands' register fragments as the instruction takes them.
+__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                             unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
