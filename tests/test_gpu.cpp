@@ -579,6 +579,15 @@ TEST(GpuConfigErrors, NameFileLineAndKey) {
               ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistant_wgs: unknown key (did you mean 'persistent_wgs'?)"));
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    persistent_static_tiles: 65\n"),
               ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistent_static_tiles:"));
+  // An older kernel's keys (issue 42): counts and a boolean, named at their keys.
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    mma_flops_per_cycle: fast\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.gemm.mma_flops_per_cycle:"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    load_issue_bytes_per_cycle: -1\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.gemm.load_issue_bytes_per_cycle:"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    k_alignment: 8\n    unaligned: {boost_clock: maybe}\n"),
+              ::testing::HasSubstr("gpu.gemm.unaligned.boost_clock:"));
+  EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    boost_clok: true\n"),
+              ::testing::HasSubstr("did you mean 'boost_clock'?"));
 }
 
 std::string gemm_error(const std::string& yaml) {

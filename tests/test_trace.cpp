@@ -195,6 +195,10 @@ TEST(TraceFormat, TmaRoundTrips) {
   EXPECT_THAT(text, HasSubstr(" tma=1\n"));
   EXPECT_TRUE(parse_trace(text, "tma.trace") == t);
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 tma=2\n"), HasSubstr("bad.trace:3: resources: bad number '2' for tma (expected an integer in [0, 1])"));
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 boost=2\n"),
+              HasSubstr("bad.trace:3: resources: bad number '2' for boost (expected an integer in [0, 1])"));
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 bost=1\n"),
+              HasSubstr("unknown key 'bost'"));
 }
 
 // `persistent` (TraceResources::persistent_wgs, issue 41): a GEMM's persistent grid;
