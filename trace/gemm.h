@@ -61,6 +61,8 @@ struct GemmParams {
   // not TMA) spends issue cycles on it in every K step, with no matrix work meanwhile:
   // the K step's A and B tile bytes / this rate are added to its issue cycles. 0: the
   // copies cost the WG no cycles of its own (TMA, or copies that overlap the math).
+  // Simplification: only the threads' time is serialized so; the loads' memory side
+  // still runs through the CU's load path, overlapped by the stages as any load.
   std::uint32_t load_issue_bytes_per_cycle = 0;
   // The kernel's matrix steps run at the CU's boost clock (TraceResources::boost_clock):
   // it draws too little power to reach the GPU's cap.
