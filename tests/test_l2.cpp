@@ -792,6 +792,80 @@ TEST(L2, AllHitStreamNeverExceedsBankBandwidthAndApproachesIt) {
   EXPECT_GE(rate, peak * 0.95);
 }
 
+// local_copy_priority (results/h200-measurements/README.md point 10): under sm_first a
+// local copy's line waits while its bank has anything reserved, so SM requests that
+// come while it waits go first; under fair it keeps its place in arrival order.
+TEST(L2, UnderSmFirstALocalCopyWaitsUntilItsBankHasNothingReserved) {
+  for (const bool sm_first : {false, true}) {
+    SCOPED_TRACE(sm_first ? "sm_first" : "fair");
+    L2Config c = small_config();
+    c.local_copy_sm_first = sm_first;
+    Harness h(c);
+    const auto lines = same_bank(h.l2, 0x100000, 7);  // one bank: 2 cycles (2 ns) per line
+    for (std::uint64_t a : lines) h.run_one(read(a, kLine));  // warm: all hits from here
+    const Tick t0 = h.sim.now();
+    // t0: 4 SM lines (the bank is busy until t0 + 8 ns) and a local copy's line.
+    for (int i = 0; i < 4; ++i) h.issue(read(lines[i], kLine));
+    MemRequest copy = read(lines[4], kLine);
+    copy.local_copy = true;
+    copy.tag = 99;
+    h.issue(std::move(copy));
+    // t0 + 4 ns: 2 more SM lines, while the copy waits (sm_first) or after its slot (fair).
+    h.sim.events().schedule_callback(t0 + Tick::ns(4), [&] {
+      for (int i = 5; i < 7; ++i) {
+        MemRequest r = read(lines[i], kLine);
+        r.tag = 100 + i;
+        h.issue(std::move(r));
+      }
+    });
+    h.sim.run();
+    auto done_at = [&](std::uint64_t tag) {
+      for (std::size_t i = 0; i < h.client.done.size(); ++i)
+        if (h.client.done[i].tag == tag) return h.client.at[i] - t0;
+      ADD_FAILURE() << "no response with tag " << tag;
+      return Tick::zero();
+    };
+    // Each line is ready hit_latency (10 ns) after its 2 ns bank slot starts.
+    if (sm_first) {
+      EXPECT_EQ(done_at(105), Tick::ns(8 + 10));   // slots 8, 10: ahead of the copy
+      EXPECT_EQ(done_at(106), Tick::ns(10 + 10));
+      EXPECT_EQ(done_at(99), Tick::ns(12 + 10));   // the bank's first free slot
+      EXPECT_EQ(h.stat("local_copy_waits"), 1u);   // one line waited, from t0 to t0 + 12 ns
+      EXPECT_EQ(h.stat("local_copy_wait_cycles"), 12u);
+    } else {
+      EXPECT_EQ(done_at(99), Tick::ns(8 + 10));    // its arrival-order slot
+      EXPECT_EQ(done_at(105), Tick::ns(10 + 10));
+      EXPECT_EQ(done_at(106), Tick::ns(12 + 10));
+      EXPECT_EQ(h.sim.stats().find("gpu0.l2.local_copy_waits"), nullptr);  // fair: no such stat
+    }
+  }
+}
+
+TEST(L2, AWaitingLocalCopyGoesAheadOfALaterRequestForItsLines) {
+  L2Config c = small_config();
+  c.local_copy_sm_first = true;
+  Harness h(c);
+  const auto lines = same_bank(h.l2, 0x100000, 3);
+  for (std::uint64_t a : lines) h.run_one(read(a, kLine));
+  h.issue(read(lines[0], kLine));  // holds the bank
+  h.issue(read(lines[1], kLine));
+  MemRequest copy = write(lines[2], words_from(500, kLine / kGranule));
+  copy.local_copy = true;
+  h.issue(std::move(copy));  // waits for the bank
+  // An SM read of the copy's line, accepted after it, sees what it wrote.
+  MemRequest r = read(lines[2], kLine, /*functional=*/true);
+  r.tag = 7;
+  h.issue(std::move(r));
+  h.sim.run();
+  ASSERT_EQ(h.client.done.size(), 4u + 3u);
+  for (const MemRequest& d : h.client.done) {
+    if (d.tag == 7) {
+      EXPECT_EQ(d.data.words, words_from(500, kLine / kGranule));
+    }
+  }
+  EXPECT_EQ(h.stat("local_copy_promotions"), 1u);
+}
+
 // ---------------------------------------------------------------------------
 // 2D tiles (MemRequest::rows > 1)
 
@@ -1123,12 +1197,17 @@ struct StressOutcome {
 };
 
 // With `tiles`, a third of the requests are 2D (2-5 rows, rows possibly sharing lines).
-StressOutcome run_stress(std::uint64_t seed, const std::string& replacement, bool jitter = false, bool tiles = false) {
+// With `local_copies`, the L2 serves local copies last (local_copy_sm_first) and a
+// third of the requests are a local copy engine's: they wait at busy banks, and the
+// requests after them that touch their lines make them go ahead.
+StressOutcome run_stress(std::uint64_t seed, const std::string& replacement, bool jitter = false, bool tiles = false,
+                         bool local_copies = false) {
   L2Config c = small_config();
   c.size_bytes = 8 * 1024;  // 8 banks x 2 sets x 4 ways
   c.max_outstanding_misses = 6;
   c.max_transactions = 16;
   c.replacement = replacement;
+  c.local_copy_sm_first = local_copies;
   Harness h(c, Tick::ns(100), seed);
   h.mem.capacity = 5;
   h.mem.jitter = jitter;
@@ -1159,6 +1238,7 @@ StressOutcome run_stress(std::uint64_t seed, const std::string& replacement, boo
       r.op = kind < 5 ? MemOp::kRead : kind < 9 ? MemOp::kWrite : MemOp::kUpdate;
       r.uncached = rng() % 6 == 0;
       r.stream = rng() % 2 ? Stream::kCompute : Stream::kCommunication;
+      if (local_copies) r.local_copy = rng() % 3 == 0;
       const bool functional = rng() % 8 != 0;
       r.tag = static_cast<std::uint64_t>(issued);
       if (functional) {
@@ -1211,6 +1291,10 @@ StressOutcome run_stress(std::uint64_t seed, const std::string& replacement, boo
   EXPECT_GT(h.stat("merges.compute") + h.stat("merges.communication"), 0u);
   EXPECT_GT(h.stat("memory_queued"), 0u);
   EXPECT_GT(h.stat("refetches"), 0u);
+  if (local_copies) {
+    EXPECT_GT(h.stat("local_copy_waits"), 30u);
+    EXPECT_GT(h.stat("local_copy_promotions"), 0u);
+  }
 
   StressOutcome out;
   out.times = h.client.at;
@@ -1233,6 +1317,15 @@ TEST(L2, RandomTrafficIsSequentiallyConsistentInAcceptanceOrder) {
 TEST(L2Tile, RandomTrafficWithTilesIsSequentiallyConsistentInAcceptanceOrder) {
   run_stress(5, "lru", /*jitter=*/false, /*tiles=*/true);
   run_stress(6, "random", /*jitter=*/true, /*tiles=*/true);
+}
+
+TEST(L2, RandomTrafficWithWaitingLocalCopiesIsSequentiallyConsistentInAcceptanceOrder) {
+  run_stress(7, "lru", /*jitter=*/false, /*tiles=*/false, /*local_copies=*/true);
+  run_stress(8, "random", /*jitter=*/true, /*tiles=*/true, /*local_copies=*/true);
+  const StressOutcome a = run_stress(9, "lru", true, true, true);
+  const StressOutcome b = run_stress(9, "lru", true, true, true);
+  EXPECT_EQ(a.times, b.times);
+  EXPECT_EQ(a.stats, b.stats);
 }
 
 TEST(L2, IdenticalInputsGiveIdenticalRuns) {

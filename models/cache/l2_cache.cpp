@@ -63,6 +63,7 @@ L2Config read_l2_config(ConfigNode node) {
       node.get_uint("max_outstanding_misses", cfg.max_outstanding_misses, 1, 1u << 24));
   cfg.replacement = node.get_enum("replacement", cfg.replacement, replacement_policies().names());
   cfg.bypass_uncached = node.get_enum("uncached", "bypass", {"bypass", "cache"}) == "bypass";
+  cfg.local_copy_sm_first = node.get_enum("local_copy_priority", "fair", {"fair", "sm_first"}) == "sm_first";
   // Unknown keys first: a misspelt key would otherwise surface as a geometry error
   // about the default it left in place.
   node.finish();
@@ -125,6 +126,17 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
   if (std::has_single_bit(cfg_.bank_bytes_per_cycle))
     bank_rate_shift_ = static_cast<std::int32_t>(std::countr_zero(cfg_.bank_bytes_per_cycle));
   bank_next_free_.assign(cfg_.banks, Cycles(0));
+  if (cfg_.local_copy_sm_first) {
+    yielders_.resize(cfg_.banks);
+    for (std::uint32_t b = 0; b < cfg_.banks; ++b) bank_free_events_.emplace_back(*this, b);
+    local_copy_waits_ = &counter("local_copy_waits", "pieces",
+                                 "line pieces of local copy-engine requests that waited for a bank other requests held");
+    local_copy_wait_cycles_ = &counter("local_copy_wait_cycles", "cycles",
+                                       "L2 cycles local copy-engine pieces waited for their bank (sum)");
+    local_copy_promotions_ = &counter("local_copy_promotions", "transactions",
+                                      "waiting local-copy transactions served at once because a later request "
+                                      "touched their lines");
+  }
 
   for (int s = 0; s < kNumStreams; ++s) {
     const char* sn = to_string(static_cast<Stream>(s));
@@ -366,10 +378,14 @@ void L2Cache::accept(MemRequest&& req) {
   t.functional = functional;
   t.stalled = false;
   t.completing = false;
+  t.yields = cfg_.local_copy_sm_first && req.local_copy;
+  t.deferred = false;
   const int s = index(req.stream), o = index(req.op);
   ++*requests_[s][o];
   *bytes_[s][o] += req.total_bytes();
   t.req = std::move(req);
+  if (deferred_count_ > 0 && t.first_line < deferred_hi_ && deferred_lo_ < t.end_line) [[unlikely]]
+    promote_overlapping(t);
   if (!mshr_wait_.empty() && overlaps_waiting(t)) {
     // A stalled transaction has not looked up some of these lines yet: going ahead
     // would let this later request change what it reads. Wait behind it.
@@ -382,6 +398,64 @@ void L2Cache::accept(MemRequest&& req) {
     process_bypass(ti);
   } else {
     process_cached(ti);
+  }
+}
+
+void L2Cache::defer(std::uint32_t ti, std::uint32_t bank, Cycles now_c) {
+  Txn& t = txns_[ti];
+  t.deferred = true;
+  t.deferred_at = now_c;
+  ++*local_copy_waits_;
+  ++deferred_count_;
+  deferred_lo_ = std::min(deferred_lo_, t.first_line);
+  deferred_hi_ = std::max(deferred_hi_, t.end_line);
+  yielders_[bank].push_back(ti);
+  if (!bank_free_events_[bank].scheduled())
+    sim().schedule(bank_free_events_[bank], std::max(now(), clock_.edge(bank_next_free_[bank])));
+}
+
+void L2Cache::on_bank_free(std::uint32_t bank) {
+  // Whoever reserved the bank at this very tick before this event went first; the
+  // front waiter takes the bank only if nothing is reserved now (its piece then
+  // holds the bank, so one waiter goes per free slot).
+  std::deque<std::uint32_t>& q = yielders_[bank];
+  const Cycles now_c = now_cycle();
+  while (!q.empty() && bank_next_free_[bank] <= now_c) {
+    const std::uint32_t ti = q.front();
+    q.pop_front();
+    resume_deferred(ti, now_c);
+  }
+  if (!q.empty() && !bank_free_events_[bank].scheduled())
+    sim().schedule(bank_free_events_[bank], std::max(now(), clock_.edge(bank_next_free_[bank])));
+}
+
+void L2Cache::resume_deferred(std::uint32_t ti, Cycles now_c) {
+  Txn& t = txns_[ti];
+  t.deferred = false;
+  *local_copy_wait_cycles_ += (now_c - t.deferred_at).count();
+  if (--deferred_count_ == 0) {
+    deferred_lo_ = ~std::uint64_t{0};
+    deferred_hi_ = 0;
+  }
+  process_cached(ti);
+}
+
+void L2Cache::promote_overlapping(const Txn& t) {
+  for (std::deque<std::uint32_t>& q : yielders_) {
+    for (std::size_t i = 0; i < q.size();) {
+      const std::uint32_t wi = q[i];
+      Txn& w = txns_[wi];
+      const Piece next = piece_of(w, w.next_piece);
+      const std::uint64_t w_lo = next.bytes == 0 ? next.line - 1 : next.line;
+      if (t.first_line < w.end_line && w_lo < t.end_line) {
+        q.erase(q.begin() + static_cast<std::ptrdiff_t>(i));
+        w.yields = false;
+        ++*local_copy_promotions_;
+        resume_deferred(wi, now_cycle());
+      } else {
+        ++i;
+      }
+    }
   }
 }
 
@@ -410,6 +484,9 @@ void L2Cache::process_cached(std::uint32_t ti) {
   const bool write = t.req.op == MemOp::kWrite;
   const bool functional = t.functional;
   const int s = index(t.req.stream);
+  // A local copy under local_copy_sm_first waits at every bank that has something
+  // reserved (not once resumed from mshr_wait_: that queue's front must not wait).
+  const bool may_defer = t.yields && !t.stalled;
   // The hit path below works on locals (a store through a Counter would make the
   // compiler reload every member); they go back to the members before anything else
   // can read them: before process_line and at the end.
@@ -474,6 +551,12 @@ void L2Cache::process_cached(std::uint32_t ti) {
       const auto bytes = static_cast<std::uint32_t>(std::min(line_start + line_bytes, row_end) - start);
       prefetch_next();
       const std::uint32_t bank = bank_of_line(line);
+      if (may_defer && bank_free[bank] > now_c) [[unlikely]] {
+        flush();
+        t.next_piece = row * ppr + k;
+        defer(ti, bank, now_c);
+        return;
+      }
       const std::uint32_t set = set_in_bank(bank, line);
       // find_in_set, inline.
       const std::uint32_t base = set * assoc;
@@ -1014,9 +1097,10 @@ void L2Cache::report_in_flight(std::vector<std::string>& out) const {
         out.push_back(fmt::format("  ... and {} more", in_flight_ - kListed));
         break;
       }
-      out.push_back(fmt::format("  {} accepted at {} ps: {}/{} lines looked up, {} waiting for memory{}{}",
+      out.push_back(fmt::format("  {} accepted at {} ps: {}/{} lines looked up, {} waiting for memory{}{}{}",
                                 describe(t), t.accepted.ps(), t.next_piece, t.num_pieces, t.outstanding,
-                                t.stalled ? ", stalled" : "", t.completing ? ", completing" : ""));
+                                t.stalled ? ", stalled" : "", t.deferred ? ", waiting for its bank (local copy)" : "",
+                                t.completing ? ", completing" : ""));
     }
   }
   if (outstanding_misses() > 0) {

@@ -72,6 +72,14 @@ struct L2Config {
   // memory partitions, Milic et al., MICRO'17, Fig. 3; "it does not bypass the L2",
   // NVIDIA developer forum thread 292928). Near-memory updates bypass either way.
   bool bypass_uncached = true;
+  // Who a bank serves first. false (`local_copy_priority: fair`): every request in
+  // arrival order. true (`sm_first`): a local copy engine copy's pieces
+  // (MemRequest::local_copy) only when the bank has nothing else reserved, so the SMs'
+  // requests win and the copy gets what they leave (measured on H200: SM loads that
+  // keep the L2 busy stop a same-GPU copy-engine copy altogether, while copies over
+  // PCIe keep their rate beside the same loads; results/h200-measurements/README.md
+  // point 10, d2d_engine.csv, ce_paths.csv).
+  bool local_copy_sm_first = false;
   // Bytes per functional word (HbmConfig::value_granule); set by the system, not read
   // from the l2 section. line_bytes must be a multiple of it.
   std::uint32_t value_granule = 32;
@@ -192,6 +200,9 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
     bool functional = false;
     bool stalled = false;           // in mshr_wait_ (bypassing ones too, held back for order)
     bool completing = false;        // completion event scheduled
+    bool yields = false;            // a local copy's, under local_copy_sm_first
+    bool deferred = false;          // in a bank's yielders_ queue, waiting for the bank
+    Cycles deferred_at;             // since when (stats)
   };
   struct Piece {
     std::uint64_t line;     // line address (address / line_bytes)
@@ -251,6 +262,15 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   bool process_line(std::uint32_t ti, std::uint32_t piece, const Piece& p, std::uint32_t bank, std::uint32_t set,
                     std::uint32_t slot, Cycles now_c);
   void process_bypass(std::uint32_t ti);
+  // local_copy_sm_first: a yielding transaction waits at a busy bank (its piece at
+  // t.next_piece); the bank's event resumes the queue's front when the bank is free.
+  void defer(std::uint32_t ti, std::uint32_t bank, Cycles now_c);
+  void on_bank_free(std::uint32_t bank);
+  void resume_deferred(std::uint32_t ti, Cycles now_c);
+  // A new transaction that touches lines a waiting one has not looked up yet would
+  // overtake it: those waiting ones go ahead now, unyielding (acceptance order is the
+  // order of values).
+  void promote_overlapping(const Txn& t);
   // Touches a line that a transaction in mshr_wait_ has yet to look up (bounding line
   // ranges: conservative for tiles, exact for 1D requests).
   bool overlaps_waiting(const Txn& t) const;
@@ -325,6 +345,26 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
     std::uint32_t txn_;
   };
   std::deque<CompleteEvent> complete_events_;  // one per txns_ slot; a deque keeps them in place
+  // local_copy_sm_first: per bank, the yielding transactions waiting for it (oldest
+  // first) and the event that wakes them when its reservations end.
+  class BankFreeEvent final : public Event {
+   public:
+    BankFreeEvent(L2Cache& l2, std::uint32_t bank)
+        : Event(l2.event_source(), EventPriority::kDefault), l2_(l2), bank_(bank) {}
+    void process() override { l2_.on_bank_free(bank_); }
+    std::string description() const override { return l2_.name() + ".bank_free"; }
+
+   private:
+    L2Cache& l2_;
+    std::uint32_t bank_;
+  };
+  std::vector<std::deque<std::uint32_t>> yielders_;
+  std::deque<BankFreeEvent> bank_free_events_;
+  std::uint32_t deferred_count_ = 0;
+  // Lines [deferred_lo_, deferred_hi_) hold every waiting transaction's (grown while
+  // any waits, reset when none does): a new request outside it overtakes none.
+  std::uint64_t deferred_lo_ = ~std::uint64_t{0};
+  std::uint64_t deferred_hi_ = 0;
   std::vector<std::uint32_t> free_txns_;
   std::size_t in_flight_ = 0;
   std::deque<std::uint32_t> mshr_wait_;   // stalled transactions, oldest first
@@ -375,6 +415,10 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   Counter& mshr_stalls_;
   Counter& order_stalls_;
   Counter& memory_queued_;
+  // Registered with local_copy_sm_first only (other systems' stats stay as they were).
+  Counter* local_copy_waits_ = nullptr;
+  Counter* local_copy_wait_cycles_ = nullptr;
+  Counter* local_copy_promotions_ = nullptr;
   Scalar& hit_rate_;
   TimeWeighted& txn_occupancy_;
   TimeWeighted& mshr_occupancy_;

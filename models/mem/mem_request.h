@@ -49,6 +49,11 @@ struct MemRequest {
   // Bypass the L2 (T3 §4.3: the GEMM output is allocated uncached so its updates
   // aggregate in DRAM). Updates always bypass; the flag matters for reads and writes.
   bool uncached = false;
+  // A read or write of a copy within one GPU by its copy engine (DmaEngine: a command
+  // whose destination is the engine's own memory). An L2 with `local_copy_priority:
+  // sm_first` serves these only at banks that have nothing else to do
+  // (models/cache/README.md, "Local copies yield to the SMs").
+  bool local_copy = false;
   // A request is `rows` rows of `bytes` bytes each, row r at address + r * row_stride:
   // a 2D tile (e.g. a GEMM tile load of 256 rows x 64 B with a 4256 B stride) issued
   // as one transaction. rows = 1 (the default) is a plain contiguous request and
