@@ -50,12 +50,14 @@ class H200RingReduceScatter : public ::testing::TestWithParam<ChannelPoint> {};
 // channel), in a fraction of the wall time.
 // A ring collective of 96 MiB per GPU on 4 H200s (homogeneous mode, Simple: NCCL's
 // tuner picks it at that size; the run says so), as nccl_ring_channels_4gpu.csv ran it.
-t3sim::RunOutcome h200_ring_96mib(const std::string& collective, std::uint32_t channels) {
+t3sim::RunOutcome h200_ring_96mib(const std::string& collective, std::uint32_t channels,
+                                  const std::vector<std::string>& extra = {}) {
   t3sim::RunRequest req;
   req.system = kSource + "/configs/systems/h200.yaml";
   req.workload = kSource + "/configs/workloads/collectives/ring_rs.yaml";
   req.overrides = {"workload.collective=" + collective, "system.num_gpus=4", "workload.size=96MiB",
                    fmt::format("workload.channels={}", channels), "workload.functional=off", "run.mode=homogeneous"};
+  req.overrides.insert(req.overrides.end(), extra.begin(), extra.end());
   req.timeline = false;
   t3sim::RunOutcome out = t3sim::run_simulation(req);
   EXPECT_EQ(metric(out, "protocol"), "simple");
@@ -76,18 +78,19 @@ INSTANTIATE_TEST_SUITE_P(Issue16, H200RingReduceScatter,
                          [](const auto& point) { return fmt::format("channels_{}", point.param.channels); });
 
 // Issue 42 item 2: the all-gather's channel curve from the same file (96 MiB per GPU, 4
-// GPUs). Until stop 52 the model's channel ran it 2.0-3.2x too fast up to 8 channels (its
-// stores cost nothing); the SM's data port (gpu.cu.store_bytes_per_cycle, read off a
-// one-CTA microbenchmark, not this curve) brings every point to 14-18 % fast. The
-// issue's bar is 15 %; this test holds the 20 % reached, and results/h200-collectives/
-// README.md says what is left (the model's all-gather is in place: no copy of its own
-// chunk into the output at step 0, which NCCL's out-of-place one does).
+// GPUs), out of place (workload.in_place false: the own chunk is copied into the output
+// too). The file does not say; we take it as torch's all_gather_into_tensor of an array
+// per GPU into an output of four, which is out of place, as nccl-tests' default is. Until stop 52 the model's channel ran it 2.0-3.2x too fast up
+// to 8 channels (its stores cost nothing); the SM's data port
+// (gpu.cu.store_bytes_per_cycle, read off a one-CTA microbenchmark, not this curve)
+// brings every point within 5-14 % (in place, without the own chunk's copy: 14-18 %).
 class H200RingAllGather : public ::testing::TestWithParam<ChannelPoint> {};
 
-TEST_P(H200RingAllGather, TimeIsWithin20PercentOfNccl) {
+TEST_P(H200RingAllGather, TimeIsWithin15PercentOfNccl) {
   const ChannelPoint& p = GetParam();
-  const double us = std::stod(metric(h200_ring_96mib("ring-ag", p.channels), "time_ps")) * 1e-6;
-  EXPECT_NEAR(us, p.measured_us, 0.20 * p.measured_us) << "simulated " << us << " us";
+  const double us =
+      std::stod(metric(h200_ring_96mib("ring-ag", p.channels, {"workload.in_place=false"}), "time_ps")) * 1e-6;
+  EXPECT_NEAR(us, p.measured_us, 0.15 * p.measured_us) << "simulated " << us << " us";
 }
 
 INSTANTIATE_TEST_SUITE_P(Issue42, H200RingAllGather,

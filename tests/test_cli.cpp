@@ -433,6 +433,12 @@ TEST_F(Cli, ALongRunShowsProgressOnStderrUnlessQuiet) {
 TEST_F(Cli, ErrorsBlameTheKeyAtFault) {
   expect_bad_input("configs/systems/ring8.yaml configs/workloads/ring_rs.yaml --set workload.channels=4096",
                    "--set workload.channels=4096: workload.channels: collective: chunk_slices: 4096 channels");
+  // Out of place is modelled for the ring kernels (issue 42: it adds the all-gather's own
+  // chunk copy), not for the direct all-gather.
+  expect_bad_input("configs/systems/ring8.yaml configs/workloads/ring_rs.yaml --set workload.collective=direct-ag "
+                   "--set workload.in_place=false",
+                   "--set workload.in_place=false: workload.in_place: expected true for the cu direct-ag: out of "
+                   "place (false) is modelled for the ring kernels only");
   expect_bad_input("configs/systems/mi300x.yaml configs/workloads/gemm_a2a/moe.yaml --set workload.gemm.m=8 "
                    "--set workload.gemm.n=1 --config sequential",
                    "--set workload.gemm.n=1: workload.gemm.n: the all-to-all moves the 8 x 1 output of 16 B");

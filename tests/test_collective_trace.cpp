@@ -550,6 +550,25 @@ TEST(CollectiveTrace, RemoteBytesAreNMinusOneOverNOfTheArray) {
   }
 }
 
+// An out-of-place all-gather (CollectiveTraceParams::in_place false, as torch's
+// all_gather_into_tensor) also copies the GPU's own chunk into the output at step 0:
+// one more store of that chunk per GPU (its load is the one the send makes anyway),
+// nothing more sent; the gathered values are the same.
+TEST(CollectiveTrace, OutOfPlaceAllGatherAlsoStoresItsOwnChunk) {
+  const std::uint32_t n = 4;
+  CollectiveTraceParams in = params(CollectiveKind::kRingAllGather, n, n * 4096, 4, 256);
+  CollectiveTraceParams out = in;
+  out.in_place = false;
+  for (std::uint32_t g = 0; g < n; ++g) {
+    const TraceTotals a = totals_of(traces_for(in, g)), b = totals_of(traces_for(out, g));
+    const std::uint64_t own = collective_chunk(on_gpu(in, g), g).bytes;
+    EXPECT_EQ(b.store_bytes - b.store_bytes_remote, a.store_bytes - a.store_bytes_remote + own) << g;
+    EXPECT_EQ(b.store_bytes_remote, a.store_bytes_remote);
+    EXPECT_EQ(b.load_bytes, a.load_bytes);
+  }
+  EXPECT_EQ(run_and_check(out, Schedule{3, true}, [&](std::uint32_t g) { return traces_for(out, g); }), "");
+}
+
 // 64 GPUs (issue 20, item 5): every kind generates, and the direct kinds' loops by peer
 // share one variable, so no program nears the trace's 32 variables.
 TEST(CollectiveTrace, SixtyFourGpusFitTheTracesVariables) {

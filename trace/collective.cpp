@@ -547,7 +547,7 @@ struct Builder {
       r.store_local = s == last;
     } else if (p.kind == CollectiveKind::kRingAllGather) {
       r.load_local = s == 0;
-      r.store_local = s > 0;
+      r.store_local = s > 0 || !p.in_place;
     } else {  // all-reduce: RS steps 0..N-1 (N-1 also sends the sum), AG steps N..2N-2
       r.load_local = s < N;
       r.store_local = s >= N - 1;

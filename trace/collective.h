@@ -267,6 +267,13 @@ struct CollectiveTraceParams {
   bool recv_base_set = false, out_base_set = false;
   std::uint64_t flag_base = 0;           // flag ids used: flag_base .. flag_base + collective_flags_used() - 1
   bool data_uncached = false;            // loads/stores of data bypass the L2
+  // Ring all-gather: true, in place (a GPU's own chunk is already where the output
+  // wants it: step 0 only sends it). false, out of place (torch's
+  // all_gather_into_tensor, nccl-tests' default): step 0 also stores the own chunk
+  // into the output. Simplification: the model keeps one array, so that copy reads the
+  // output's own chunk and writes it back in place: its load, its store (through the
+  // SM's data port, the L2 and DRAM) are charged, at the output's addresses.
+  bool in_place = true;
 };
 
 // A byte range [first, first + bytes) relative to the start of the array (or of the

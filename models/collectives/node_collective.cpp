@@ -78,6 +78,7 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     }
     t.data_base = p.data_base;
     t.data_uncached = p.data_uncached;
+    t.in_place = p.in_place;
     t.flag_base = p.flag_base;
     validate_collective(t);
     trace_params_.push_back(t);

@@ -36,6 +36,7 @@ struct NodeCollectiveParams {
   ChannelPipelineSpec pipeline;       // ring kernels' protocol (nullopt: auto), FIFO and slice sizes
   std::uint64_t data_base = 0;       // the array (e.g. a GEMM's output)
   bool data_uncached = false;        // the array is an uncached allocation (T3's GEMM output)
+  bool in_place = true;              // ring all-gather: false copies the own chunk too (CollectiveTraceParams)
   std::uint64_t flag_base = 1ULL << 32;
   int priority = 0;
   bool values = false;               // carry and check functional values

@@ -41,6 +41,15 @@ class CollectiveExperiment final : public Experiment {
     p.cus = static_cast<std::uint32_t>(workload.get_uint("cus", 0, 0, cfg_.gpu.num_cus));
     p.channels = static_cast<std::uint32_t>(workload.get_uint("channels", 0, 0, 4096));
     p.pipeline = read_channel_pipeline(workload, cfg_.gpu.memory.hbm.value_granule);
+    // Out of place, an all-gather also copies its own chunk into the output (the ring
+    // kernels model it); a reduce-scatter or an all-reduce reads its input and writes
+    // its result either way (nothing changes), and an all-to-all always writes its own
+    // output. The direct and copy-engine all-gathers do not model the copy.
+    p.in_place = workload.get_bool("in_place", true);
+    if (!p.in_place && (p.kind == CollectiveKind::kDirectAllGather || p.engine == CollectiveEngine::kDma))
+      workload.fail("in_place", fmt::format("expected true for the {} {}: out of place (false) is modelled for the "
+                                            "ring kernels only",
+                                            to_string(p.engine), kind));
     const std::string functional = workload.get_enum("functional", "auto", {"auto", "values", "off"});
     const std::uint64_t values_limit = workload.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
     p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);
