@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 
 #include <fmt/format.h>
@@ -25,14 +26,19 @@ namespace {
 
 // `t3sim run`'s progress on stderr (issue 45): once a run has taken 2 s of wall time, the
 // simulated time reached, the events so far and their rate, redrawn in place every
-// 0.5 s on a terminal, a plain line every 10 s otherwise; cleared at the end. No ETA: a
-// run's simulated end time is not known before it gets there. A kind that runs several
-// simulators (c3's isolated runs, then the concurrent one) shows each in turn.
+// 0.5 s on a terminal, a plain line every 10 s otherwise; cleared at the end. A kind
+// that knows how much of its work is done (Experiment::progress: a GEMM alone, by its
+// WGs) adds the percentage and an ETA, the wall time so far scaled by what is left;
+// the others cannot (a run's simulated end time is not known before it gets there). A
+// kind that runs several simulators (c3's isolated runs, then the concurrent one) shows
+// each in turn.
 class ProgressLine final : public ProgressObserver {
  public:
   ProgressLine() : tty_(::isatty(::fileno(stderr)) != 0), start_(Clock::now()), last_(start_) {
     // T3SIM_PROGRESS_AFTER_S: the wall time after which the line shows (tests set 0).
     if (const char* after = std::getenv("T3SIM_PROGRESS_AFTER_S")) after_s_ = std::atof(after);
+    // T3SIM_PROGRESS_EVERY_S: the period of the plain lines (tests set it short).
+    if (const char* every = std::getenv("T3SIM_PROGRESS_EVERY_S")) every_s_ = std::atof(every);
     Simulator::set_progress_observer_default(this);
   }
   ~ProgressLine() override {
@@ -44,19 +50,27 @@ class ProgressLine final : public ProgressObserver {
   }
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
+  // Where the fraction of the work done comes from (negative: unknown, no ETA).
+  void set_fraction(std::function<double()> fraction) { fraction_ = std::move(fraction); }
 
   void on_progress(Tick reached, std::uint64_t events) override {
     const Clock::time_point now = Clock::now();
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     if (elapsed < after_s_) return;
     const double since = std::chrono::duration<double>(now - last_).count();
-    if (drawn_ && since < (tty_ ? 0.5 : 10.0)) return;
+    if (drawn_ && since < (tty_ ? 0.5 : every_s_)) return;
     // Events per second over the last period (a new simulator starts from zero).
     const double rate = drawn_ && events >= last_events_ && since > 0
                             ? static_cast<double>(events - last_events_) / since
                             : static_cast<double>(events) / elapsed;
-    std::fprintf(stderr, "%ssimulated %s, %.1f M events (%.2f M events/s), %.0f s%s", tty_ ? "\r\033[K" : "",
-                 to_string(reached).c_str(), static_cast<double>(events) / 1e6, rate / 1e6, elapsed,
+    std::string eta;
+    if (fraction_) {
+      const double done = fraction_();
+      if (done > 0.0 && done < 1.0)
+        eta = fmt::format(", {:.0f} % done, ETA {:.0f} s", 100.0 * done, elapsed * (1.0 - done) / done);
+    }
+    std::fprintf(stderr, "%ssimulated %s, %.1f M events (%.2f M events/s), %.0f s%s%s", tty_ ? "\r\033[K" : "",
+                 to_string(reached).c_str(), static_cast<double>(events) / 1e6, rate / 1e6, elapsed, eta.c_str(),
                  tty_ ? "" : "\n");
     std::fflush(stderr);
     drawn_ = true;
@@ -71,6 +85,8 @@ class ProgressLine final : public ProgressObserver {
   std::uint64_t last_events_ = 0;
   bool drawn_ = false;
   double after_s_ = 2.0;
+  double every_s_ = 10.0;
+  std::function<double()> fraction_;
 };
 
 // "  simulation  N events in S s (R M events/s)"; a partitioned run also says how it
@@ -171,6 +187,7 @@ RunOutcome run_simulation(const RunRequest& req) {
   sim.set_threads(threads);
   if (req.output_dir && req.timeline && timeline_max > 0) sim.timeline().enable(timeline_max);
   const std::unique_ptr<Experiment> experiment = workload_kinds().find(kind)->make(sim, system, workload, options);
+  if (progress) progress->set_fraction([e = experiment.get()] { return e->progress(); });
   if (options.sampling.enabled && !experiment->samples())
     options.reject_sampling(fmt::format("kind {} does not sample (gemm alone, c3 and DMA collectives in homogeneous "
                                         "mode do): "

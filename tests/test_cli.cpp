@@ -411,7 +411,8 @@ TEST_F(Cli, ALongRunShowsProgressOnStderrUnlessQuiet) {
   // The same run with the line forced on: the helper's command with the variable set.
   auto with_progress = [&](const std::string& args) {
     const fs::path out = dir_ / "p_out.txt", err = dir_ / "p_err.txt";
-    const std::string cmd = fmt::format("cd '{}' && T3SIM_PROGRESS_AFTER_S=0 '{}' {} >'{}' 2>'{}'", T3SIM_SOURCE_DIR,
+    const std::string cmd = fmt::format("cd '{}' && T3SIM_PROGRESS_AFTER_S=0 T3SIM_PROGRESS_EVERY_S=0 '{}' {} >'{}' 2>'{}'",
+                                        T3SIM_SOURCE_DIR,
                                         T3SIM_BINARY, args, out.string(), err.string());
     const int status = std::system(cmd.c_str());
     return Result{WEXITSTATUS(status), slurp(out), slurp(err)};
@@ -424,6 +425,14 @@ TEST_F(Cli, ALongRunShowsProgressOnStderrUnlessQuiet) {
   const auto quiet = with_progress(run + " --quiet");
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.err.find("M events/s), "), std::string::npos) << quiet.err;
+  // A kind that knows its work done (a GEMM alone: its WGs) adds it and an ETA; a
+  // collective does not (T3SIM_PROGRESS_EVERY_S=0: a line at every report).
+  EXPECT_EQ(forced.err.find("ETA"), std::string::npos) << forced.err;
+  const auto gemm = with_progress("run configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set "
+                                  "workload.m=4096 --set workload.n=4096 --set workload.k=256 --no-timeline -o " +
+                                  (dir_ / "g").string());
+  ASSERT_EQ(gemm.exit_code, 0) << gemm.err;
+  EXPECT_NE(gemm.err.find(" % done, ETA "), std::string::npos) << gemm.err;
 }
 
 // Issue 45, D6: errors blame the key at fault. 4,096 channels blamed the size; a tiny

@@ -104,6 +104,10 @@ class Experiment {
   // Whether it honours run.sampling (skips steady GEMM stages); the run refuses
   // sampling for a kind that does not.
   virtual bool samples() const { return false; }
+  // The fraction of the run's work done so far (0-1), for the progress line's ETA;
+  // negative: not known (the default). Called between events, from the thread that
+  // runs the simulation.
+  virtual double progress() { return -1.0; }
 };
 
 // Workload kinds by name. The factory reads the system and workload sections (every

@@ -1,5 +1,7 @@
 #include "models/system/gemm_system.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/config.h"
@@ -76,6 +78,14 @@ GemmSystem::GemmSystem(Simulator& sim, const GpuConfig& gpu, GemmWorkload worklo
   if (sampling_.enabled) gpu_->enable_sampling(sampling_);
 }
 
+
+double GemmSystem::progress() {
+  const std::uint32_t total = workload_.trace.num_wgs();
+  if (total == 0) return -1.0;
+  std::uint64_t done = 0;
+  for (std::uint32_t i = 0; i < gpu_->num_cus(); ++i) done += gpu_->cu(i).wgs_completed();
+  return std::min(1.0, static_cast<double>(done) / total);
+}
 
 GemmResult GemmSystem::run(Tick max_time) {
   KernelLaunch k;

@@ -58,6 +58,8 @@ class GemmSystem {
   GemmResult run(Tick max_time = Tick::max());
   std::string summary(const GemmResult& r) const;
   Gpu& gpu() { return *gpu_; }
+  // WGs completed over the kernel's WGs (skipped ones, with sampling, count as not done).
+  double progress();
 
  private:
   Simulator& sim_;

@@ -42,6 +42,7 @@ class GemmExperiment final : public Experiment {
   }
 
   std::string validated() const override { return fmt::format("ok: GEMM on {} CUs\n", gpu_.num_cus); }
+  double progress() override { return model_->progress(); }
 
   ExperimentResult run(Tick max_time) override {
     const GemmResult r = model_->run(max_time);
