@@ -28,39 +28,6 @@
 #include <thread>
 #include <vector>
 
-__global__ void __launch_bounds__(512) reader(const int4* buf, size_t n, unsigned long long ns, int4* sink,
-                                              unsigned long long* moved) {
-  unsigned long long iters = 0;
-  const unsigned long long t0 = gtime();
-  int4 acc = make_int4(0, 0, 0, 0);
-  const size_t stride = size_t(gridDim.x) * blockDim.x;
-  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  while (gtime() - t0 < ns) {
-    int4 v;
-    const int4* p = buf + i % n;
-    asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-    acc.x ^= v.x;
-    i = (i + stride) % n;
-    ++iters;
-  }
-  if (acc.x == 0x12345678) sink[0] = acc;
-  atomicAdd(moved, iters * sizeof(int4));
-}
-
-__global__ void __launch_bounds__(512) writer(int4* buf, size_t n, unsigned long long ns, unsigned long long* moved) {
-  unsigned long long iters = 0;
-  const unsigned long long t0 = gtime();
-  const size_t stride = size_t(gridDim.x) * blockDim.x;
-  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  while (gtime() - t0 < ns) {
-#pragma unroll
-    for (int u = 0; u < 8; ++u) buf[(i + u * stride) % n] = make_int4(u, 0, 0, 0);
-    i = (i + 8 * stride) % n;
-    ++iters;
-  }
-  atomicAdd(moved, iters * 8 * sizeof(int4));
-}
-
 struct Traffic {
   const char* what;
   int kind;  // -1 none, 0 read, 1 write
@@ -137,9 +104,9 @@ int main() {
       CK(cudaEventRecord(t_begin, s_traffic));
       const size_t n = t.buf_bytes / sizeof(int4);
       if (t.kind == 0)
-        reader<<<sms * t.ctas_per_sm, 512, 0, s_traffic>>>(big, n, traffic_ns, big + big_bytes / sizeof(int4), moved);
+        traffic_reader<1><<<sms * t.ctas_per_sm, 512, 0, s_traffic>>>(big, n, traffic_ns, big + big_bytes / sizeof(int4), moved);
       else if (t.kind == 1)
-        writer<<<sms * t.ctas_per_sm, 512, 0, s_traffic>>>(big, n, traffic_ns, moved);
+        traffic_writer<<<sms * t.ctas_per_sm, 512, 0, s_traffic>>>(big, n, traffic_ns, moved);
       CK(cudaEventRecord(t_end, s_traffic));
       if (t.kind >= 0) std::this_thread::sleep_for(std::chrono::microseconds(200));  // the traffic is resident
       // the copies: an event before the first and after each

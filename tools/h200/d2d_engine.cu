@@ -29,42 +29,6 @@ __global__ void __launch_bounds__(1024) spin(unsigned long long ns, unsigned lon
   }
 }
 
-template <int U>
-__global__ void __launch_bounds__(512) reader(const int4* buf, size_t n, unsigned long long ns, int4* sink, unsigned long long* moved) {
-  unsigned long long iters = 0;
-  const unsigned long long t0 = gtime();
-  int4 acc = make_int4(0, 0, 0, 0);
-  const size_t stride = size_t(gridDim.x) * blockDim.x;
-  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  while (gtime() - t0 < ns) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      int4 v;
-      const int4* p = buf + (i + u * stride) % n;
-      asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-      acc.x ^= v.x;
-    }
-    i = (i + U * stride) % n;
-    ++iters;
-  }
-  if (acc.x == 0x12345678) sink[0] = acc;
-  atomicAdd(moved, iters * U * sizeof(int4));
-}
-
-__global__ void __launch_bounds__(512) writer(int4* buf, size_t n, unsigned long long ns, unsigned long long* moved) {
-  unsigned long long iters = 0;
-  const unsigned long long t0 = gtime();
-  const size_t stride = size_t(gridDim.x) * blockDim.x;
-  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  while (gtime() - t0 < ns) {
-#pragma unroll
-    for (int u = 0; u < 8; ++u) buf[(i + u * stride) % n] = make_int4(u, 0, 0, 0);
-    i = (i + 8 * stride) % n;
-    ++iters;
-  }
-  atomicAdd(moved, iters * 8 * sizeof(int4));
-}
-
 // Tensor-core work without memory traffic for `ns` (copy_contention.cu's mma_burn, timed).
 __global__ void __launch_bounds__(512) mma_burn(unsigned long long ns, float* sink) {
   const unsigned long long t0 = gtime();
@@ -171,7 +135,7 @@ int main() {
       {"l2_readers_16MiB_u1_8cta", 0, 16ull << 20, 1, 8},
   };
   {
-    const void* fns[] = {(const void*)reader<1>, (const void*)reader<2>, (const void*)reader<8>, (const void*)writer,
+    const void* fns[] = {(const void*)traffic_reader<1>, (const void*)traffic_reader<2>, (const void*)traffic_reader<8>, (const void*)traffic_writer,
                          (const void*)mma_burn};
     const char* names[] = {"reader_u1", "reader_u2", "reader_u8", "writer", "mma_burn"};
     for (int i = 0; i < 5; ++i) {
@@ -189,15 +153,15 @@ int main() {
       CK(cudaEventRecord(c, s1));
       const int grid = sms * t.ctas_per_sm;
       if (t.kind == 1)
-        writer<<<grid, 512, 0, s1>>>(big, n, 20'000'000ull, starts);
+        traffic_writer<<<grid, 512, 0, s1>>>(big, n, 20'000'000ull, starts);
       else if (t.kind == 2)
         mma_burn<<<grid, 512, 0, s1>>>(20'000'000ull, (float*)(big));
       else if (t.unroll == 8)
-        reader<8><<<grid, 512, 0, s1>>>(big, n, 20'000'000ull, big + n, starts);
+        traffic_reader<8><<<grid, 512, 0, s1>>>(big, n, 20'000'000ull, big + n, starts);
       else if (t.unroll == 2)
-        reader<2><<<grid, 512, 0, s1>>>(big, n, 20'000'000ull, big + n, starts);
+        traffic_reader<2><<<grid, 512, 0, s1>>>(big, n, 20'000'000ull, big + n, starts);
       else
-        reader<1><<<grid, 512, 0, s1>>>(big, n, 20'000'000ull, big + n, starts);
+        traffic_reader<1><<<grid, 512, 0, s1>>>(big, n, 20'000'000ull, big + n, starts);
       CK(cudaEventRecord(d, s1));
       float copy_ms = 0, copy_end = 0;
       const int copies = 100;

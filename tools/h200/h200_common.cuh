@@ -167,6 +167,45 @@ inline char* device_bytes(size_t bytes, int value) {
   return p;
 }
 
+// Memory traffic for `ns` of the global timer (d2d_engine.cu, ce_paths.cu): each thread
+// of the grid reads U 16-byte elements (L2-only loads) a grid stride apart per iteration,
+// or writes 8, wrapping over `n` elements; `moved` gets the bytes moved.
+template <int U>
+__global__ void __launch_bounds__(512) traffic_reader(const int4* buf, size_t n, unsigned long long ns, int4* sink, unsigned long long* moved) {
+  unsigned long long iters = 0;
+  const unsigned long long t0 = gtime();
+  int4 acc = make_int4(0, 0, 0, 0);
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  while (gtime() - t0 < ns) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      int4 v;
+      const int4* p = buf + (i + u * stride) % n;
+      asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+      acc.x ^= v.x;
+    }
+    i = (i + U * stride) % n;
+    ++iters;
+  }
+  if (acc.x == 0x12345678) sink[0] = acc;
+  atomicAdd(moved, iters * U * sizeof(int4));
+}
+
+__global__ void __launch_bounds__(512) traffic_writer(int4* buf, size_t n, unsigned long long ns, unsigned long long* moved) {
+  unsigned long long iters = 0;
+  const unsigned long long t0 = gtime();
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  while (gtime() - t0 < ns) {
+#pragma unroll
+    for (int u = 0; u < 8; ++u) buf[(i + u * stride) % n] = make_int4(u, 0, 0, 0);
+    i = (i + 8 * stride) % n;
+    ++iters;
+  }
+  atomicAdd(moved, iters * 8 * sizeof(int4));
+}
+
 // One m16n8k16 fp16 MMA with fp32 accumulation (Ampere's mma.sync): d += a * b, the
 // operands' register fragments as the instruction takes them.
 __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
