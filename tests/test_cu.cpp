@@ -374,11 +374,13 @@ TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
               ::testing::HasSubstr("did you mean 'max_inflight_load_bytes'?"));
   EXPECT_THAT(cu_error("cu:\n  load_latency: -3\n"), ::testing::HasSubstr("sys.yaml:2: cu.load_latency:"));
   EXPECT_THAT(cu_error("cu:\n  lds_bytes_per_cycle: fast\n"), ::testing::HasSubstr("sys.yaml:2: cu.lds_bytes_per_cycle:"));
+  EXPECT_THAT(cu_error("cu:\n  store_bytes_per_cycle: -32\n"), ::testing::HasSubstr("sys.yaml:2: cu.store_bytes_per_cycle:"));
+  EXPECT_THAT(cu_error("cu:\n  store_byte_per_cycle: 32\n"), ::testing::HasSubstr("did you mean 'store_bytes_per_cycle'?"));
   EXPECT_THAT(cu_error("cu:\n  clock: 1GHz\n  compute_clock: 1.5GHz\n"),
               ::testing::HasSubstr("sys.yaml:3: cu.compute_clock: expected at most `clock` (1000000000 Hz)"));
   EXPECT_THAT(cu_error("cu:\n  compute_clock: 0Hz\n"), ::testing::HasSubstr("sys.yaml:2: cu.compute_clock:"));
   EXPECT_EQ(cu_error("cu:\n  load_request_bytes: 1KiB\n  max_inflight_load_bytes: 16KiB\n  load_bytes_per_cycle: 64\n"
-                     "  load_latency: 20\n  lds_bytes_per_cycle: 128\n"),
+                     "  load_latency: 20\n  lds_bytes_per_cycle: 128\n  store_bytes_per_cycle: 32\n"),
             "no error");
 }
 
