@@ -380,11 +380,11 @@ const ComputeUnit::PendingStore* ComputeUnit::oldest_pending_store(const Slot& w
 
 bool ComputeUnit::store_port_busy(std::uint32_t s) {
   Slot& w = slots_[s];
-  if (cfg_.store_bytes_per_cycle == 0 || w.tma || load_port_free_ <= now()) return false;
+  if (cfg_.store_bytes_per_cycle == 0 || w.tma || data_port_free_ <= now()) return false;
   if (!w.waiting_port) {
     w.waiting_port = true;
     ++*store_port_waits_;
-    sim().events().schedule_callback(load_port_free_, [this, s] {
+    sim().events().schedule_callback(data_port_free_, [this, s] {
       slots_[s].waiting_port = false;
       advance(s);
     });
@@ -502,7 +502,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
     if (cfg_.store_bytes_per_cycle > 0 && !w.tma) {
       // The store's data leave through the data port (store_port_busy saw it free).
       const std::uint64_t cycles = (r.total_bytes() + cfg_.store_bytes_per_cycle - 1) / cfg_.store_bytes_per_cycle;
-      load_port_free_ = std::max(load_port_free_, now()) + clock_.duration(Cycles(cycles));
+      data_port_free_ = std::max(data_port_free_, now()) + clock_.duration(Cycles(cycles));
     }
   }
   if (granule > 0) {
@@ -608,12 +608,14 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
   Tick landed = now();
   if (cfg_.load_bytes_per_cycle > 0) {
     // A TMA copy (a Hopper GEMM's tile loads) lands in shared memory at its bandwidth
-    // (lds_bytes_per_cycle, when set), not through the load/store data port.
+    // (lds_bytes_per_cycle, when set), not at the data port's load rate. It still takes
+    // its turn on the CU's one port timeline (a simplification: on H200 a GEMM CTA fills
+    // its SM, so no other kernel's loads or stores share that SM with it).
     const std::uint32_t rate = slots_[load.slot].tma && cfg_.lds_bytes_per_cycle > 0 ? cfg_.lds_bytes_per_cycle
                                                                                       : cfg_.load_bytes_per_cycle;
     const std::uint64_t cycles = (req.total_bytes() + rate - 1) / rate;
-    landed = std::max(landed, load_port_free_) + clock_.duration(Cycles(cycles));
-    load_port_free_ = landed;
+    landed = std::max(landed, data_port_free_) + clock_.duration(Cycles(cycles));
+    data_port_free_ = landed;
   }
   if (cfg_.load_latency > 0) landed += clock_.duration(Cycles(cfg_.load_latency));
   if (landed == now()) {

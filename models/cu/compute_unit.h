@@ -324,7 +324,7 @@ class ComputeUnit final : public Component, public MemClient {
   std::vector<std::uint32_t> waiting_for_load_room_;  // slots, oldest first
   std::vector<std::uint32_t> wake_scratch_;           // wake_load_waiters' copy of it
   bool waking_ = false;
-  Tick load_port_free_;                         // the return port is busy until then
+  Tick data_port_free_;                         // the data port (loads back, stores out) is busy until then
   Tick room_stall_since_;                       // a slot has waited for room since then
 
   Counter& wgs_done_;
