@@ -356,6 +356,86 @@ TEST(CuKStep, MatrixStepsRunAtTheComputeClockAndLoadsAtTheCuClock) {
   EXPECT_NEAR(vector.done_ns(), 100 + 4 * 200, 1e-9);
 }
 
+// The GPU's SM clock at the power cap (models/cu/sm_clock.h): a capping matrix step
+// puts it at the cap's clock from just after the step starts until `hold` after it ends;
+// overlapping steps extend the stretch, a step after it has ended starts a new one.
+TEST(SmClock, ACappingStepHoldsTheCapFromJustAfterItsStartUntilHoldAfterItsEnd) {
+  SmClock clock(1'000'000'000, 500'000'000, Tick::ns(1000));
+  EXPECT_FALSE(clock.capped(Tick::ns(0)));
+  clock.note_capping_work(Tick::ns(100), Tick::ns(200));
+  EXPECT_FALSE(clock.capped(Tick::ns(100)));  // whichever same-time event asks first
+  EXPECT_TRUE(clock.capped(Tick::ns(100) + Tick(1)));
+  EXPECT_TRUE(clock.capped(Tick::ns(1199)));
+  EXPECT_FALSE(clock.capped(Tick::ns(1200)));
+  EXPECT_EQ(clock.at(Tick::ns(150)).frequency_hz(), 500'000'000u);
+  EXPECT_EQ(clock.at(Tick::ns(1200)).frequency_hz(), 1'000'000'000u);
+  clock.note_capping_work(Tick::ns(150), Tick::ns(400));  // overlaps: extends to 1400
+  EXPECT_TRUE(clock.capped(Tick::ns(1399)));
+  EXPECT_FALSE(clock.capped(Tick::ns(1400)));
+  clock.note_capping_work(Tick::ns(2000), Tick::ns(2100));  // after the stretch: a new one
+  EXPECT_FALSE(clock.capped(Tick::ns(1500)));
+  EXPECT_FALSE(clock.capped(Tick::ns(2000)));
+  EXPECT_TRUE(clock.capped(Tick::ns(2001)));
+  EXPECT_FALSE(clock.capped(Tick::ns(3100)));
+}
+
+// Two CUs of one GPU sharing its SM clock: cu0 runs `matrix_program` (or nothing), cu1
+// `program` from `start`, against a FakeMemory of 10 ns.
+struct SharedClockRig {
+  SharedClockRig(const CuConfig& cfg, const std::string& matrix_program, const std::string& program, Tick start)
+      : memory(sim),
+        clock(cfg.clock_hz, cfg.compute_clock_hz, cfg.power_cap_hold),
+        cu0(root, "cu0", cfg, memory, flags),
+        cu1(root, "cu1", cfg, memory, flags) {
+    memory.latency = Tick::ns(10);
+    cu0.share_sm_clock(clock);
+    cu1.share_sm_clock(clock);
+    cu1.set_on_wg_done([this](const WgLaunch&) { done = sim.now(); });
+    if (!matrix_program.empty()) {
+      matrix = parse_trace("t3trace 1\nkernel m\n" + matrix_program + "wgs 1\nwg 0 p\n", "test");
+      WgLaunch wg;
+      wg.trace = &matrix;
+      cu0.launch(wg);
+    }
+    other = parse_trace("t3trace 1\nkernel k\nresources wfs=1 threads=64\n" + program + "wgs 1\nwg 0 p\n", "test");
+    WgLaunch wg;
+    wg.trace = &other;
+    cu1.launch(wg, start);
+    sim.events().run();
+  }
+  double done_ns() const { return static_cast<double>(done.ps()) / 1000.0; }
+
+  Simulator sim{1};
+  Component root{sim, "gpu0"};
+  FlagTable flags;
+  FakeMemory memory;
+  SmClock clock;
+  KernelTrace matrix, other;
+  ComputeUnit cu0, cu1;
+  Tick done;
+};
+
+// While cu0 runs a GEMM's matrix steps (and for the hold after), cu1's port-bound loads
+// and its compute run at the cap's clock (500 MHz: twice the time); once the hold has
+// passed, or beside a kernel that draws too little power (boost), at the boost clock.
+TEST(CuKStep, WhileAnotherCuRunsMatrixStepsThisCusDataPortRunsAtTheCapsClock) {
+  CuConfig cfg = pipeline(1024, 0, 64);
+  cfg.compute_clock_hz = 500'000'000;
+  cfg.power_cap_hold = Tick::us(10);
+  const std::string gemm = "resources wfs=1 threads=64\nprogram p\n  loop k 4\n    compute 100 lds=128 issue=100\n  end\nend\n";
+  const std::string copy = "program p\n  load 0 65536\n  compute 1\nend\n";
+  // Alone: 64 KiB at 64 B per 1 ns cycle after the first data (10 ns), then 1 cycle.
+  EXPECT_NEAR(SharedClockRig(cfg, "", copy, Tick()).done_ns(), 10 + 1024 + 1, 1e-9);
+  // Beside the matrix steps (0-1,600 ns, capped until 11,600): 2 ns cycles.
+  EXPECT_NEAR(SharedClockRig(cfg, gemm, copy, Tick()).done_ns(), 10 + 2048 + 2, 1e-9);
+  // Started after the hold: boost again.
+  EXPECT_NEAR(SharedClockRig(cfg, gemm, copy, Tick::us(12)).done_ns(), 12000 + 10 + 1024 + 1, 1e-9);
+  // A boost_clock kernel does not cap the GPU.
+  const std::string cool = "resources wfs=1 threads=64 boost=1\nprogram p\n  loop k 4\n    compute 100 lds=128 issue=100\n"
+                           "  end\nend\n";
+  EXPECT_NEAR(SharedClockRig(cfg, cool, copy, Tick()).done_ns(), 10 + 1024 + 1, 1e-9);
+}
+
 std::string cu_error(const std::string& yaml) {
   try {
     ConfigTree tree = ConfigTree::parse(yaml, "sys.yaml");
@@ -379,6 +459,9 @@ TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
   EXPECT_THAT(cu_error("cu:\n  clock: 1GHz\n  compute_clock: 1.5GHz\n"),
               ::testing::HasSubstr("sys.yaml:3: cu.compute_clock: expected at most `clock` (1000000000 Hz)"));
   EXPECT_THAT(cu_error("cu:\n  compute_clock: 0Hz\n"), ::testing::HasSubstr("sys.yaml:2: cu.compute_clock:"));
+  EXPECT_THAT(cu_error("cu:\n  power_cap_hold: 74\n"), ::testing::HasSubstr("sys.yaml:2: cu.power_cap_hold:"));
+  EXPECT_THAT(cu_error("cu:\n  power_cap_hold: -1ms\n"), ::testing::HasSubstr("sys.yaml:2: cu.power_cap_hold:"));
+  EXPECT_THAT(cu_error("cu:\n  power_cap_hol: 1ms\n"), ::testing::HasSubstr("did you mean 'power_cap_hold'?"));
   EXPECT_EQ(cu_error("cu:\n  load_request_bytes: 1KiB\n  max_inflight_load_bytes: 16KiB\n  load_bytes_per_cycle: 64\n"
                      "  load_latency: 20\n  lds_bytes_per_cycle: 128\n  store_bytes_per_cycle: 32\n"),
             "no error");

@@ -19,6 +19,7 @@ CuConfig read_cu_config(ConfigNode node) {
     node.fail("compute_clock", fmt::format("expected at most `clock` ({} Hz): the compute steps' clock under "
                                            "load, not above the boost; got {} Hz",
                                            cfg.clock_hz, cfg.compute_clock_hz));
+  cfg.power_cap_hold = node.get_time("power_cap_hold", cfg.power_cap_hold, Tick::zero(), Tick::ms(10000));
   cfg.max_threads = static_cast<std::uint32_t>(node.get_uint("max_threads", cfg.max_threads, 1, 1u << 20));
   cfg.registers = static_cast<std::uint32_t>(node.get_uint("registers", cfg.registers, 1, 1u << 30));
   cfg.lds_bytes = node.get_bytes("lds_size", cfg.lds_bytes, 0, 1ULL << 32);
@@ -502,7 +503,7 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
     if (cfg_.store_bytes_per_cycle > 0 && !w.tma) {
       // The store's data leave through the data port (store_port_busy saw it free).
       const std::uint64_t cycles = (r.total_bytes() + cfg_.store_bytes_per_cycle - 1) / cfg_.store_bytes_per_cycle;
-      data_port_free_ = std::max(data_port_free_, now()) + clock_.duration(Cycles(cycles));
+      data_port_free_ = std::max(data_port_free_, now()) + sm_clock().duration(Cycles(cycles));
     }
   }
   if (granule > 0) {
@@ -544,14 +545,16 @@ bool ComputeUnit::try_compute_start(std::uint32_t s) {
     }
   }
   // Matrix steps (their operands read from the LDS: a GEMM's K steps) run at the
-  // compute clock, the power cap's; other compute (a collective's reduce, an embedding
-  // bag's adds) at the CU clock.
-  // A kernel marked boost_clock draws too little power to reach the cap (TraceResources).
-  const ClockDomain& clock =
-      step.lds_bytes > 0 && !w.launch.trace->resources.boost_clock ? compute_clock_ : clock_;
+  // compute clock, the power cap's, and hold the GPU at the cap (sm_clock.h); other
+  // compute (a collective's reduce, an embedding bag's adds) at the SM clock of the
+  // moment. A kernel marked boost_clock draws too little power to reach the cap
+  // (TraceResources).
+  const bool capping = step.lds_bytes > 0 && !w.launch.trace->resources.boost_clock;
+  const ClockDomain& clock = capping ? compute_clock_ : sm_clock();
   const Tick start = std::max(now(), matrix_free_);
   matrix_free_ = start + clock.duration(Cycles(held));
   const Tick end = matrix_free_ + clock.duration(Cycles(step.issue_cycles));
+  if (capping && sm_clock_ != nullptr) sm_clock_->note_capping_work(start, end);
   matrix_busy_ += held;
   issue_cycles_ += step.issue_cycles;
   w.compute_running = true;
@@ -614,10 +617,10 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
     const std::uint32_t rate = slots_[load.slot].tma && cfg_.lds_bytes_per_cycle > 0 ? cfg_.lds_bytes_per_cycle
                                                                                       : cfg_.load_bytes_per_cycle;
     const std::uint64_t cycles = (req.total_bytes() + rate - 1) / rate;
-    landed = std::max(landed, data_port_free_) + clock_.duration(Cycles(cycles));
+    landed = std::max(landed, data_port_free_) + sm_clock().duration(Cycles(cycles));
     data_port_free_ = landed;
   }
-  if (cfg_.load_latency > 0) landed += clock_.duration(Cycles(cfg_.load_latency));
+  if (cfg_.load_latency > 0) landed += sm_clock().duration(Cycles(cfg_.load_latency));
   if (landed == now()) {
     land_load(index);
   } else {

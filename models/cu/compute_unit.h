@@ -52,6 +52,7 @@
 
 #include "models/cu/store_routing.h"
 #include "models/mem/mem_request.h"
+#include "models/cu/sm_clock.h"
 #include "models/mem/remote_access.h"
 #include "sim/error.h"
 #include "sim/clock.h"
@@ -66,12 +67,15 @@ class ConfigNode;
 
 struct CuConfig {
   std::uint64_t clock_hz = 1'400'000'000;    // T3 Table 1: 1.4 GHz
-  // The SM clock while it runs matrix steps (compute ops whose operands come from the
-  // LDS: a GEMM's K steps, with their issue cycles); 0: clock_hz. A GPU whose dense
-  // matrix work holds it at its power cap runs them below the boost clock (H200:
-  // configs/systems/h200.yaml). Loads, stores, other compute and the rest of the CU
-  // stay at clock_hz (a simplification: the hardware has one SM clock).
+  // The SM clock at the power cap (0: clock_hz, no cap). A GPU whose dense matrix work
+  // holds it at its power cap runs its matrix steps (compute ops whose operands come from
+  // the LDS: a GEMM's K steps, with their issue cycles) at this clock (H200:
+  // configs/systems/h200.yaml), and while such steps run on any of its CUs, and for
+  // power_cap_hold after, all other SM work too (models/cu/sm_clock.h): the SMs have
+  // one clock.
   std::uint64_t compute_clock_hz = 0;
+  // How long the GPU stays at the cap's clock after its last capping matrix step.
+  Tick power_cap_hold = Tick::zero();
   std::uint32_t max_threads = 2048;          // T3 Table 1: 2K threads per CU
   std::uint32_t registers = 65536;           // 256 KB register file / 4 B
   std::uint64_t lds_bytes = 64 * 1024;       // LDS part of the 128 KB unified LDS + L1
@@ -167,6 +171,9 @@ class ComputeUnit final : public Component, public MemClient {
   // Where remote stores and flag sets go (nullptr: a single GPU; remote ops are then
   // an internal error).
   void set_remote(RemoteAccess* remote) { remote_ = remote; }
+  // The GPU's SM clock, shared by its CUs, when it has a power cap (without one, the CU's
+  // non-matrix work stays at its clock_hz).
+  void share_sm_clock(SmClock& clock) { sm_clock_ = &clock; }
 
   std::uint32_t wgs_running() const { return running_; }
   std::uint64_t wgs_completed() const { return wgs_done_.value(); }
@@ -295,6 +302,8 @@ class ComputeUnit final : public Component, public MemClient {
   // With store_bytes_per_cycle: true while the data port is busy, and then slot s's
   // front end is woken when it frees (once per wait).
   bool store_port_busy(std::uint32_t s);
+  // The clock SM work that starts now runs at (the cap's while the GPU is at it).
+  const ClockDomain& sm_clock() const { return sm_clock_ != nullptr ? sm_clock_->at(now()) : clock_; }
   void wake_load_waiters();
   // Advances every slot in `waiting` (which it empties; slots refused again re-register
   // into it), through `scratch`; `busy` marks a call in progress.
@@ -306,6 +315,7 @@ class ComputeUnit final : public Component, public MemClient {
   RemoteAccess* remote_ = nullptr;
   ClockDomain clock_;
   ClockDomain compute_clock_;  // compute steps (CuConfig::compute_clock_hz)
+  SmClock* sm_clock_ = nullptr;  // the GPU's, when it has a power cap (share_sm_clock)
   std::vector<Slot> slots_;
   std::uint32_t running_ = 0;
   std::uint32_t threads_used_ = 0, registers_used_ = 0;

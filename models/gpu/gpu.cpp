@@ -141,8 +141,12 @@ Gpu::Gpu(Simulator& sim, std::string_view name, const GpuConfig& cfg) : Componen
 
 void Gpu::build() {
   memory_ = std::make_unique<GpuMemory>(*this, "mem", cfg_.memory);
+  // One SM clock for all CUs, when the GPU has a power cap (models/cu/sm_clock.h).
+  if (cfg_.cu.compute_clock_hz != 0 && cfg_.cu.compute_clock_hz != cfg_.cu.clock_hz)
+    sm_clock_ = std::make_unique<SmClock>(cfg_.cu.clock_hz, cfg_.cu.compute_clock_hz, cfg_.cu.power_cap_hold);
   for (std::uint32_t i = 0; i < cfg_.num_cus; ++i) {
     cus_.push_back(std::make_unique<ComputeUnit>(*this, fmt::format("cu{}", i), cfg_.cu, *memory_, flags_));
+    if (sm_clock_) cus_.back()->share_sm_clock(*sm_clock_);
     cus_.back()->set_on_wg_done([this, i](const WgLaunch& wg) { on_wg_done(i, wg); });
     // Free slots go to waiting WGs; deferred to an event so a CU is not re-entered
     // from inside its own completion.

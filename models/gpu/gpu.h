@@ -211,6 +211,7 @@ class Gpu final : public Component {
   GpuConfig cfg_;
   std::unique_ptr<GpuMemory> memory_;
   FlagTable flags_;
+  std::unique_ptr<SmClock> sm_clock_;  // shared by cus_ (before them: they point to it)
   std::vector<std::unique_ptr<ComputeUnit>> cus_;
   std::vector<Kernel> kernels_;
   std::vector<Continuation> continuations_;
