@@ -170,6 +170,30 @@ TEST(Interference, ResultsListGpu0sKernelsInLaunchOrder) {
   std::filesystem::remove_all(dir);
 }
 
+// A row's GEMM time is the mean from the series' second GEMM on (the first one's end to
+// the last one's, over n - 1; interference_system.h says why): with no copy, the series
+// beside "nothing" is the series alone, so the slowdown is exactly 1, and its GEMM time
+// follows from the kernels' ends in results.json.
+TEST(Interference, GemmTimeIsTheMeanAfterTheFirstGemm) {
+  t3sim::RunRequest req;
+  req.system = std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml";
+  req.workload = std::string(T3SIM_SOURCE_DIR) + "/configs/workloads/interference/h200_row.yaml";
+  req.overrides = {"workload.gemm.preset=megagpt2.op.tp32", "workload.interferer=none", "workload.gemms=2"};
+  req.timeline = false;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "t3sim_interference_steady";
+  std::filesystem::remove_all(dir);
+  req.output_dir = dir;
+  const t3sim::RunOutcome out = t3sim::run_simulation(req);
+  std::ifstream in(dir / "results.json");
+  const nlohmann::json kernels = nlohmann::json::parse(in)["results"]["gpu0_kernels"];
+  ASSERT_EQ(kernels.size(), 2u);
+  const auto first = kernels[0]["done_ps"].get<std::uint64_t>(), last = kernels[1]["done_ps"].get<std::uint64_t>();
+  EXPECT_EQ(metric(out, "gemm_ps"), std::to_string(last - first));
+  EXPECT_EQ(metric(out, "gemm_alone_ps"), metric(out, "gemm_ps"));
+  EXPECT_EQ(metric(out, "gemm_slowdown"), "1.0000");
+  std::filesystem::remove_all(dir);
+}
+
 // The kind's own inputs: a bad interferer names the key; homogeneous mode is refused.
 TEST(Interference, BadInputNamesTheKey) {
   try {

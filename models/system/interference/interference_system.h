@@ -14,8 +14,15 @@
 // as interfere.py does: the copies (64 MiB each) are queued for 1.6 times the GEMMs'
 // window at the copy's alone rate, the copies first (comm-first) or the GEMMs first
 // (gemm-first), and both run to completion. Reported as the script reports:
-//   gemm_alone    mean GEMM time of the same series alone (its own run)
-//   gemm          mean GEMM time beside the copies; slowdown = gemm / gemm_alone
+//   gemm_alone    mean GEMM time of a series alone (its own run), after its first GEMM
+//   gemm          the same beside the copies; slowdown = gemm / gemm_alone
+// "After its first GEMM": the mean of the GEMMs from the second on (from the first one's
+// end to the last one's, over n - 1). interfere.py times GEMMs in a warm steady state
+// (after a second of them) and compares series of equal counts; in the model the first
+// GEMM of a series runs on a clean L2 and every later one also writes back its
+// predecessor's dirty output (megagpt2 op: 75.6 us, then 92 us each), so a mean over
+// the whole series would depend on the series' length, and the two series here differ
+// (`gemms` alone, up to 70 beside a copy). With one GEMM, its own time.
 //   copy during   (copies completed inside the GEMM window - 1) x bytes over the span
 //                 between the first and last of them, GPU 0's streams only
 //   copy after    the same over the copies completed after the GEMMs (at least 3)
