@@ -101,13 +101,36 @@ TEST(CopyKernel, DoesNotShareAnSmWithTheH200Gemm) {
   EXPECT_GE(wgs_per_cu(cu, copy.resources), 2u);
 }
 
-t3sim::RunOutcome run_row(const std::vector<std::string>& overrides) {
+t3sim::RunRequest row_request(const std::vector<std::string>& overrides) {
   t3sim::RunRequest req;
   req.system = std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml";
   req.workload = std::string(T3SIM_SOURCE_DIR) + "/configs/workloads/interference/h200_row.yaml";
   req.overrides = overrides;
   req.timeline = false;
-  return t3sim::run_simulation(req);
+  return req;
+}
+
+t3sim::RunOutcome run_row(const std::vector<std::string>& overrides) { return t3sim::run_simulation(row_request(overrides)); }
+
+// A row run with its outputs written to a scratch directory (removed after), and GPU 0's
+// kernels as its results.json lists them (null if it lists none).
+struct RowWithKernels {
+  t3sim::RunOutcome out;
+  nlohmann::json kernels;
+};
+RowWithKernels run_row_with_kernels(const std::vector<std::string>& overrides, const std::string& scratch) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / scratch;
+  std::filesystem::remove_all(dir);
+  t3sim::RunRequest req = row_request(overrides);
+  req.output_dir = dir;
+  RowWithKernels r{t3sim::run_simulation(req), {}};
+  {
+    std::ifstream in(dir / "results.json");
+    const nlohmann::json results = nlohmann::json::parse(in)["results"];
+    if (results.contains("gpu0_kernels")) r.kernels = results["gpu0_kernels"];
+  }
+  std::filesystem::remove_all(dir);
+  return r;
 }
 
 std::string metric(const t3sim::RunOutcome& out, const std::string& name) {
@@ -142,21 +165,12 @@ TEST(Interference, SmallCopyEngineRowRunsAndRepeats) {
 // results/h200-measurements/copy_gaps.csv measures on the machine): every GEMM, each
 // later than the one before, in launch order, none ending before its first WG.
 TEST(Interference, ResultsListGpu0sKernelsInLaunchOrder) {
-  t3sim::RunRequest req;
-  req.system = std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml";
-  req.workload = std::string(T3SIM_SOURCE_DIR) + "/configs/workloads/interference/h200_row.yaml";
-  req.overrides = {"workload.gemm.preset=megagpt2.op.tp32", "workload.interferer=ce_peer_out",
-                   "workload.copy_bytes=2MiB", "workload.gemms=2"};
-  req.timeline = false;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "t3sim_interference_kernels";
-  std::filesystem::remove_all(dir);
-  req.output_dir = dir;
-  const t3sim::RunOutcome out = t3sim::run_simulation(req);
-  std::ifstream in(dir / "results.json");
-  const nlohmann::json j = nlohmann::json::parse(in)["results"];
-  ASSERT_TRUE(j.contains("gpu0_kernels"));
+  const RowWithKernels r = run_row_with_kernels({"workload.gemm.preset=megagpt2.op.tp32", "workload.interferer=ce_peer_out",
+                                                 "workload.copy_bytes=2MiB", "workload.gemms=2"},
+                                                "t3sim_interference_kernels");
+  ASSERT_FALSE(r.kernels.is_null());
   std::uint64_t gemms = 0, last_launch = 0;
-  for (const nlohmann::json& k : j["gpu0_kernels"]) {
+  for (const nlohmann::json& k : r.kernels) {
     EXPECT_EQ(k["kind"], "gemm");  // the copies of ce_peer_out are the copy engine's: no kernel
     const auto launched = k["launched_ps"].get<std::uint64_t>(), first = k["first_dispatch_ps"].get<std::uint64_t>(),
                done = k["done_ps"].get<std::uint64_t>();
@@ -166,8 +180,7 @@ TEST(Interference, ResultsListGpu0sKernelsInLaunchOrder) {
     last_launch = launched;
     ++gemms;
   }
-  EXPECT_EQ(std::to_string(gemms), metric(out, "gemms"));
-  std::filesystem::remove_all(dir);
+  EXPECT_EQ(std::to_string(gemms), metric(r.out, "gemms"));
 }
 
 // A row's GEMM time is the mean from the series' second GEMM on (the first one's end to
@@ -175,23 +188,14 @@ TEST(Interference, ResultsListGpu0sKernelsInLaunchOrder) {
 // beside "nothing" is the series alone, so the slowdown is exactly 1, and its GEMM time
 // follows from the kernels' ends in results.json.
 TEST(Interference, GemmTimeIsTheMeanAfterTheFirstGemm) {
-  t3sim::RunRequest req;
-  req.system = std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml";
-  req.workload = std::string(T3SIM_SOURCE_DIR) + "/configs/workloads/interference/h200_row.yaml";
-  req.overrides = {"workload.gemm.preset=megagpt2.op.tp32", "workload.interferer=none", "workload.gemms=2"};
-  req.timeline = false;
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "t3sim_interference_steady";
-  std::filesystem::remove_all(dir);
-  req.output_dir = dir;
-  const t3sim::RunOutcome out = t3sim::run_simulation(req);
-  std::ifstream in(dir / "results.json");
-  const nlohmann::json kernels = nlohmann::json::parse(in)["results"]["gpu0_kernels"];
+  const RowWithKernels r = run_row_with_kernels(
+      {"workload.gemm.preset=megagpt2.op.tp32", "workload.interferer=none", "workload.gemms=2"}, "t3sim_interference_steady");
+  const nlohmann::json& kernels = r.kernels;
   ASSERT_EQ(kernels.size(), 2u);
   const auto first = kernels[0]["done_ps"].get<std::uint64_t>(), last = kernels[1]["done_ps"].get<std::uint64_t>();
-  EXPECT_EQ(metric(out, "gemm_ps"), std::to_string(last - first));
-  EXPECT_EQ(metric(out, "gemm_alone_ps"), metric(out, "gemm_ps"));
-  EXPECT_EQ(metric(out, "gemm_slowdown"), "1.0000");
-  std::filesystem::remove_all(dir);
+  EXPECT_EQ(metric(r.out, "gemm_ps"), std::to_string(last - first));
+  EXPECT_EQ(metric(r.out, "gemm_alone_ps"), metric(r.out, "gemm_ps"));
+  EXPECT_EQ(metric(r.out, "gemm_slowdown"), "1.0000");
 }
 
 // The kind's own inputs: a bad interferer names the key; homogeneous mode is refused.

@@ -49,7 +49,6 @@ class SmClock {
   bool capped(Tick t) const { return cap_start_ < t && t < cap_end_; }
   // The clock SM work that starts at t runs at.
   const ClockDomain& at(Tick t) const { return capped(t) ? capped_ : boost_; }
-  const ClockDomain& capped_clock() const { return capped_; }
 
  private:
   ClockDomain boost_;
