@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/run.h"
@@ -188,6 +189,88 @@ TEST(MemoryConfigErrors, BadMemorySectionsNameTheKey) {
               ::testing::HasSubstr("system.memory.mc.arbitr: unknown key (did you mean 'arbiter'?)"));
   EXPECT_THAT(error({"run.config=t3"}), ::testing::HasSubstr("a memory workload has no configurations"));
   EXPECT_THAT(error({"workload.generators[3].op=read"}), ::testing::HasSubstr("has 1 items; index 3 is out of range"));
+}
+
+
+// Issue 41: the H200's DRAM under a stream of writes, against tools/h200/dram_mix.cu
+// (results/h200-measurements/dram_mix.csv, README point 17; one H200, driver 580.159.04,
+// SM clock 1,980 MHz). What it checks is the memory controller's read / write handling
+// (write drains, turnarounds, the ingress a read waits in behind writes): the writes of
+// a GEMM's dirty lines must cost reads what they cost on the machine, no more.
+class H200DramCalibration : public ::testing::Test {
+ protected:
+  static RunOutcome run_h200(std::vector<std::string> sets) {
+    RunRequest req;
+    req.system = kSource + "/configs/systems/h200.yaml";
+    req.workload = workload("h200_reads_beside_writes");
+    req.overrides = std::move(sets);
+    return run_simulation(req);
+  }
+  // The writer at `gbps` (0: one write, nothing to speak of) for about 210 us, the
+  // reader as the file has it.
+  static std::vector<std::string> writer(int gbps, std::vector<std::string> more = {}, std::uint64_t piece = 512) {
+    std::vector<std::string> s;
+    if (gbps == 0) {
+      s.push_back("workload.generators[0].requests=1");
+    } else {
+      s.push_back(fmt::format("workload.generators[0].rate={}GB/s", gbps));
+      s.push_back(fmt::format("workload.generators[0].requests={}", std::uint64_t{210} * gbps * 1000 / piece));
+    }
+    s.insert(s.end(), more.begin(), more.end());
+    return s;
+  }
+};
+
+// Reads lose bandwidth beside writes as on the machine. dram_mix.csv, stream rows: 66
+// readers 1,096.3 GB/s alone (line 13) and 861.6 beside 16 writers at 976.4 GB/s
+// (line 16): 0.786; 16 readers 270.8 alone (line 12), 109.1 beside 66 writers at
+// 3,652.4 (line 17): 0.403. The model's reader keeps 66 readers' loads in flight for
+// both (at 16 readers' depth it is latency-bound the same way). At a GEMM's write-back
+// rate (~1.1 TB/s) the model is within 0.1 (0.82 at stop 54). Beside 3.65 TB/s of writes
+// it starves the reads more than the machine (0.28 against 0.40: its reads wait 3.6x the
+// unloaded round trip) while its DRAM moves 4.03 TB/s in all against the machine's 3.76;
+// a deeper write queue (128, watermarks 96 / 32) does not close it (0.29). Held here as
+// the known deviation it is (README point 17), so a change that moves it shows.
+TEST_F(H200DramCalibration, ReadsLoseToAWriteStreamWhatTheyLoseOnTheMachine) {
+  const double alone = metric(run_h200(writer(0)), "reader_GBps");
+  const double beside_1tb = metric(run_h200(writer(976)), "reader_GBps");
+  const double beside_3_6tb = metric(run_h200(writer(3652)), "reader_GBps");
+  EXPECT_NEAR(beside_1tb / alone, 0.786, 0.1) << beside_1tb << " / " << alone;
+  EXPECT_NEAR(beside_3_6tb / alone, 0.276, 0.05) << beside_3_6tb << " / " << alone << " (machine 0.403)";
+}
+
+// A pointer chase's DRAM round trip beside scattered writes (256 B at random offsets,
+// as a cache's write-backs): dram_mix.csv, scattered rows: 340.4 ns beside 4 writer
+// CTAs at 101 GB/s (line 23, the unloaded latency: cap_latency.csv gives 337-341 alone)
+// and 398.6 beside 66 at 1,664.4 GB/s (line 27): 1.171.
+TEST_F(H200DramCalibration, AChaseBesideScatteredWritesSlowsAsOnTheMachine) {
+  const std::vector<std::string> chase = {"workload.generators[1].pattern=random",
+                                          "workload.generators[1].max_outstanding=1",
+                                          "workload.generators[1].requests=300", "workload.generators[1].start=80us"};
+  const std::vector<std::string> scattered = {"workload.generators[0].pattern=random",
+                                              "workload.generators[0].request_size=256B"};
+  std::vector<std::string> both = chase;
+  both.insert(both.end(), scattered.begin(), scattered.end());
+  const double alone = metric(run_h200(writer(0, chase)), "reader_latency_mean_ns");
+  const double beside = metric(run_h200(writer(1664, both, 256)), "reader_latency_mean_ns");
+  EXPECT_NEAR(beside / alone, 1.171, 0.1) << beside << " / " << alone;
+}
+
+// How fast DRAM takes writes alone: dram_mix.csv 264 writer CTAs, 4,348.4 GB/s as a
+// stream (line 10), 3,713.9 scattered (line 29); the model within 15 %.
+TEST_F(H200DramCalibration, WritesAloneReachTheMachinesRate) {
+  const std::vector<std::string> no_reader = {"workload.generators[0].rate=0B/s",
+                                              "workload.generators[0].max_outstanding=8192",
+                                              "workload.generators[1].requests=1",
+                                              "workload.generators[1].start=0us"};
+  // Enough to make the first ~6 us (the L2 taking the first 50 MB, DRAM idle) small.
+  std::vector<std::string> stream = no_reader;
+  stream.push_back("workload.generators[0].requests=1000000");
+  std::vector<std::string> scattered = no_reader;
+  scattered.insert(scattered.end(), {"workload.generators[0].requests=2000000", "workload.generators[0].pattern=random",
+                                     "workload.generators[0].request_size=256B"});
+  EXPECT_NEAR(metric(run_h200(stream), "dram_bandwidth_GBps"), 4348.4, 4348.4 * 0.15);
+  EXPECT_NEAR(metric(run_h200(scattered), "dram_bandwidth_GBps"), 3713.9, 3713.9 * 0.15);
 }
 
 }  // namespace

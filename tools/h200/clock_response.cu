@@ -21,22 +21,6 @@
 
 #include "h200_common.cuh"
 
-// Lane 0 records (global timer, SM cycles) every period_ns for n samples.
-__global__ void sampler(unsigned long long* t, long long* c, int n, unsigned long long period_ns) {
-  if (threadIdx.x != 0) return;
-  const unsigned long long t0 = gtime();
-  for (int k = 0; k < n; ++k) {
-    const unsigned long long due = t0 + k * period_ns;
-    unsigned long long now;
-    do now = gtime();
-    while (now < due);
-    c[k] = clock64();
-    t[k] = gtime();
-  }
-}
-
-__global__ void marker(unsigned long long* slot) { *slot = gtime(); }
-
 int main() {
   cublasHandle_t h;
   cublasCreate(&h);

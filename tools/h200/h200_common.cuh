@@ -34,6 +34,24 @@ __device__ __forceinline__ unsigned smid() {
   return s;
 }
 
+// One lane samples (global timer, SM cycles) every period_ns for n samples
+// (clock_response.cu, clock_beside_copy.cu): the clock of the SM it runs on.
+__global__ void sampler(unsigned long long* t, long long* c, int n, unsigned long long period_ns) {
+  if (threadIdx.x != 0) return;
+  const unsigned long long t0 = gtime();
+  for (int k = 0; k < n; ++k) {
+    const unsigned long long due = t0 + k * period_ns;
+    unsigned long long now;
+    do now = gtime();
+    while (now < due);
+    c[k] = clock64();
+    t[k] = gtime();
+  }
+}
+
+// Stamps the global timer (placed in a stream between kernels).
+__global__ void marker(unsigned long long* slot) { *slot = gtime(); }
+
 // A Table 2 GEMM shape (interference_2gpu.csv's four).
 struct Shape {
   const char* name;
