@@ -226,9 +226,9 @@ TEST(Interference, BadInputNamesTheKey) {
 // issue's bars: the slowdown within 0.08 of the measured one (the file's stated
 // per-row noise), the copy's bandwidth during the overlap within 25 %. A row takes 2-6
 // minutes of one core (130-370 s on the device machine, results/h200-interference/
-// rows_stop53.csv), so the 48 run only with T3SIM_LONG_TESTS=1 (every row on 16 cores:
-// about 15 minutes); without it each is skipped, and CI's budget keeps them out. They
-// are the calibration as it stands: at stop 53, 28 of 48 slowdowns and 29 of 40 copies
+// rows_stop54.csv), so the 48 run only with T3SIM_LONG_TESTS=1 (every row on 16 cores:
+// about 12 minutes); without it each is skipped, and CI's budget keeps them out. They
+// are the calibration as it stands: at stop 54, 29 of 48 slowdowns and 29 of 40 copies
 // are within their bars (results/h200-interference/README.md says which rows miss and
 // what is known of why).
 struct MeasuredRow {
