@@ -1016,7 +1016,7 @@ TEST_F(Cli, RunsTooLargeForTheHostAreRefusedBeforeTheyAreBuilt) {
       // The costliest term named at its file and line: on h200.yaml the requests its
       // L2's 16,384 transactions let be in flight.
       {"configs/systems/h200.yaml configs/workloads/gemm/tnlg_fc2_tp8.yaml --set run.host_memory=5MiB",
-       fmt::format("configs/systems/h200.yaml:{}: system.memory.l2.max_transactions: the run would need about 77.4 "
+       fmt::format("configs/systems/h200.yaml:{}: system.memory.l2.max_transactions: the run would need about 81.7 "
                    "MiB of host memory, 24.0 MiB of it for requests in flight and their events of 1 GPU",
                    line_of("configs/systems/h200.yaml", "    max_transactions: 16384"))},
       // Below what the program needs before it builds anything.

@@ -202,11 +202,11 @@ TEST(Interference, GemmTimeIsTheMeanAfterTheFirstGemm) {
 // 15): on the H200 a GEMM after another (whose C it writes back) takes what it takes on
 // a clean L2 (steady / clean: megagpt2 op 88.93 / 89.86 us, lines 5 and 3; gpt3 op 44.03
 // / 44.13, lines 11 and 9). gpt3 op's 50 MB of C fits the 60 MB L2, and the model's
-// second and third GEMMs rewrite it in place: within 3 % of the first (37.6, 37.7, 37.5
-// us at stop 54; with the 50 MiB L2 the second took 1.21x). megagpt2 op's 100 MB does
-// not fit, and the model's later GEMMs pay its write-backs (1.21-1.23x the first, where
-// the machine pays nothing: README point 18 says what was tried); held at that value so
-// a change that moves it shows.
+// second and third GEMMs rewrite it in place (with the 50 MiB L2 the second took 1.21x
+// the first); megagpt2 op's 100 MB does not fit, and its write-backs (1.1 TB/s) wait in
+// the controllers' 512-entry write queues for the DRAM's idle time (with 32 entries the
+// second GEMM took 1.23x the first; configs/systems/h200.yaml, memory.mc). Both within
+// 3 % of the first GEMM.
 TEST(Interference, BackToBackGemmsAgainstGemmSteady) {
   auto times = [](const std::string& preset, const std::string& scratch) {
     const RowWithKernels r =
@@ -223,7 +223,8 @@ TEST(Interference, BackToBackGemmsAgainstGemmSteady) {
   EXPECT_NEAR(gpt3[2] / gpt3[0], 1.0, 0.03) << gpt3[0] << " then " << gpt3[2];
   const std::vector<double> mega = times("megagpt2.op.tp8", "t3sim_steady_megagpt2");
   ASSERT_EQ(mega.size(), 3u);
-  EXPECT_NEAR(mega[1] / mega[0], 1.227, 0.05) << mega[0] << " then " << mega[1] << " (machine: 0.99)";
+  EXPECT_NEAR(mega[1] / mega[0], 1.0, 0.03) << mega[0] << " then " << mega[1];
+  EXPECT_NEAR(mega[2] / mega[0], 1.0, 0.03) << mega[0] << " then " << mega[2];
 }
 
 // The kind's own inputs: a bad interferer names the key; homogeneous mode is refused.
