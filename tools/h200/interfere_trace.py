@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""interfere.py's one-GPU rows again, with a timeline: how much of the GEMM window the copies covered.
+
+../shared/calibration/h200/interfere.py (the issue 41 rows, interference_2gpu.csv) sizes its
+stream of 64 MiB copies from one copy timed alone, queues the copies and the GEMMs from the
+host in one order or the other, and divides the GEMMs' mean time by a baseline taken just
+before. This script does exactly that (same shapes, buffers, copy kernel, counts and launch
+order) for the interferers one GPU can run (ce_local, sm_local_24), and also records:
+
+  * an event after every 8th GEMM, so the GEMMs that ran wholly inside the copies' span
+    and those that ran wholly outside it are timed apart (slowdown_inside, _outside);
+  * the copies' span on the GEMM window's clock (copy_start_ms, copy_end_ms, from g0) and
+    the share of the window it covered (coverage; a copy stream of GPU 1 is placed on
+    GPU 0's clock through a pair of events recorded on both GPUs while both are idle,
+    good to a few microseconds; with two streams, the span of the first);
+  * the host's time to queue the copies and the GEMMs (host_copy_launch_us and
+    host_gemm_launch_us, per operation), which sets where the overlap begins.
+
+Each (shape, interferer, order) runs REPS times. usage: interfere_trace.py OUTDIR
+"""
+import os, sys, time, csv
+for k, v in {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}.items():
+    os.environ[k] = v
+import torch, cupy as cp
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+REPS = int(os.environ.get("REPS", "2"))
+CHUNK = 8  # GEMMs per timing event
+SHAPES = [("megagpt2.op.tp8", 16384, 3072, 384), ("tnlg.fc2.tp8", 8192, 4256, 2128),
+          ("gpt3.op.tp32", 2048, 12288, 384), ("palm.fc2.tp32", 2048, 18432, 2304)]
+KSRC = r"""
+extern "C" __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16) {
+  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (; i + 3 * stride < n16; i += 4 * stride) {
+    int4 a = src[i]; int4 b = src[i + stride]; int4 c = src[i + 2 * stride]; int4 d = src[i + 3 * stride];
+    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d; }
+  for (; i < n16; i += stride) dst[i] = src[i];
+}"""
+d0 = torch.device("cuda:0")
+ndev = min(2, torch.cuda.device_count())
+if ndev > 1:
+    for i in range(2):
+        for j in range(2):
+            if i != j:
+                torch.ones(4, device=f"cuda:{j}").copy_(torch.ones(4, device=f"cuda:{i}"))
+kern = {}
+CH = 64 << 20
+bufs = {}
+
+
+def kernel(dev):
+    if dev not in kern:
+        with cp.cuda.Device(dev):
+            kern[dev] = cp.RawKernel(KSRC, "copy16")
+    return kern[dev]
+
+
+def buf(dev, name):
+    if (dev, name) not in bufs:
+        bufs[(dev, name)] = torch.empty(CH // 2, dtype=torch.float16, device=f"cuda:{dev}")
+    return bufs[(dev, name)]
+
+
+def ce(dst_dev, src_dev, stream):  # as interfere.py
+    dst, src = buf(dst_dev, "dst%d" % src_dev), buf(src_dev, "src")
+    if dst_dev == src_dev:
+        cp.cuda.runtime.memcpyAsync(dst.data_ptr(), src.data_ptr(), CH, 3, stream.cuda_stream)
+    else:
+        cp.cuda.runtime.memcpyPeerAsync(dst.data_ptr(), dst_dev, src.data_ptr(), src_dev, CH, stream.cuda_stream)
+
+
+def sm(dst_dev, src_dev, stream, blocks, run_dev):  # as interfere.py
+    dst, src = buf(dst_dev, "dst%d" % src_dev), buf(src_dev, "src")
+    with cp.cuda.Device(run_dev):
+        kernel(run_dev)((blocks,), (512,), (cp.uint64(src.data_ptr()), cp.uint64(dst.data_ptr()), cp.uint64(CH // 16)),
+                        stream=cp.cuda.ExternalStream(stream.cuda_stream, run_dev))
+
+
+INTERFERERS = {"ce_local": [(0, lambda s: ce(0, 0, s))], "sm_local_24": [(0, lambda s: sm(0, 0, s, 24, 0))]}
+if ndev > 1:
+    INTERFERERS["ce_peer_out"] = [(0, lambda s: ce(1, 0, s))]
+    INTERFERERS["ce_peer_in"] = [(1, lambda s: ce(0, 1, s))]
+    INTERFERERS["ce_peer_both"] = INTERFERERS["ce_peer_out"] + INTERFERERS["ce_peer_in"]
+    INTERFERERS["sm_push_24"] = [(0, lambda s: sm(1, 0, s, 24, 0))]
+DRIVER = os.popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader").read().split()[0]
+ONLY = [x for x in os.environ.get("ONLY", "").split(",") if x]
+Ev = lambda: torch.cuda.Event(enable_timing=True)
+rows = []
+torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = True
+for name, M, N, K in SHAPES:
+    A = torch.randn(M, K, dtype=torch.float16, device=d0)
+    W = torch.randn(N, K, dtype=torch.float16, device=d0)
+    C = torch.empty(M, N, dtype=torch.float16, device=d0)
+    Wt = W.t()
+    gs = torch.cuda.Stream(d0)
+    t0 = time.time()
+    while time.time() - t0 < 1.0:
+        for _ in range(20): torch.mm(A, Wt, out=C)
+        torch.cuda.synchronize(d0)
+    e0, e1 = Ev(), Ev()
+    with torch.cuda.stream(gs):
+        e0.record(); [torch.mm(A, Wt, out=C) for _ in range(20)]; e1.record()
+    torch.cuda.synchronize(d0)
+    t_g = e0.elapsed_time(e1) / 20
+    n_g = max(20, int(150.0 / t_g))
+
+    def baseline():
+        b0, b1 = Ev(), Ev()
+        torch.cuda.synchronize(d0)
+        with torch.cuda.stream(gs):
+            b0.record(); [torch.mm(A, Wt, out=C) for _ in range(n_g)]; b1.record()
+        torch.cuda.synchronize(d0)
+        return b0.elapsed_time(b1) / n_g
+
+    for iname, parts in INTERFERERS.items():
+        if ONLY and iname not in ONLY:
+            continue
+        for order in ("comm_first", "gemm_first"):
+            for rep in range(REPS):
+                t_g = baseline()
+                streams = [torch.cuda.Stream(torch.device(f"cuda:{dev}")) for dev, _ in parts]
+                for d in range(ndev): torch.cuda.synchronize(d)
+                ea, eb = Ev(), Ev()
+                with torch.cuda.device(parts[0][0]):
+                    ea.record(streams[0]); parts[0][1](streams[0]); eb.record(streams[0])
+                    torch.cuda.synchronize(parts[0][0])
+                t_copy = ea.elapsed_time(eb)
+                n_i = int(1.6 * n_g * t_g / max(t_copy, 1e-3)) + 4
+                # one reference event per GPU, recorded while both are idle: GPU 1's events
+                # are placed on GPU 0's clock through them
+                for d in range(ndev): torch.cuda.synchronize(d)
+                ref = []
+                for d in range(ndev):
+                    with torch.cuda.device(d):
+                        e = Ev(); e.record(torch.cuda.current_stream(d)); ref.append(e)
+                for d in range(ndev): torch.cuda.synchronize(d)
+                g0, g1 = Ev(), Ev()
+                gev = []
+                cevs = []
+                host = {}
+
+                def launch_gemms():
+                    h = time.perf_counter()
+                    with torch.cuda.stream(gs):
+                        g0.record()
+                        for i in range(n_g):
+                            torch.mm(A, Wt, out=C)
+                            if (i + 1) % CHUNK == 0:
+                                e = Ev(); e.record(); gev.append(e)
+                        g1.record()
+                    host["gemm"] = (time.perf_counter() - h) / n_g * 1e6
+
+                def launch_copies():
+                    h = time.perf_counter()
+                    for (dev, fn), s in zip(parts, streams):
+                        with torch.cuda.device(dev):
+                            evs = []
+                            st0 = Ev(); st0.record(s); evs.append(st0)
+                            for _ in range(n_i):
+                                fn(s); e = Ev(); e.record(s); evs.append(e)
+                            cevs.append((dev, evs))
+                    host["copy"] = (time.perf_counter() - h) / (n_i * len(parts)) * 1e6
+
+                if order == "gemm_first":
+                    launch_gemms(); launch_copies()
+                else:
+                    launch_copies(); launch_gemms()
+                for d in range(ndev): torch.cuda.synchronize(d)
+                win = g0.elapsed_time(g1)
+                t_gemm = win / n_g
+                g0_at = ref[0].elapsed_time(g0)
+                during, after, spans = [], [], []
+                for dev, evs in cevs:
+                    at = [ref[dev].elapsed_time(e) - g0_at for e in evs]  # ms from g0, index 0 = the stream's start
+                    if dev == 0:  # as interfere.py: the rate inside the window, GPU 0's streams only
+                        done = [i for i in range(1, len(evs)) if 0 <= at[i] <= win]
+                        if len(done) >= 2:
+                            during.append((len(done) - 1) * CH / ((at[done[-1]] - at[done[0]]) * 1e-3) / 1e9)
+                    tail = [i for i in range(1, len(evs)) if dev != 0 or at[i] > win]
+                    if len(tail) >= 3:
+                        after.append((len(tail) - 1) * CH / ((at[tail[-1]] - at[tail[0]]) * 1e-3) / 1e9)
+                    spans.append((at[0], at[-1]))
+                c_start, c_end = spans[0]
+                cover = max(0.0, min(win, c_end) - max(0.0, c_start)) / win
+                # chunks of CHUNK GEMMs wholly inside / outside the (first) copy stream's span
+                bounds = [0.0] + [g0.elapsed_time(e) for e in gev]
+                inside, outside = [], []
+                for a, b in zip(bounds, bounds[1:]):
+                    (inside if (a >= c_start and b <= c_end) else outside if (b <= c_start or a >= c_end) else []).append(b - a)
+                si = sum(inside) / (CHUNK * len(inside)) / t_g if inside else None
+                so = sum(outside) / (CHUNK * len(outside)) / t_g if outside else None
+                r = dict(gemm=name, M=M, N=N, K=K, interferer=iname, order=order, rep=rep,
+                         gemm_alone_ms=round(t_g, 5), gemm_ms=round(t_gemm, 5), gemm_slowdown=round(t_gemm / t_g, 4),
+                         n_gemm=n_g, n_copy=n_i, first_copy_ms=round(t_copy, 4),
+                         copy_GBps_during=";".join(f"{x:.1f}" for x in during),
+                         copy_GBps_after=";".join(f"{x:.1f}" for x in after),
+                         window_ms=round(win, 3), copy_start_ms=round(c_start, 3), copy_end_ms=round(c_end, 3),
+                         coverage=round(cover, 3), chunks_inside=len(inside), chunks_outside=len(outside),
+                         slowdown_inside=round(si, 4) if si else "", slowdown_outside=round(so, 4) if so else "",
+                         host_copy_launch_us=round(host["copy"], 2), host_gemm_launch_us=round(host["gemm"], 2))
+                rows.append(r)
+                print(r, flush=True)
+with open(os.path.join(out, "interfere_trace.csv"), "w", newline="") as f:
+    f.write(f"# {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {ndev} x {torch.cuda.get_device_name(0)}, "
+            f"torch {torch.__version__}, driver {DRIVER}\n")
+    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+    w.writeheader()
+    w.writerows(rows)
+print("done", len(rows))
