@@ -249,91 +249,70 @@ TEST(Interference, BadInputNamesTheKey) {
   }
 }
 
-// Issue 41 item 2: every row of ../shared/calibration/h200/interference_2gpu.csv (the
-// GEMM's slowdown and GPU 0's copy's rate during the GEMMs; `line` is the CSV's line),
-// run as the model's row (configs/workloads/interference/h200_row.yaml) and held to the
-// issue's bars: the slowdown within 0.08 of the measured one (the file's stated
-// per-row noise), the copy's bandwidth during the overlap within 25 %. A row takes 2-6
-// minutes of one core (130-370 s on the device machine, results/h200-interference/
-// rows_stop54.csv), so the 48 run only with T3SIM_LONG_TESTS=1 (every row on 16 cores:
-// about 12 minutes); without it each is skipped, and CI's budget keeps them out. They
-// are the calibration as it stands: at stop 54, 29 of 48 slowdowns and 29 of 40 copies
-// are within their bars (results/h200-interference/README.md says which rows miss and
-// what is known of why).
-struct MeasuredRow {
+// Issue 41 item 2: each row family of ../shared/calibration/h200/interference_2gpu.csv (a
+// GEMM beside one interferer), held to the steady state the H200 shows: the GEMMs that ran
+// wholly beside the copies, timed apart by tools/h200/interfere_trace.py
+// (results/h200-measurements/interfere_trace_{1gpu,2gpu_local,2gpu_peer}.csv, README point
+// 19). The file's own rows mix GEMMs beside the copies with GEMMs alone (the copies
+// covered 2-100 % of the window, as CUDA's launch queue let them) and two runs of a row
+// differ by up to 0.13; the model's row (configs/workloads/interference/h200_row.yaml,
+// every copy covering every GEMM after the first) is the steady state, so that is what it
+// is compared with (tools/interference_report.py relates the two through the coverage).
+// Bars, the issue's: the GEMM's slowdown within 0.08 of the measured median, the copy's
+// rate during the GEMMs within 25 % of its median. A row takes 2-6 minutes of one core
+// (116-374 s on the device machine, results/h200-interference/rows_stop55.csv), so the 24
+// run only with T3SIM_LONG_TESTS=1 (all of them on 16 cores: about 8 minutes); without
+// it each is skipped, and CI's budget keeps them out. They are the calibration as it
+// stands: at stop 55, 20 of 24 slowdowns and 14 of 20 copy rates within their bars
+// (results/h200-interference/README.md says which miss and what is known of why).
+struct MeasuredFamily {
   const char* preset;
   const char* interferer;
-  const char* order;
-  double slowdown;
-  double copy_during_GBps;  // 0: none measured (ce_peer_in's copy runs on GPU 1)
-  int line;
+  double slowdown;          // median of slowdown_inside
+  double copy_during_GBps;  // median of copy_GBps_during; 0: none (ce_peer_in's copy runs on GPU 1)
+  const char* rows;         // where: file (interfere_trace_*.csv) and line numbers
 };
 
-constexpr MeasuredRow kMeasuredRows[] = {
-    {"megagpt2.op.tp8", "ce_local", "comm-first", 1.0094, 646.5, 3},
-    {"megagpt2.op.tp8", "ce_local", "gemm-first", 1.1536, 626.3, 4},
-    {"megagpt2.op.tp8", "sm_local", "comm-first", 1.0124, 188.4, 5},
-    {"megagpt2.op.tp8", "sm_local", "gemm-first", 1.0876, 346.7, 6},
-    {"megagpt2.op.tp8", "ce_peer_out", "comm-first", 1.0852, 380.1, 7},
-    {"megagpt2.op.tp8", "ce_peer_out", "gemm-first", 1.0449, 380.1, 8},
-    {"megagpt2.op.tp8", "ce_peer_in", "comm-first", 1.0409, 0, 9},
-    {"megagpt2.op.tp8", "ce_peer_in", "gemm-first", 1.0237, 0, 10},
-    {"megagpt2.op.tp8", "ce_peer_both", "comm-first", 1.0054, 374.9, 11},
-    {"megagpt2.op.tp8", "ce_peer_both", "gemm-first", 1.0781, 375.6, 12},
-    {"megagpt2.op.tp8", "sm_push", "comm-first", 1.1490, 177.3, 13},
-    {"megagpt2.op.tp8", "sm_push", "gemm-first", 1.1123, 194.3, 14},
-    {"tnlg.fc2.tp8", "ce_local", "comm-first", 0.9885, 270.9, 16},
-    {"tnlg.fc2.tp8", "ce_local", "gemm-first", 1.1040, 252.7, 17},
-    {"tnlg.fc2.tp8", "sm_local", "comm-first", 1.1327, 125.7, 18},
-    {"tnlg.fc2.tp8", "sm_local", "gemm-first", 1.2081, 119.6, 19},
-    {"tnlg.fc2.tp8", "ce_peer_out", "comm-first", 1.0786, 381.5, 20},
-    {"tnlg.fc2.tp8", "ce_peer_out", "gemm-first", 1.0288, 381.3, 21},
-    {"tnlg.fc2.tp8", "ce_peer_in", "comm-first", 1.0351, 0, 22},
-    {"tnlg.fc2.tp8", "ce_peer_in", "gemm-first", 0.9629, 0, 23},
-    {"tnlg.fc2.tp8", "ce_peer_both", "comm-first", 0.9891, 376.7, 24},
-    {"tnlg.fc2.tp8", "ce_peer_both", "gemm-first", 1.0700, 376.6, 25},
-    {"tnlg.fc2.tp8", "sm_push", "comm-first", 1.1522, 116.2, 26},
-    {"tnlg.fc2.tp8", "sm_push", "gemm-first", 1.2020, 115.5, 27},
-    {"gpt3.op.tp32", "ce_local", "comm-first", 1.1061, 982.7, 29},
-    {"gpt3.op.tp32", "ce_local", "gemm-first", 1.2072, 928.5, 30},
-    {"gpt3.op.tp32", "sm_local", "comm-first", 1.2915, 161.1, 31},
-    {"gpt3.op.tp32", "sm_local", "gemm-first", 1.1300, 255.2, 32},
-    {"gpt3.op.tp32", "ce_peer_out", "comm-first", 1.1086, 380.4, 33},
-    {"gpt3.op.tp32", "ce_peer_out", "gemm-first", 1.0497, 380.2, 34},
-    {"gpt3.op.tp32", "ce_peer_in", "comm-first", 1.0790, 0, 35},
-    {"gpt3.op.tp32", "ce_peer_in", "gemm-first", 0.9845, 0, 36},
-    {"gpt3.op.tp32", "ce_peer_both", "comm-first", 1.1046, 375.1, 37},
-    {"gpt3.op.tp32", "ce_peer_both", "gemm-first", 1.0433, 375.4, 38},
-    {"gpt3.op.tp32", "sm_push", "comm-first", 1.2516, 201.1, 39},
-    {"gpt3.op.tp32", "sm_push", "gemm-first", 1.0995, 152.2, 40},
-    {"palm.fc2.tp32", "ce_local", "comm-first", 1.0177, 236.0, 42},
-    {"palm.fc2.tp32", "ce_local", "gemm-first", 1.1307, 223.9, 43},
-    {"palm.fc2.tp32", "sm_local", "comm-first", 1.1332, 113.0, 44},
-    {"palm.fc2.tp32", "sm_local", "gemm-first", 1.1885, 106.3, 45},
-    {"palm.fc2.tp32", "ce_peer_out", "comm-first", 1.0916, 381.0, 46},
-    {"palm.fc2.tp32", "ce_peer_out", "gemm-first", 1.0458, 380.8, 47},
-    {"palm.fc2.tp32", "ce_peer_in", "comm-first", 1.0400, 0, 48},
-    {"palm.fc2.tp32", "ce_peer_in", "gemm-first", 0.9321, 0, 49},
-    {"palm.fc2.tp32", "ce_peer_both", "comm-first", 0.9934, 376.0, 50},
-    {"palm.fc2.tp32", "ce_peer_both", "gemm-first", 1.0429, 376.0, 51},
-    {"palm.fc2.tp32", "sm_push", "comm-first", 1.1502, 103.8, 52},
-    {"palm.fc2.tp32", "sm_push", "gemm-first", 1.2226, 103.9, 53},
+constexpr MeasuredFamily kMeasuredFamilies[] = {
+    {"megagpt2.op.tp8", "ce_local", 1.341, 621.8, "1gpu 3-6; 2gpu_local 3-8"},
+    {"megagpt2.op.tp8", "sm_local", 1.207, 152.8, "1gpu 8-10; 2gpu_local 10-14"},
+    {"megagpt2.op.tp8", "ce_peer_out", 1.072, 380.2, "2gpu_peer 3-6"},
+    {"megagpt2.op.tp8", "ce_peer_in", 1.047, 0, "2gpu_peer 7-10"},
+    {"megagpt2.op.tp8", "ce_peer_both", 1.112, 375.1, "2gpu_peer 11-14"},
+    {"megagpt2.op.tp8", "sm_push", 1.199, 150.8, "2gpu_peer 16-18"},
+    {"tnlg.fc2.tp8", "ce_local", 1.047, 255.6, "1gpu 11-14; 2gpu_local 15-20"},
+    {"tnlg.fc2.tp8", "sm_local", 1.158, 120.8, "1gpu 15-18; 2gpu_local 21-26"},
+    {"tnlg.fc2.tp8", "ce_peer_out", 1.027, 380.8, "2gpu_peer 19-22"},
+    {"tnlg.fc2.tp8", "ce_peer_in", 1.010, 0, "2gpu_peer 23-26"},
+    {"tnlg.fc2.tp8", "ce_peer_both", 1.016, 376.3, "2gpu_peer 27-30"},
+    {"tnlg.fc2.tp8", "sm_push", 1.175, 119.0, "2gpu_peer 31-34"},
+    {"gpt3.op.tp32", "ce_local", 1.758, 955.2, "1gpu 19-22; 2gpu_local 27-32"},
+    {"gpt3.op.tp32", "sm_local", 1.313, 218.8, "1gpu 23-26; 2gpu_local 33-38"},
+    {"gpt3.op.tp32", "ce_peer_out", 1.111, 380.4, "2gpu_peer 35-38"},
+    {"gpt3.op.tp32", "ce_peer_in", 1.046, 0, "2gpu_peer 39-42"},
+    {"gpt3.op.tp32", "ce_peer_both", 1.151, 375.4, "2gpu_peer 43-46"},
+    {"gpt3.op.tp32", "sm_push", 1.366, 177.8, "2gpu_peer 47-50"},
+    {"palm.fc2.tp32", "ce_local", 1.078, 224.4, "1gpu 27-30; 2gpu_local 39-44"},
+    {"palm.fc2.tp32", "sm_local", 1.182, 108.2, "1gpu 31-34; 2gpu_local 45-50"},
+    {"palm.fc2.tp32", "ce_peer_out", 1.018, 380.7, "2gpu_peer 51-54"},
+    {"palm.fc2.tp32", "ce_peer_in", 0.993, 0, "2gpu_peer 55-58"},
+    {"palm.fc2.tp32", "ce_peer_both", 1.014, 376.1, "2gpu_peer 59-62"},
+    {"palm.fc2.tp32", "sm_push", 1.204, 103.8, "2gpu_peer 63-66"},
 };
 
-void PrintTo(const MeasuredRow& r, std::ostream* os) {
-  *os << r.preset << " beside " << r.interferer << ", " << r.order << " (interference_2gpu.csv line " << r.line << ")";
+void PrintTo(const MeasuredFamily& f, std::ostream* os) {
+  *os << f.preset << " beside " << f.interferer << " (interfere_trace_" << f.rows << ")";
 }
 
-class H200InterferenceRow : public ::testing::TestWithParam<MeasuredRow> {};
+class H200InterferenceFamily : public ::testing::TestWithParam<MeasuredFamily> {};
 
-TEST_P(H200InterferenceRow, SlowdownWithin008AndCopyWithin25Percent) {
+TEST_P(H200InterferenceFamily, SteadySlowdownWithin008AndCopyWithin25Percent) {
   if (std::getenv("T3SIM_LONG_TESTS") == nullptr)
     GTEST_SKIP() << "a row simulates for minutes: T3SIM_LONG_TESTS=1 runs it";
-  const MeasuredRow& m = GetParam();
+  const MeasuredFamily& m = GetParam();
   const t3sim::RunOutcome out = run_row({fmt::format("workload.gemm.preset={}", m.preset),
-                                         fmt::format("workload.interferer={}", m.interferer),
-                                         fmt::format("workload.order={}", m.order)});
-  const std::string where = fmt::format("interference_2gpu.csv line {}", m.line);
+                                         fmt::format("workload.interferer={}", m.interferer)});
+  const std::string where = fmt::format("interfere_trace_{}", m.rows);
   EXPECT_NEAR(std::stod(metric(out, "gemm_slowdown")), m.slowdown, 0.08) << where;
   if (m.copy_during_GBps > 0) {
     const std::string during = metric(out, "copy_GBps_during");
@@ -342,10 +321,9 @@ TEST_P(H200InterferenceRow, SlowdownWithin008AndCopyWithin25Percent) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Issue41, H200InterferenceRow, ::testing::ValuesIn(kMeasuredRows),
-                         [](const ::testing::TestParamInfo<MeasuredRow>& row) {
-                           std::string name = fmt::format("{}_{}_{}", row.param.preset, row.param.interferer,
-                                                          row.param.order);
+INSTANTIATE_TEST_SUITE_P(Issue41, H200InterferenceFamily, ::testing::ValuesIn(kMeasuredFamilies),
+                         [](const ::testing::TestParamInfo<MeasuredFamily>& family) {
+                           std::string name = fmt::format("{}_{}", family.param.preset, family.param.interferer);
                            for (char& c : name)
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            return name;
