@@ -474,6 +474,55 @@ TEST(Calibration, H200PushKernelMovesTheSmsDataPortRate) {
 
 // A CU collective without a channel count runs the system's (gpu.collective.channels:
 // NCCL's 24 on H200), at most one per CU it is given; a workload's count wins.
+// gpu.kernel_start_waits_for_local_copy (h200.yaml; results/h200-measurements/
+// ce_lockstep.csv, README point 20): a kernel launched while a same-GPU copy-engine copy
+// runs starts when that copy ends; a copy to the peer does not hold it, nor does any
+// copy with the option off. Returns (the kernel's first dispatch, the copy's last
+// write acknowledged) after launching a 32 MiB copy at 0 and the kernel at 5 us.
+std::pair<Tick, Tick> kernel_beside_copy(bool to_peer, bool gate) {
+  ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml");
+  tree.apply_override(fmt::format("gpu.kernel_start_waits_for_local_copy={}", gate ? "true" : "false"));
+  ResolvedConfig resolved;
+  ConfigNode root(&tree.root(), "", &resolved);
+  NodeConfig cfg = read_node_config(root, NetMode::kFull);
+  cfg.num_gpus = 2;
+  const KernelTrace tiny = parse_trace(
+      "t3trace 1\nkernel tiny\nresources wfs=1 threads=64\nprogram p\n  compute 100\nend\nwgs 1\nwg 0 p\n",
+      "tiny.trace");
+  Simulator sim(1);
+  Node node(sim, cfg);
+  Tick copy_done;
+  std::uint32_t kernel = 0;
+  {
+    Simulator::InPartition in(node.gpu(0).sim(), node.partition(0));
+    DmaCommand c;
+    c.src = 0;
+    c.dst = 1ULL << 30;
+    c.bytes = 32ULL << 20;
+    c.destination = &node.dma_destination(0, to_peer ? 1 : 0);
+    c.on_done = [&] { copy_done = node.gpu(0).now() - cfg.dma.completion_latency; };
+    node.dma(0, 0).launch(std::move(c));
+    node.gpu(0).sim().events().schedule_callback(Tick::us(5), [&] {
+      KernelLaunch k;
+      k.trace = &tiny;
+      kernel = node.gpu(0).launch(std::move(k));
+    });
+  }
+  sim.run();
+  return {node.gpu(0).kernel_stats(kernel).first_dispatch, copy_done};
+}
+
+TEST(NodeKernelStart, H200KernelWaitsForTheLocalCopyInFlightOnly) {
+  const Tick launch_latency = Tick::ns(1520);  // h200.yaml gpu.kernel_launch_latency
+  const auto [held, local_done] = kernel_beside_copy(/*to_peer=*/false, /*gate=*/true);
+  EXPECT_GT(local_done, Tick::us(15)) << "a 32 MiB local copy takes ~19 us";
+  EXPECT_EQ(held, local_done) << "the kernel starts the moment the copy ends";
+  EXPECT_EQ(kernel_beside_copy(false, /*gate=*/false).first, Tick::us(5) + launch_latency);
+  const auto [beside_peer, peer_done] = kernel_beside_copy(/*to_peer=*/true, true);
+  EXPECT_GT(peer_done, Tick::us(50)) << "a 32 MiB copy over NVLink takes ~85 us";
+  EXPECT_EQ(beside_peer, Tick::us(5) + launch_latency);
+}
+
 TEST(NodeCollective, ChannelsDefaultToTheSystemsLibraryChoice) {
   ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml");
   ResolvedConfig resolved;

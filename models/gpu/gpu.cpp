@@ -17,6 +17,8 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   cfg.num_cus = static_cast<std::uint32_t>(gpu.get_uint("num_cus", cfg.num_cus, 1, 4096));
   cfg.kernel_launch_latency = gpu.get_time("kernel_launch_latency", cfg.kernel_launch_latency, Tick::zero(), Tick::ms(10));
   cfg.wg_dispatch_latency = gpu.get_time("wg_dispatch_latency", cfg.wg_dispatch_latency, Tick::zero(), Tick::ms(1));
+  cfg.kernel_start_waits_for_local_copy =
+      gpu.get_bool("kernel_start_waits_for_local_copy", cfg.kernel_start_waits_for_local_copy);
   cfg.cu = read_cu_config(gpu.child("cu"));
   ConfigNode gemm = gpu.child("gemm");
   cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
@@ -152,6 +154,11 @@ void Gpu::build() {
     // from inside its own completion.
     cus_.back()->set_on_slot_free([this, i](const WgLaunch& wg) { on_slot_free(i, wg); });
   }
+  if (cfg_.kernel_start_waits_for_local_copy) {
+    start_waits_ = &counter("kernel_start_waits", "kernels",
+                            "kernels whose start waited for a local copy-engine copy in flight");
+    start_wait_ps_ = &counter("kernel_start_wait", "ps", "time kernels' starts waited for local copies (sum)");
+  }
   // Timeline tracks exist before the run (a partitioned run cannot add any).
   Timeline& tl = sim().timeline();
   if (tl.enabled())
@@ -198,7 +205,7 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
   k.launch = std::move(kernel);
   kernels_.push_back(std::move(k));
   const auto id = static_cast<std::uint32_t>(kernels_.size() - 1);
-  auto start = [this, id] {
+  auto begin = [this, id] {
     Kernel& started = kernels_[id];
     started.dispatchable = true;
     if (started.stats.wgs == 0) {
@@ -208,6 +215,17 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
       return;
     }
     dispatch();
+  };
+  auto start = [this, begin] {
+    if (!start_gate_) return begin();
+    const Tick asked = now();
+    start_gate_([this, begin, asked] {
+      if (now() > asked && start_waits_ != nullptr) {
+        ++*start_waits_;
+        *start_wait_ps_ += static_cast<std::uint64_t>((now() - asked).ps());
+      }
+      begin();
+    });
   };
   if (cfg_.kernel_launch_latency > Tick::zero()) {
     sim().events().schedule_callback(now() + cfg_.kernel_launch_latency, start);

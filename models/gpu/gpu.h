@@ -36,6 +36,14 @@ struct GpuConfig {
   // launch, setting up the grid): every kernel pays it, so back-to-back dependent
   // kernels (sequential's GEMM, RS, AG) pay it each. 0: none.
   Tick kernel_launch_latency;
+  // Whether a kernel's start waits for the local copy-engine copy in flight when its
+  // launch latency has passed (`gpu.kernel_start_waits_for_local_copy`): on the H200 a
+  // GEMM and a stream of same-GPU cudaMemcpyAsync copies beside it take turns, each
+  // GEMM starting when the copy running at its launch ends
+  // (results/h200-measurements/ce_lockstep.csv, README point 20). The node wires the
+  // gate to the GPU's DMA engines (set_kernel_start_gate). Copies to or from a peer do
+  // not hold kernels (interfere_trace_2gpu_peer.csv).
+  bool kernel_start_waits_for_local_copy = false;
   // From the dispatcher placing a WG on a CU (its slot and resources taken) to its
   // first op (GPGPU-Sim's -gpgpu_TB_launch_latency): every WG pays it, so a kernel of
   // several waves of WGs pays it once per wave. 0: none.
@@ -141,6 +149,11 @@ class Gpu final : public Component {
 
   // Returns the kernel id. Contract: its trace fits a CU (capacity_for > 0).
   std::uint32_t launch(KernelLaunch kernel);
+  // What a kernel's start waits for once its launch latency has passed
+  // (GpuConfig::kernel_start_waits_for_local_copy): the gate calls `then` when the
+  // kernel may start, at once if nothing holds it. Unset: kernels start at once.
+  using KernelStartGate = std::function<void(std::function<void()> then)>;
+  void set_kernel_start_gate(KernelStartGate gate) { start_gate_ = std::move(gate); }
   const KernelStats& kernel_stats(std::uint32_t id) const { return kernels_[id].stats; }
   bool kernel_done(std::uint32_t id) const { return kernels_[id].done == kernels_[id].stats.wgs; }
 
@@ -223,6 +236,9 @@ class Gpu final : public Component {
   std::vector<SkippableWork*> skippable_;
   std::uint64_t epoch_ = 0;  // kernel launches and ends so far (the sampler's environment)
   std::unique_ptr<CallbackEvent> probe_event_;  // the work probe (sampling only)
+  KernelStartGate start_gate_;
+  Counter* start_waits_ = nullptr;       // kernels whose start the gate held (registered with the gate's option)
+  Counter* start_wait_ps_ = nullptr;     // their summed wait
 };
 
 }  // namespace t3sim

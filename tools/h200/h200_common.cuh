@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
@@ -117,6 +118,25 @@ __global__ void fill_random(__half* p, size_t n, unsigned seed) {
     x *= 2246822519u;
     x ^= x >> 13;
     p[i] = __float2half((x & 0xFFFF) / 16384.0f - 2.0f);
+  }
+}
+
+// The GEMM's operands made random (interfere.py's randn: the power, so the clock, of
+// its runs), on `s`, waited for.
+inline void randomize_operands(const TorchMmGemm& gemm, cudaStream_t s) {
+  fill_random<<<1024, 256, 0, s>>>(gemm.A, size_t(gemm.sh.M) * gemm.sh.K, 1);
+  fill_random<<<1024, 256, 0, s>>>(gemm.W, size_t(gemm.sh.N) * gemm.sh.K, 2);
+  CK(cudaStreamSynchronize(s));
+}
+
+// `ms` of wall time of back-to-back GEMMs on `s` (the clock down at the power cap, as in
+// interfere.py's windows). Needs <chrono>.
+template <class Gemm>
+inline void run_gemms_for(const Gemm& gemm, cudaStream_t s, int ms) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(ms)) {
+    for (int i = 0; i < 20; ++i) gemm();
+    CK(cudaStreamSynchronize(s));
   }
 }
 

@@ -1,0 +1,61 @@
+// Do a GEMM and a local copy-engine copy beside it run in step (issue 41)?
+// ce_footprint_graded.csv: beside a stream of DRAM-sized local copies, each GEMM takes as
+// long as one copy (or two) of whatever size the copies are: gpt3.op.tp32 50.1 / 54.6 /
+// 70.9 / 102.7 us beside pieces of 24 / 32 / 64 / 128 MiB that take 50.5 / 54.6 / 70.8 /
+// 102 us each; megagpt2.op.tp8 the same. This records when every copy and every GEMM
+// ends (an event after each; 150 of each, copies queued first, no graph), so the ends of
+// one stream can be set against the other's.
+// Prints CSV: shape,piece_mib,stream,index,end_ms   (ms from the first GEMM's start)
+//   nvcc -O3 -arch=sm_90 -std=c++17 -o ce_lockstep ce_lockstep.cu -lcublas
+
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "h200_common.cuh"
+
+int main() {
+  cublasHandle_t h;
+  cublasCreate(&h);
+  cudaStream_t gs, cs;
+  CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+  cublasSetStream(h, gs);
+  char* src = device_bytes(size_t(128) << 20, 1);
+  char* dst = device_bytes(size_t(128) << 20, 0);
+  const int n = 150;
+  std::vector<cudaEvent_t> ge(n + 1), ce(n);
+  for (auto& e : ge) CK(cudaEventCreate(&e));
+  for (auto& e : ce) CK(cudaEventCreate(&e));
+  const Shape shapes[] = {{"gpt3.op.tp32", 2048, 12288, 384}, {"megagpt2.op.tp8", 16384, 3072, 384}};
+  printf("shape,piece_mib,stream,index,end_ms\n");
+  for (const Shape& sh : shapes) {
+    TorchMmGemm gemm(h, sh);
+    randomize_operands(gemm, gs);
+    for (int piece_mib : {32, 64, 128}) {
+      run_gemms_for(gemm, gs, 300);
+      for (int i = 0; i < n; ++i) {
+        CK(cudaMemcpyAsync(dst, src, size_t(piece_mib) << 20, cudaMemcpyDeviceToDevice, cs));
+        CK(cudaEventRecord(ce[i], cs));
+      }
+      CK(cudaEventRecord(ge[0], gs));
+      for (int i = 1; i <= n; ++i) {
+        gemm();
+        CK(cudaEventRecord(ge[i], gs));
+      }
+      CK(cudaDeviceSynchronize());
+      for (int i = 0; i <= n; ++i) {
+        float t = 0;
+        CK(cudaEventElapsedTime(&t, ge[0], ge[i]));
+        printf("%s,%d,gemm,%d,%.4f\n", sh.name, piece_mib, i, t);
+      }
+      for (int i = 0; i < n; ++i) {
+        float t = 0;
+        CK(cudaEventElapsedTime(&t, ge[0], ce[i]));
+        printf("%s,%d,copy,%d,%.4f\n", sh.name, piece_mib, i, t);
+      }
+      fflush(stdout);
+    }
+  }
+  return 0;
+}
