@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """The model's H200 interference rows against the measured ones (issue 41).
 
-    tools/interference_report.py MODEL.csv [--measured ../shared/calibration/h200/interference_2gpu.csv]
+    tools/interference_report.py MODEL.csv [MORE.csv ...] [--measured ../shared/calibration/h200/interference_2gpu.csv]
                                  [--trace results/h200-measurements] [-o OUT.md]
 
-MODEL.csv: `t3sim sweep configs/sweeps/h200_interference.yaml`. Two tables.
+MODEL.csv: `t3sim sweep configs/sweeps/h200_interference.yaml`; a later file's rows replace
+an earlier one's of the same GEMM, interferer and order (a rerun of some rows over a full
+sweep). A copy-engine row of one order stands for both when only one was run (in the
+model the copy engines' rows do not depend on the order). Two tables.
 
 1. The steady state, per row family (GEMM x interferer): the model's row (every copy
    covering every GEMM after the first) against the GEMMs the H200 ran wholly beside the
@@ -99,16 +102,20 @@ def beside_share(m, model, gemm_first_start_ms):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("model")
+    ap.add_argument("model", nargs="+")
     ap.add_argument("--measured", default=DEFAULT_MEASURED)
     ap.add_argument("--trace", default=DEFAULT_TRACE)
     ap.add_argument("-o", "--output")
     a = ap.parse_args()
     inside, during, start = load_traces(a.trace)
     model = {}
-    for r in read_csv(a.model):
-        if r.get("status", "ok") in ("ok", ""):
-            model[(r["gemm"], r["interferer"], r["order"])] = r
+    for path in a.model:
+        rows = {(r["gemm"], r["interferer"], r["order"]): r for r in read_csv(path) if r.get("status", "ok") in ("ok", "")}
+        for (gemm, interferer, order), r in list(rows.items()):
+            other = "gemm_first" if order == "comm_first" else "comm_first"
+            if interferer.startswith("ce_") and (gemm, interferer, other) not in rows:
+                rows[(gemm, interferer, other)] = r
+        model.update(rows)
 
     lines = ["## The steady state: GEMMs wholly beside the copies (interfere_trace_*.csv)", "",
              "| GEMM | interferer | slowdown meas. (median [range], runs) | model | diff | copy during meas. GB/s | model | ratio |",
