@@ -27,12 +27,18 @@ int main() {
   std::vector<cudaEvent_t> ge(n + 1), ce(n);
   for (auto& e : ge) CK(cudaEventCreate(&e));
   for (auto& e : ce) CK(cudaEventCreate(&e));
-  const Shape shapes[] = {{"gpt3.op.tp32", 2048, 12288, 384}, {"megagpt2.op.tp8", 16384, 3072, 384}};
+  // LONG=1: the long-K GEMMs (tnlg.fc2.tp8, palm.fc2.tp32) beside 64 MiB copies instead
+  // (ce_lockstep_long.csv).
+  const bool long_k = std::getenv("LONG") != nullptr;
+  const std::vector<Shape> shapes =
+      long_k ? std::vector<Shape>{{"tnlg.fc2.tp8", 8192, 4256, 2128}, {"palm.fc2.tp32", 2048, 18432, 2304}}
+             : std::vector<Shape>{{"gpt3.op.tp32", 2048, 12288, 384}, {"megagpt2.op.tp8", 16384, 3072, 384}};
+  const std::vector<int> pieces = long_k ? std::vector<int>{64} : std::vector<int>{32, 64, 128};
   printf("shape,piece_mib,stream,index,end_ms\n");
   for (const Shape& sh : shapes) {
     TorchMmGemm gemm(h, sh);
     randomize_operands(gemm, gs);
-    for (int piece_mib : {32, 64, 128}) {
+    for (int piece_mib : pieces) {
       run_gemms_for(gemm, gs, 300);
       for (int i = 0; i < n; ++i) {
         CK(cudaMemcpyAsync(dst, src, size_t(piece_mib) << 20, cudaMemcpyDeviceToDevice, cs));
