@@ -5,6 +5,8 @@
 // 102 us each; megagpt2.op.tp8 the same. This records when every copy and every GEMM
 // ends (an event after each; 150 of each, copies queued first, no graph), so the ends of
 // one stream can be set against the other's.
+// ZEROS=1 leaves the GEMM's operands zero (ce_lockstep_zeros.csv): the GPU then draws
+// ~400 W instead of its 700 W cap (gemm_k_sweep_zeros.csv).
 // Prints CSV: shape,piece_mib,stream,index,end_ms   (ms from the first GEMM's start)
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o ce_lockstep ce_lockstep.cu -lcublas
 
@@ -34,10 +36,13 @@ int main() {
       long_k ? std::vector<Shape>{{"tnlg.fc2.tp8", 8192, 4256, 2128}, {"palm.fc2.tp32", 2048, 18432, 2304}}
              : std::vector<Shape>{{"gpt3.op.tp32", 2048, 12288, 384}, {"megagpt2.op.tp8", 16384, 3072, 384}};
   const std::vector<int> pieces = long_k ? std::vector<int>{64} : std::vector<int>{32, 64, 128};
+  // SINGLE=1: the host waits for each GEMM before launching the next (ce_lockstep_single.csv),
+  // so no GEMM waits behind the running one while the copies run.
+  const bool single = std::getenv("SINGLE") != nullptr;
   printf("shape,piece_mib,stream,index,end_ms\n");
   for (const Shape& sh : shapes) {
     TorchMmGemm gemm(h, sh);
-    randomize_operands(gemm, gs);
+    if (std::getenv("ZEROS") == nullptr) randomize_operands(gemm, gs);  // ZEROS=1: zero operands (~400 W, below the cap)
     for (int piece_mib : pieces) {
       run_gemms_for(gemm, gs, 300);
       for (int i = 0; i < n; ++i) {
@@ -48,6 +53,7 @@ int main() {
       for (int i = 1; i <= n; ++i) {
         gemm();
         CK(cudaEventRecord(ge[i], gs));
+        if (single) CK(cudaStreamSynchronize(gs));  // no GEMM queued behind the running one
       }
       CK(cudaDeviceSynchronize());
       for (int i = 0; i <= n; ++i) {

@@ -37,59 +37,6 @@ __global__ void chase(const unsigned* __restrict__ next, unsigned long long hops
   out[2] = j;
 }
 
-constexpr unsigned kChunk = 32768;  // bytes per bulk copy
-
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Each CTA streams `chunks` chunks of 32 KiB (each as 32 KiB / `sub` bulk requests) (its share of the buffer, wrapping) into
-// `stages` shared-memory buffers with cp.async.bulk, thread 0 issuing, all waiting on
-// the stage's mbarrier before it is reused.
-__global__ void tma_reader(const char* __restrict__ src, unsigned long long bytes, int chunks, int stages,
-                           unsigned sub, unsigned long long* stamps, int* sink) {
-  extern __shared__ __align__(128) char smem[];
-  __shared__ __align__(8) unsigned long long bar[8];
-  if (threadIdx.x == 0 && blockIdx.x == 0) stamps[0] = gtime();
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(smem_addr(&bar[s])));
-    asm volatile("fence.mbarrier_init.release.cluster;");
-  }
-  __syncthreads();
-  const unsigned long long nchunks = bytes / kChunk;
-  auto issue = [&](int i) {
-    const int s = i % stages;
-    const unsigned long long c = ((unsigned long long)blockIdx.x + (unsigned long long)i * gridDim.x) % nchunks;
-    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(smem_addr(&bar[s])), "r"(kChunk));
-    for (unsigned o = 0; o < kChunk; o += sub)
-      asm volatile(
-          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-              smem_addr(smem + s * kChunk + o)),
-          "l"(src + c * kChunk + o), "r"(sub), "r"(smem_addr(&bar[s]))
-          : "memory");
-  };
-  if (threadIdx.x == 0)
-    for (int i = 0; i < stages && i < chunks; ++i) issue(i);
-  int acc = 0;
-  for (int i = 0; i < chunks; ++i) {
-    const int s = i % stages;
-    const unsigned phase = (i / stages) & 1;
-    unsigned done = 0;
-    while (!done)
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-          : "=r"(done)
-          : "r"(smem_addr(&bar[s])), "r"(phase)
-          : "memory");
-    acc += smem[s * kChunk + threadIdx.x * 4];
-    __syncthreads();
-    if (threadIdx.x == 0 && i + stages < chunks) issue(i + stages);
-  }
-  if (acc == 0x7fffffff) sink[0] = acc;
-  __syncthreads();
-  if (threadIdx.x == 0) atomicMax(stamps + 1, gtime());
-}
-
 __global__ void lsu_reader(const int4* __restrict__ src, unsigned long long n16, int reps, int4* sink,
                            unsigned long long* stamps) {
   if (threadIdx.x == 0 && blockIdx.x == 0) stamps[0] = gtime();
@@ -176,16 +123,16 @@ int main() {
   unsigned* chain;
   CK(cudaMalloc(&chain, cbytes));
   CK(cudaMemcpy(chain, next.data(), cbytes, cudaMemcpyHostToDevice));
-  CK(cudaFuncSetAttribute(tma_reader, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * kChunk));
+  CK(cudaFuncSetAttribute(bulk_reader, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * kBulkChunk));
 
   printf("interferer,stages,sub_bytes,interferer_GBps,interferer_us,copies_in_window,copy_cta_run_us,copy_GBps,chase_ns_per_hop\n");
   // stages: TMA stages of 32 KiB, or loads in flight per thread for lsu_deep_l2; sub: bytes per
   // bulk request.
   struct Case { const char* name; int stages; unsigned sub; };
-  const Case cases[] = {{"none", 0, 0},          {"lsu_l2", 0, 0},          {"tma_l2", 2, kChunk},
-                        {"tma_l2", 4, kChunk},   {"tma_l2", 6, kChunk},     {"tma_l2", 6, 1024},
+  const Case cases[] = {{"none", 0, 0},          {"lsu_l2", 0, 0},          {"tma_l2", 2, kBulkChunk},
+                        {"tma_l2", 4, kBulkChunk},   {"tma_l2", 6, kBulkChunk},     {"tma_l2", 6, 1024},
                         {"tma_l2", 4, 1024},     {"lsu_deep_l2", 4, 0},     {"lsu_deep_l2", 8, 0},
-                        {"tma_dram", 4, kChunk}, {"tma_dram", 6, kChunk},   {"tma_dram", 6, 1024},
+                        {"tma_dram", 4, kBulkChunk}, {"tma_dram", 6, kBulkChunk},   {"tma_dram", 6, 1024},
                         {"mma", 0, 0}};
   const int rctas = sms - kCtas;
   for (const Case& c : cases) {
@@ -194,21 +141,21 @@ int main() {
       if (n == "lsu_l2") {
         lsu_reader<<<2 * rctas, 512, 0, ks>>>(reinterpret_cast<int4*>(rbuf), (16ull << 20) / 16, 3000, sink, st);
       } else if (n == "tma_l2") {
-        tma_reader<<<rctas, 128, c.stages * kChunk, ks>>>(rbuf, 16ull << 20, 20000, c.stages, c.sub, st, (int*)sink);
+        bulk_reader<<<rctas, 128, c.stages * kBulkChunk, ks>>>(rbuf, 16ull << 20, 20000, c.stages, c.sub, st, (int*)sink);
       } else if (n == "lsu_deep_l2" && c.stages == 4) {
         lsu_deep_reader<4><<<rctas, 1024, 0, ks>>>(reinterpret_cast<int4*>(rbuf), (16ull << 20) / 16, 3000, sink, st);
       } else if (n == "lsu_deep_l2") {
         lsu_deep_reader<8><<<rctas, 1024, 0, ks>>>(reinterpret_cast<int4*>(rbuf), (16ull << 20) / 16, 3000, sink, st);
       } else if (n == "tma_dram") {
-        tma_reader<<<rctas, 128, c.stages * kChunk, ks>>>(rbuf, 1ull << 30, 4000, c.stages, c.sub, st, (int*)sink);
+        bulk_reader<<<rctas, 128, c.stages * kBulkChunk, ks>>>(rbuf, 1ull << 30, 4000, c.stages, c.sub, st, (int*)sink);
       } else if (n == "mma") {
         mma_burn<<<rctas * 2, 512, 0, ks>>>(40000, (float*)sink, st);
       }
     };
     const unsigned long long bytes_moved =
         std::string(c.name) == "lsu_l2" || std::string(c.name) == "lsu_deep_l2" ? (16ull << 20) * 3000
-        : std::string(c.name) == "tma_l2" ? 20000ull * kChunk * rctas
-        : std::string(c.name) == "tma_dram" ? 4000ull * kChunk * rctas : 0;
+        : std::string(c.name) == "tma_l2" ? 20000ull * kBulkChunk * rctas
+        : std::string(c.name) == "tma_dram" ? 4000ull * kBulkChunk * rctas : 0;
     if (std::string(c.name) != "none") {  // warm (and the buffer into the L2)
       CK(cudaMemset(marks, 0, 64 * 8));
       launch(marks + 8);

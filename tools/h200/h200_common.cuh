@@ -140,6 +140,62 @@ inline void run_gemms_for(const Gemm& gemm, cudaStream_t s, int ms) {
   }
 }
 
+constexpr unsigned kBulkChunk = 32768;  // bytes per bulk copy (bulk_reader)
+
+// A shared-memory pointer as the 32-bit shared-space address PTX takes.
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// The GEMM's kind of load (TMA): each CTA streams `chunks` chunks of 32 KiB (each as
+// 32 KiB / `sub` bulk requests; its share of the buffer, wrapping) into
+// `stages` shared-memory buffers with cp.async.bulk, thread 0 issuing, all waiting on
+// the stage's mbarrier before it is reused.
+__global__ void bulk_reader(const char* __restrict__ src, unsigned long long bytes, int chunks, int stages,
+                           unsigned sub, unsigned long long* stamps, int* sink) {
+  extern __shared__ __align__(128) char smem[];
+  __shared__ __align__(8) unsigned long long bar[8];
+  if (threadIdx.x == 0 && blockIdx.x == 0) stamps[0] = gtime();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) asm volatile("mbarrier.init.shared.b64 [%0], 1;" ::"r"(shared_address(&bar[s])));
+    asm volatile("fence.mbarrier_init.release.cluster;");
+  }
+  __syncthreads();
+  const unsigned long long nchunks = bytes / kBulkChunk;
+  auto issue = [&](int i) {
+    const int s = i % stages;
+    const unsigned long long c = ((unsigned long long)blockIdx.x + (unsigned long long)i * gridDim.x) % nchunks;
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(shared_address(&bar[s])), "r"(kBulkChunk));
+    for (unsigned o = 0; o < kBulkChunk; o += sub)
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              shared_address(smem + s * kBulkChunk + o)),
+          "l"(src + c * kBulkChunk + o), "r"(sub), "r"(shared_address(&bar[s]))
+          : "memory");
+  };
+  if (threadIdx.x == 0)
+    for (int i = 0; i < stages && i < chunks; ++i) issue(i);
+  int acc = 0;
+  for (int i = 0; i < chunks; ++i) {
+    const int s = i % stages;
+    const unsigned phase = (i / stages) & 1;
+    unsigned done = 0;
+    while (!done)
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(shared_address(&bar[s])), "r"(phase)
+          : "memory");
+    acc += smem[s * kBulkChunk + threadIdx.x * 4];
+    __syncthreads();
+    if (threadIdx.x == 0 && i + stages < chunks) issue(i + stages);
+  }
+  if (acc == 0x7fffffff) sink[0] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) atomicMax(stamps + 1, gtime());
+}
+
+
 // A pointer-chase chain on the device: `bytes` of 128 B lines, each line's first word
 // the index of the next in a random cyclic permutation (seed 7).
 inline unsigned* make_chain(size_t bytes) {
