@@ -386,6 +386,15 @@ TEST(Calibration, H200DramLatencyFittedToThePointerChase) {
   EXPECT_NEAR(per_load_cycles, 834.0, 834.0 * 0.03) << per_load_cycles;
 }
 
+// gpu.kernel_start_waits_for_local_copy (tests/test_node.cpp NodeKernelStart): a bool,
+// and the file, line and key when it is not one.
+TEST(Gpu, KernelStartWaitsForLocalCopyIsABoolNamedInItsError) {
+  EXPECT_THAT(gpu_error("gpu:\n  kernel_start_waits_for_local_copy: sometimes\n"),
+              ::testing::HasSubstr("sys.yaml:2: gpu.kernel_start_waits_for_local_copy:"));
+  EXPECT_THAT(gpu_error("gpu:\n  kernel_start_wait_for_local_copy: true\n"),
+              ::testing::HasSubstr("did you mean 'kernel_start_waits_for_local_copy'"));
+}
+
 TEST(Gpu, KernelLaunchLatencyDelaysTheFirstDispatch) {
   GpuConfig gpu = table1_gpu();
   gpu.kernel_launch_latency = Tick();
