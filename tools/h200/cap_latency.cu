@@ -37,12 +37,9 @@ int main() {
   const char* chain_names[2] = {"l2_8MiB", "dram_2GiB"};
   unsigned long long* out;
   CK(cudaMalloc(&out, 3 * 8));
-  cublasHandle_t h;
-  cublasCreate(&h);
-  cudaStream_t gs, cs;
-  CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-  cublasSetStream(h, gs);
+  const GemmAndSideStreams streams;
+  cublasHandle_t h = streams.handle;
+  cudaStream_t gs = streams.gemm, cs = streams.side;
   const Shape sh{"palm.fc2.tp32", 2048, 18432, 2304};
   TorchMmGemm gemm(h, sh);
   const unsigned long long hops = 20000;

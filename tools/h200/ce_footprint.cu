@@ -49,12 +49,9 @@ cudaGraphExec_t copy_graph(char* dst, const char* src, size_t piece, size_t tota
 }  // namespace
 
 int main() {
-  cublasHandle_t h;
-  cublasCreate(&h);
-  cudaStream_t gs, cs;
-  CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-  cublasSetStream(h, gs);
+  const GemmAndSideStreams streams;
+  cublasHandle_t h = streams.handle;
+  cudaStream_t gs = streams.gemm, cs = streams.side;
   const size_t graph_bytes = size_t(1) << 30;
   char* src = device_bytes(size_t(128) << 20, 1);
   char* dst = device_bytes(size_t(128) << 20, 0);

@@ -17,12 +17,9 @@
 #include "h200_common.cuh"
 
 int main() {
-  cublasHandle_t h;
-  cublasCreate(&h);
-  cudaStream_t gs, cs;
-  CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-  cublasSetStream(h, gs);
+  const GemmAndSideStreams streams;
+  cublasHandle_t h = streams.handle;
+  cudaStream_t gs = streams.gemm, cs = streams.side;
   char* src = device_bytes(size_t(128) << 20, 1);
   char* dst = device_bytes(size_t(128) << 20, 0);
   const int n = 150;

@@ -22,12 +22,9 @@
 #include "h200_common.cuh"
 
 int main() {
-  cublasHandle_t h;
-  cublasCreate(&h);
-  cudaStream_t gs, cs;
-  CK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
-  CK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
-  cublasSetStream(h, gs);
+  const GemmAndSideStreams streams;
+  cublasHandle_t h = streams.handle;
+  cudaStream_t gs = streams.gemm, cs = streams.side;
   const int n = 20000;                      // 400 ms at 20 us
   const unsigned long long period = 20000;  // ns
   unsigned long long *t, *marks;

@@ -121,6 +121,22 @@ __global__ void fill_random(__half* p, size_t n, unsigned seed) {
   }
 }
 
+// A cuBLAS handle whose GEMMs go on `gemm`, and a second stream for what runs beside
+// them (both non-blocking).
+struct GemmAndSideStreams {
+  GemmAndSideStreams() {
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+      fprintf(stderr, "cublasCreate failed\n");
+      exit(1);
+    }
+    CK(cudaStreamCreateWithFlags(&gemm, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    cublasSetStream(handle, gemm);
+  }
+  cublasHandle_t handle;
+  cudaStream_t gemm, side;
+};
+
 // The GEMM's operands made random (interfere.py's randn: the power, so the clock, of
 // its runs), on `s`, waited for.
 inline void randomize_operands(const TorchMmGemm& gemm, cudaStream_t s) {
