@@ -65,21 +65,9 @@ int main() {
     };
     const double alone = read(false);
     const double beside = read(true);
-    int first = -1, last = -1;
-    for (int i = 1; i <= copies; ++i) {
-      float to_end = 0;
-      CK(cudaEventElapsedTime(&to_end, ce[i], r1));
-      if (to_end >= 0) {
-        if (first < 0) first = i;
-        last = i;
-      }
-    }
-    double copy_gbps = 0;
-    if (first > 0 && last > first) {
-      float span = 0;
-      CK(cudaEventElapsedTime(&span, ce[first], ce[last]));
-      copy_gbps = double(last - first) * copy_bytes / (span * 1e-3) / 1e9;
-    }
+    const CopiesBefore during = copies_before(ce, copies, r1, copy_bytes);
+    const double copy_gbps = during.gbps;
+    const int first = during.first, last = during.last;
     printf("%s,%d,%d,%.1f,%.1f,%.1f,%d\n", c.source, c.stages, c.stages * 32, alone, beside, copy_gbps,
            last < 0 ? 0 : last - first + 1);
     fflush(stdout);

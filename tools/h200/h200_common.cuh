@@ -163,6 +163,17 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+// Waits until the mbarrier at `bar` has completed phase `phase` (a stage's bulk copy
+// landed).
+__device__ __forceinline__ void wait_stage(unsigned long long* bar, unsigned phase) {
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                 : "=r"(done)
+                 : "r"(shared_address(bar)), "r"(phase)
+                 : "memory");
+}
+
 // The GEMM's kind of load (TMA): each CTA streams `chunks` chunks of 32 KiB (each as
 // 32 KiB / `sub` bulk requests; its share of the buffer, wrapping) into
 // `stages` shared-memory buffers with cp.async.bulk, thread 0 issuing, all waiting on
@@ -195,13 +206,7 @@ __global__ void bulk_reader(const char* __restrict__ src, unsigned long long byt
   for (int i = 0; i < chunks; ++i) {
     const int s = i % stages;
     const unsigned phase = (i / stages) & 1;
-    unsigned done = 0;
-    while (!done)
-      asm volatile(
-          "{ .reg .pred p; mbarrier.try_wait.parity.shared.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-          : "=r"(done)
-          : "r"(shared_address(&bar[s])), "r"(phase)
-          : "memory");
+    wait_stage(&bar[s], phase);
     acc += smem[s * kBulkChunk + threadIdx.x * 4];
     __syncthreads();
     if (threadIdx.x == 0 && i + stages < chunks) issue(i + stages);
@@ -211,6 +216,49 @@ __global__ void bulk_reader(const char* __restrict__ src, unsigned long long byt
   if (threadIdx.x == 0) atomicMax(stamps + 1, gtime());
 }
 
+
+// The copies of a stream (`ce[i]` recorded after copy i, i = 1..n) that ended before
+// `end`: the first and last of them, and their rate between the first's end and the
+// last's (0 with fewer than two).
+struct CopiesBefore {
+  int first = -1, last = -1;
+  double gbps = 0;
+};
+inline CopiesBefore copies_before(const std::vector<cudaEvent_t>& ce, int n, cudaEvent_t end, size_t bytes) {
+  CopiesBefore c;
+  for (int i = 1; i <= n; ++i) {
+    float to_end = 0;
+    CK(cudaEventElapsedTime(&to_end, ce[i], end));
+    if (to_end >= 0) {
+      if (c.first < 0) c.first = i;
+      c.last = i;
+    }
+  }
+  if (c.first > 0 && c.last > c.first) {
+    float span = 0;
+    CK(cudaEventElapsedTime(&span, ce[c.first], ce[c.last]));
+    c.gbps = double(c.last - c.first) * bytes / (span * 1e-3) / 1e9;
+  }
+  return c;
+}
+
+// One pass of 16 B L2-only loads over `n` elements, all the grid's threads, grid-stride
+// (l2_after_copy.cu, copy_after_gemm.cu).
+__global__ void read_pass(const int4* __restrict__ x, size_t n, int4* sink) {
+  int4 acc = make_int4(0, 0, 0, 0);
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    int4 v;
+    asm volatile("ld.global.cg.v4.s32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(x + i));
+    acc.x ^= v.x;
+  }
+  if (acc.x == 0x12345678) sink[0] = acc;
+}
+
+// One pass of 16 B stores over `n` elements, grid-stride.
+__global__ void write_pass(int4* x, size_t n) {
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    x[i] = make_int4(int(i), 1, 2, 3);
+}
 
 // A pointer-chase chain on the device: `bytes` of 128 B lines, each line's first word
 // the index of the next in a random cyclic permutation (seed 7).
