@@ -386,13 +386,15 @@ TEST(Calibration, H200DramLatencyFittedToThePointerChase) {
   EXPECT_NEAR(per_load_cycles, 834.0, 834.0 * 0.03) << per_load_cycles;
 }
 
-// gpu.kernel_start_waits_for_local_copy (tests/test_node.cpp NodeKernelStart): a bool,
-// and the file, line and key when it is not one.
-TEST(Gpu, KernelStartWaitsForLocalCopyIsABoolNamedInItsError) {
-  EXPECT_THAT(gpu_error("gpu:\n  kernel_start_waits_for_local_copy: sometimes\n"),
-              ::testing::HasSubstr("sys.yaml:2: gpu.kernel_start_waits_for_local_copy:"));
-  EXPECT_THAT(gpu_error("gpu:\n  kernel_start_wait_for_local_copy: true\n"),
-              ::testing::HasSubstr("did you mean 'kernel_start_waits_for_local_copy'"));
+// gpu.local_copy_kernel (tests/test_node.cpp NodeLocalCopy): its keys are checked,
+// each error naming the file, line and key.
+TEST(Gpu, LocalCopyKernelKeysAreNamedInTheirErrors) {
+  EXPECT_THAT(gpu_error("gpu:\n  local_copy_kernel: {threads: 2048}\n"),
+              ::testing::HasSubstr("sys.yaml:2: gpu.local_copy_kernel.threads:"));
+  EXPECT_THAT(gpu_error("gpu:\n  local_copy_kernel:\n    regs_per_thread: 0\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.local_copy_kernel.regs_per_thread:"));
+  EXPECT_THAT(gpu_error("gpu:\n  local_copy_kernel: {thread: 512}\n"),
+              ::testing::HasSubstr("did you mean 'threads'"));
 }
 
 TEST(Gpu, KernelLaunchLatencyDelaysTheFirstDispatch) {

@@ -263,10 +263,8 @@ TEST(Interference, BadInputNamesTheKey) {
 // (116-374 s on the device machine, results/h200-interference/rows_stop55.csv), so the 24
 // run only with T3SIM_LONG_TESTS=1 (all of them on 16 cores: about 8 minutes); without
 // it each is skipped, and CI's budget keeps them out. They are the calibration as it
-// stands: at stop 55, 20 of 24 slowdowns and 14 of 20 copy rates within their bars before
-// the kernel-start gate (gpu.kernel_start_waits_for_local_copy), 20 and 12 with it (it
-// moves the four ce_local families only; results/h200-interference/README.md says which
-// miss and what is known of why).
+// stands (results/h200-interference/README.md says which miss and what is known of why;
+// on H200 ce_local is the driver's copy kernel, gpu.local_copy_kernel, since stop 56).
 struct MeasuredFamily {
   const char* preset;
   const char* interferer;

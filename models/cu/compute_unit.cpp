@@ -551,9 +551,11 @@ bool ComputeUnit::try_compute_start(std::uint32_t s) {
   // (TraceResources).
   const bool capping = step.lds_bytes > 0 && !w.launch.trace->resources.boost_clock;
   const ClockDomain& clock = capping ? compute_clock_ : sm_clock();
-  const Tick start = std::max(now(), matrix_free_);
-  matrix_free_ = start + clock.duration(Cycles(held));
-  const Tick end = matrix_free_ + clock.duration(Cycles(step.issue_cycles));
+  // A step of no cycles (a copy's: its stores wait for its loads, nothing more) needs
+  // no pipe and waits for no other WG's work.
+  const Tick start = held == 0 ? now() : std::max(now(), matrix_free_);
+  if (held > 0) matrix_free_ = start + clock.duration(Cycles(held));
+  const Tick end = start + clock.duration(Cycles(held)) + clock.duration(Cycles(step.issue_cycles));
   if (capping && sm_clock_ != nullptr) sm_clock_->note_capping_work(start, end);
   matrix_busy_ += held;
   issue_cycles_ += step.issue_cycles;

@@ -123,23 +123,6 @@ void DmaEngine::skip_work(std::uint64_t bytes) {
 
 bool DmaEngine::idle() const { return queue_.empty() && blocked_.empty(); }
 
-std::optional<std::uint64_t> DmaEngine::begun_local_copy() const {
-  for (std::size_t i = 0; i < queue_.size(); ++i) {
-    const Active& a = queue_[i];
-    if (a.next_chunk_offset == 0) return std::nullopt;  // commands issue in order: none later has begun
-    if (a.cmd.destination == &local_ && a.total() > 0) return command_base_ + i;
-  }
-  return std::nullopt;
-}
-
-bool DmaEngine::local_copy_in_flight() const { return begun_local_copy().has_value(); }
-
-void DmaEngine::after_local_copy_in_flight(std::function<void()> then) {
-  const std::optional<std::uint64_t> seq = begun_local_copy();
-  T3SIM_CHECK(seq.has_value(), "waiting for a local copy with none in flight");
-  local_copy_waiters_.emplace_back(*seq, std::move(then));
-}
-
 // Issue chunk reads of the first command with chunks left, within the in-flight limit
 // and the bandwidth. Commands issue strictly in order, so the scan starts at that
 // command (next_issue_seq_): thousands of triggered ones may wait behind a busy link.
@@ -268,16 +251,6 @@ void DmaEngine::finish_front_if_done() {
     }
     queue_.pop_front();
     ++command_base_;
-    // Kernels held for this copy start now (an event: not from inside the engine).
-    for (std::size_t i = 0; i < local_copy_waiters_.size();) {
-      if (local_copy_waiters_[i].first < command_base_) {
-        auto then = std::move(local_copy_waiters_[i].second);
-        local_copy_waiters_.erase(local_copy_waiters_.begin() + static_cast<std::ptrdiff_t>(i));
-        sim().events().schedule_callback(now(), std::move(then));
-      } else {
-        ++i;
-      }
-    }
   }
 }
 

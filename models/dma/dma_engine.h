@@ -92,13 +92,6 @@ class DmaEngine final : public Component, public MemClient, public SkippableWork
   void trigger(std::uint32_t id);
 
   bool idle() const;
-  // The kernel-start gate (GpuConfig::kernel_start_waits_for_local_copy): whether a
-  // local copy (a command whose destination is the engine's own memory) has begun
-  // issuing and is not complete; then() is called once that copy is complete (the
-  // commands queued behind it do not hold it: on the machine a stream's next copy
-  // begins only when the previous one ends). Contract for the second: the first is true.
-  bool local_copy_in_flight() const;
-  void after_local_copy_in_flight(std::function<void()> then);
   std::uint64_t commands_done() const { return commands_done_.value(); }
 
   // MemClient
@@ -144,9 +137,6 @@ class DmaEngine final : public Component, public MemClient, public SkippableWork
   std::uint32_t reads_in_flight_ = 0;  // chunk reads issued, data not back (all commands)
   std::uint64_t next_issue_seq_ = 0;   // sequence number of the first command with chunks left
   CallbackEvent pump_event_;
-  // after_local_copy_in_flight's callers: the command's sequence number, then.
-  std::vector<std::pair<std::uint64_t, std::function<void()>>> local_copy_waiters_;
-  std::optional<std::uint64_t> begun_local_copy() const;  // its sequence number
   std::vector<MemRequest> blocked_;  // refused writes waiting for a retry, in order
   bool read_blocked_ = false;
 

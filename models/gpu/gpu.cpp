@@ -17,8 +17,15 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   cfg.num_cus = static_cast<std::uint32_t>(gpu.get_uint("num_cus", cfg.num_cus, 1, 4096));
   cfg.kernel_launch_latency = gpu.get_time("kernel_launch_latency", cfg.kernel_launch_latency, Tick::zero(), Tick::ms(10));
   cfg.wg_dispatch_latency = gpu.get_time("wg_dispatch_latency", cfg.wg_dispatch_latency, Tick::zero(), Tick::ms(1));
-  cfg.kernel_start_waits_for_local_copy =
-      gpu.get_bool("kernel_start_waits_for_local_copy", cfg.kernel_start_waits_for_local_copy);
+  if (gpu.has("local_copy_kernel")) {
+    ConfigNode copy = gpu.child("local_copy_kernel");
+    GpuConfig::LocalCopyKernel k;
+    k.threads = static_cast<std::uint32_t>(copy.get_uint("threads", k.threads, 32, 1024));
+    k.regs_per_thread = static_cast<std::uint32_t>(copy.get_uint("regs_per_thread", k.regs_per_thread, 1, 255));
+    k.unroll = static_cast<std::uint32_t>(copy.get_uint("unroll", k.unroll, 1, 16));
+    copy.finish();
+    cfg.local_copy_kernel = k;
+  }
   cfg.cu = read_cu_config(gpu.child("cu"));
   ConfigNode gemm = gpu.child("gemm");
   cfg.gemm.flops_per_cycle = cfg.cu.flops_per_cycle;
@@ -58,6 +65,19 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   gpu.finish();
   cfg.memory = read_gpu_memory_config(memory);
   return cfg;
+}
+
+CopyKernelParams local_copy_params(const GpuConfig& gpu, std::uint64_t bytes) {
+  if (!gpu.local_copy_kernel) throw std::logic_error("local_copy_params: the GPU has no gpu.local_copy_kernel");
+  const GpuConfig::LocalCopyKernel& k = *gpu.local_copy_kernel;
+  CopyKernelParams p;
+  p.threads = k.threads;
+  p.regs_per_thread = k.regs_per_thread;
+  p.unroll = k.unroll;
+  p.bytes = bytes;
+  const std::uint64_t block = std::uint64_t{k.threads} * k.unroll * p.element_bytes;
+  p.ctas = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, (bytes + block - 1) / block));
+  return p;
 }
 
 GemmParams read_gemm_kernel(ConfigNode node, GemmParams base) {
@@ -154,11 +174,6 @@ void Gpu::build() {
     // from inside its own completion.
     cus_.back()->set_on_slot_free([this, i](const WgLaunch& wg) { on_slot_free(i, wg); });
   }
-  if (cfg_.kernel_start_waits_for_local_copy) {
-    start_waits_ = &counter("kernel_start_waits", "kernels",
-                            "kernels whose start waited for a local copy-engine copy in flight");
-    start_wait_ps_ = &counter("kernel_start_wait", "ps", "time kernels' starts waited for local copies (sum)");
-  }
   // Timeline tracks exist before the run (a partitioned run cannot add any).
   Timeline& tl = sim().timeline();
   if (tl.enabled())
@@ -216,21 +231,10 @@ std::uint32_t Gpu::launch(KernelLaunch kernel) {
     }
     dispatch();
   };
-  auto start = [this, begin] {
-    if (!start_gate_) return begin();
-    const Tick asked = now();
-    start_gate_([this, begin, asked] {
-      if (now() > asked && start_waits_ != nullptr) {
-        ++*start_waits_;
-        *start_wait_ps_ += static_cast<std::uint64_t>((now() - asked).ps());
-      }
-      begin();
-    });
-  };
   if (cfg_.kernel_launch_latency > Tick::zero()) {
-    sim().events().schedule_callback(now() + cfg_.kernel_launch_latency, start);
+    sim().events().schedule_callback(now() + cfg_.kernel_launch_latency, begin);
   } else {
-    start();
+    begin();
   }
   return id;
 }

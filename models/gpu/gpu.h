@@ -22,6 +22,7 @@
 #include "models/cu/compute_unit.h"
 #include "models/gpu/stage_sampler.h"
 #include "models/memsys/gpu_memory.h"
+#include "trace/copy_kernel.h"
 #include "trace/gemm.h"
 #include "sim/component.h"
 #include "sim/timeline.h"
@@ -36,14 +37,21 @@ struct GpuConfig {
   // launch, setting up the grid): every kernel pays it, so back-to-back dependent
   // kernels (sequential's GEMM, RS, AG) pay it each. 0: none.
   Tick kernel_launch_latency;
-  // Whether a kernel's start waits for the local copy-engine copy in flight when its
-  // launch latency has passed (`gpu.kernel_start_waits_for_local_copy`): on the H200 a
-  // GEMM and a stream of same-GPU cudaMemcpyAsync copies beside it take turns, each
-  // GEMM starting when the copy running at its launch ends
-  // (results/h200-measurements/ce_lockstep.csv, README point 20). The node wires the
-  // gate to the GPU's DMA engines (set_kernel_start_gate). Copies to or from a peer do
-  // not hold kernels (interfere_trace_2gpu_peer.csv).
-  bool kernel_start_waits_for_local_copy = false;
+  // The kernel the driver runs for a same-GPU copy (`gpu.local_copy_kernel`), where the
+  // driver copies within a GPU on its SMs rather than with a copy engine: H200's
+  // device-to-device cudaMemcpyAsync (results/h200-measurements/README.md point 23,
+  // d2d_footprint.csv: it needs room on an SM, 2-4 K registers and 257-512 threads per
+  // CTA and no shared memory, and moves ~40 GB/s per SM). Each CTA copies one block of
+  // `threads` x `unroll` 16 B elements (trace/copy_kernel.h), so a copy is as many CTAs
+  // as it has blocks, placed as others end: its last CTAs end together wherever it
+  // started (a GEMM after it starts on every SM at once, as on the machine). Unset: a
+  // copy engine copies.
+  struct LocalCopyKernel {
+    std::uint32_t threads = 512;
+    std::uint32_t regs_per_thread = 8;
+    std::uint32_t unroll = 1;
+  };
+  std::optional<LocalCopyKernel> local_copy_kernel;
   // From the dispatcher placing a WG on a CU (its slot and resources taken) to its
   // first op (GPGPU-Sim's -gpgpu_TB_launch_latency): every WG pays it, so a kernel of
   // several waves of WGs pays it once per wave. 0: none.
@@ -112,6 +120,9 @@ GemmParams read_gemm_kernel(ConfigNode node, GemmParams base);
 
 // Reads `gpu:` (num_cus, cu) and `memory:` of a system file.
 GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory);
+// The driver's same-GPU copy kernel (GpuConfig::local_copy_kernel, which must be set)
+// for a copy of `bytes`: one CTA per block; addresses unset.
+CopyKernelParams local_copy_params(const GpuConfig& gpu, std::uint64_t bytes);
 
 // Adds the host memory of `gpus` simulated GPUs (sim/host_memory.h), keys under system.
 void estimate_host_memory(const GpuConfig& cfg, std::uint32_t gpus, HostMemoryEstimate& out);
@@ -149,11 +160,6 @@ class Gpu final : public Component {
 
   // Returns the kernel id. Contract: its trace fits a CU (capacity_for > 0).
   std::uint32_t launch(KernelLaunch kernel);
-  // What a kernel's start waits for once its launch latency has passed
-  // (GpuConfig::kernel_start_waits_for_local_copy): the gate calls `then` when the
-  // kernel may start, at once if nothing holds it. Unset: kernels start at once.
-  using KernelStartGate = std::function<void(std::function<void()> then)>;
-  void set_kernel_start_gate(KernelStartGate gate) { start_gate_ = std::move(gate); }
   const KernelStats& kernel_stats(std::uint32_t id) const { return kernels_[id].stats; }
   bool kernel_done(std::uint32_t id) const { return kernels_[id].done == kernels_[id].stats.wgs; }
 
@@ -236,9 +242,6 @@ class Gpu final : public Component {
   std::vector<SkippableWork*> skippable_;
   std::uint64_t epoch_ = 0;  // kernel launches and ends so far (the sampler's environment)
   std::unique_ptr<CallbackEvent> probe_event_;  // the work probe (sampling only)
-  KernelStartGate start_gate_;
-  Counter* start_waits_ = nullptr;       // kernels whose start the gate held (registered with the gate's option)
-  Counter* start_wait_ps_ = nullptr;     // their summed wait
 };
 
 }  // namespace t3sim

@@ -72,23 +72,6 @@ Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
       dma_.back().back()->connect(net_->access(g));
       gpu.add_skippable(*dma_.back().back());  // sampling fast-forwards its copies with the GPU's kernel
     }
-    if (cfg.gpu.kernel_start_waits_for_local_copy) {
-      // A kernel starts once every engine's local copy in flight at that moment ends.
-      std::vector<DmaEngine*> engines;
-      for (auto& e : dma_.back()) engines.push_back(e.get());
-      gpu.set_kernel_start_gate([engines](std::function<void()> then) {
-        auto left = std::make_shared<std::uint32_t>(1);
-        auto one_done = [left, then = std::move(then)] {
-          if (--*left == 0) then();
-        };
-        for (DmaEngine* e : engines) {
-          if (!e->local_copy_in_flight()) continue;
-          ++*left;
-          e->after_local_copy_in_flight(one_done);
-        }
-        one_done();
-      });
-    }
   }
 }
 

@@ -62,6 +62,7 @@ struct InterferenceSystem::Run {
       c.left = copy_count;
       if (!engine) {
         CopyKernelParams p = spec.copy_kernel;
+        if (copies == Interferer::kCeLocal) p = local_copy_params(cfg.gpu, spec.copy_bytes);
         p.src = src;
         p.dst = dst_from[from];
         p.bytes = spec.copy_bytes;
@@ -73,7 +74,9 @@ struct InterferenceSystem::Run {
     };
     switch (copies) {
       case Interferer::kNone: break;
-      case Interferer::kCeLocal: add(0, 0, true); break;
+      // A same-GPU cudaMemcpyAsync: the driver's copy kernel where the GPU has one
+      // (gpu.local_copy_kernel: H200), else the copy engine.
+      case Interferer::kCeLocal: add(0, 0, !cfg.gpu.local_copy_kernel.has_value()); break;
       case Interferer::kCePeerOut: add(0, 1, true); break;
       case Interferer::kCePeerIn: add(1, 0, true); break;
       case Interferer::kCePeerBoth: add(0, 1, true), add(1, 0, true); break;
@@ -185,8 +188,10 @@ InterferenceSystem::InterferenceSystem(Simulator& sim, const NodeConfig& node, I
   node_.mode = NetMode::kFull;
   node_.partitioned = false;
   // Built now, so that `t3sim validate` sees a copy kernel that cannot be built.
-  if (spec_.interferer == Interferer::kSmLocal || spec_.interferer == Interferer::kSmPush) {
-    CopyKernelParams p = spec_.copy_kernel;
+  if (spec_.interferer == Interferer::kSmLocal || spec_.interferer == Interferer::kSmPush ||
+      (spec_.interferer == Interferer::kCeLocal && node_.gpu.local_copy_kernel)) {
+    CopyKernelParams p =
+        spec_.interferer == Interferer::kCeLocal ? local_copy_params(node_.gpu, spec_.copy_bytes) : spec_.copy_kernel;
     p.bytes = spec_.copy_bytes;
     (void)make_copy_trace(p);
   }
@@ -225,7 +230,8 @@ InterferenceResult InterferenceSystem::run(Tick max_time) {
     // A copy kernel beside a GEMM moves a fraction of its alone rate (the measurement:
     // 12-40 %), so its window is sized for 3x the copies at the alone rate; a copy
     // engine's keeps most of its rate.
-    const double slower = spec_.interferer == Interferer::kSmLocal || spec_.interferer == Interferer::kSmPush ? 3.0 : 1.0;
+    const bool kernel = spec_.interferer == Interferer::kSmLocal || spec_.interferer == Interferer::kSmPush;
+    const double slower = kernel ? 3.0 : 1.0;
     n = std::max<std::uint32_t>(n, static_cast<std::uint32_t>(std::ceil(
                                        slower * spec_.window_copies * static_cast<double>(r.copy_alone.ps()) / per_gemm)));
     r.copies = static_cast<std::uint32_t>(spec_.copy_window * static_cast<double>(n) * per_gemm /

@@ -4,7 +4,9 @@
 // GEMMs runs back to back on one stream while another stream keeps copying without
 // pause:
 //
-//   ce_local      a copy-engine copy within GPU 0 (device to device)
+//   ce_local      a device-to-device cudaMemcpyAsync within GPU 0: the driver's copy
+//                 kernel where the GPU has one (gpu.local_copy_kernel: H200, whose
+//                 same-GPU copies run on the SMs), else a copy engine's copy
 //   ce_peer_out   GPU 0's copy engine pushing into GPU 1
 //   ce_peer_in    GPU 1's copy engine pushing into GPU 0
 //   ce_peer_both  both at once
