@@ -487,36 +487,6 @@ TEST(L2, FullLineWriteAllocatesWithoutFetchPartialWriteMissIsForwarded) {
   EXPECT_EQ(h.run_one(read(0x4000, kLine, true)).data.words, (std::vector<std::uint64_t>{1, 2, 99, 4}));
 }
 
-// write_policy: write_through (an experiment for issue 41 point 24): a full-line write
-// allocates and is also sent to memory at once, with its words and stream; a partial
-// write hit sends just its bytes; the line stays cached and clean, so evicting it writes
-// nothing back, and reads see the written words.
-TEST(L2, WriteThroughSendsEachWriteOnAndKeepsTheLineClean) {
-  L2Config c = small_config();
-  c.write_through = true;
-  Harness h(c);
-  const auto a = same_set(h.l2, 0x2000, 5);
-  h.run_one(write(a[0], {11, 12, 13, 14}, Stream::kCommunication));
-  ASSERT_EQ(h.mem.log.size(), 1u);
-  EXPECT_EQ(h.mem.log[0].op, MemOp::kWrite);
-  EXPECT_EQ(h.mem.log[0].address, a[0]);
-  EXPECT_EQ(h.mem.log[0].bytes, kLine);
-  EXPECT_EQ(h.mem.log[0].stream, Stream::kCommunication);
-  EXPECT_EQ(h.mem.log[0].data.words, (std::vector<std::uint64_t>{11, 12, 13, 14}));
-  EXPECT_TRUE(h.l2.contains(a[0]));
-  EXPECT_FALSE(h.l2.is_dirty(a[0]));
-  h.run_one(write(a[0] + 64, {99}));
-  ASSERT_EQ(h.mem.log.size(), 2u);
-  EXPECT_EQ(h.mem.log[1].address, a[0] + 64);
-  EXPECT_EQ(h.mem.log[1].bytes, 32u);
-  EXPECT_EQ(h.mem.word(a[0] + 64), 99u);
-  EXPECT_EQ(h.run_one(read(a[0], kLine, true)).data.words, (std::vector<std::uint64_t>{11, 12, 99, 14}));
-  for (int i = 1; i <= 4; ++i) h.run_one(read(a[i], kLine));  // a0 is LRU, evicted by a4
-  EXPECT_FALSE(h.l2.contains(a[0]));
-  EXPECT_EQ(h.mem.count(MemOp::kWrite), 2u) << "a clean line leaves without a write-back";
-  EXPECT_EQ(h.stat("write_back_bytes"), kLine + 32u);
-}
-
 // ---------------------------------------------------------------------------
 // Bypass (uncached requests, updates)
 
@@ -1449,8 +1419,6 @@ TEST(L2Config, EachBadValueIsOneErrorAtItsKey) {
               HasSubstr("l2.yaml:2: l2.uncached:"));
   EXPECT_THAT(l2_config_error("l2:\n  local_copy_priority: sms_first\n").what(),
               HasSubstr("l2.yaml:2: l2.local_copy_priority:"));
-  EXPECT_THAT(l2_config_error("l2:\n  write_policy: writeback\n").what(),
-              HasSubstr("l2.yaml:2: l2.write_policy:"));
   EXPECT_THAT(l2_config_error("l2:\n  max_outstanding_misses: 0\n").what(),
               HasSubstr("l2.yaml:2: l2.max_outstanding_misses:"));
   EXPECT_THAT(l2_config_error("l2:\n  size: 16MiB\n  bank_bytes_per_cycle: 0\n").what(),

@@ -64,7 +64,6 @@ L2Config read_l2_config(ConfigNode node) {
   cfg.replacement = node.get_enum("replacement", cfg.replacement, replacement_policies().names());
   cfg.bypass_uncached = node.get_enum("uncached", "bypass", {"bypass", "cache"}) == "bypass";
   cfg.local_copy_sm_first = node.get_enum("local_copy_priority", "fair", {"fair", "sm_first"}) == "sm_first";
-  cfg.write_through = node.get_enum("write_policy", "write_back", {"write_back", "write_through"}) == "write_through";
   // Unknown keys first: a misspelt key would otherwise surface as a geometry error
   // about the default it left in place.
   node.finish();
@@ -753,27 +752,6 @@ void L2Cache::apply(Txn& t, const Piece& p, std::uint32_t slot) {
                                                                       (p.address - line_address(slot)) / g);
       std::copy(src, src + p.bytes / g, dst);
       if (p.bytes == cfg_.line_bytes) l.has_data = true;
-    }
-    if (cfg_.write_through) {
-      // The piece goes on to memory now (its words, if it carries any); the line stays
-      // valid and clean.
-      MemRequest r;
-      r.op = MemOp::kWrite;
-      r.stream = t.req.stream;
-      r.address = p.address;
-      r.bytes = p.bytes;
-      r.tag = make_tag(Kind::kWriteBack, 0);
-      r.client = this;
-      r.created = now();
-      if (t.functional) {
-        const auto src = t.req.data.words.begin() + static_cast<std::ptrdiff_t>(p.offset / g);
-        r.data.words.assign(src, src + p.bytes / g);
-      }
-      l.dirty = false;
-      ++write_backs_;
-      write_back_bytes_ += p.bytes;
-      ++write_backs_in_flight_;
-      send(std::move(r));
     }
   } else if (t.functional) {
     T3SIM_CHECK(l.has_data, fmt::format("functional read of line 0x{:x} without values", line_address(slot)));

@@ -80,10 +80,6 @@ struct L2Config {
   // PCIe keep their rate beside the same loads; results/h200-measurements/README.md
   // point 10, d2d_engine.csv, ce_paths.csv).
   bool local_copy_sm_first = false;
-  // `write_policy: write_through` (experiment, issue 41 point 24): every write piece is
-  // also sent to memory as it lands, the line kept clean; `write_back` (default): dirty
-  // lines go to memory when evicted.
-  bool write_through = false;
   // Bytes per functional word (HbmConfig::value_granule); set by the system, not read
   // from the l2 section. line_bytes must be a multiple of it.
   std::uint32_t value_granule = 32;
