@@ -476,10 +476,11 @@ TEST(Calibration, H200PushKernelMovesTheSmsDataPortRate) {
 // point 23): the driver's copy kernel, beside holder WGs that take part of every CU or
 // all of some. Holders: `holders` WGs of `threads` x `regs` registers and `lds` bytes
 // of shared memory (one per CU), computing long enough to outlast the copy; then, 5 us
-// later, one copy of `bytes`. Returns the copy's time, or nothing if it only ran after
-// the holders ended.
-std::optional<Tick> local_copy_beside_holders(std::uint32_t holders, std::uint32_t threads, std::uint32_t regs,
-                                              std::uint64_t lds, std::uint64_t bytes) {
+// later, one copy of `bytes` (the driver's copy kernel, or `kernel`). Returns the copy's
+// time, or nothing if it only ran after the holders ended.
+std::optional<Tick> copy_beside_holders(std::uint32_t holders, std::uint32_t threads, std::uint32_t regs,
+                                        std::uint64_t lds, std::uint64_t bytes,
+                                        std::optional<CopyKernelParams> kernel = std::nullopt) {
   ConfigTree tree = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/h200.yaml");
   ResolvedConfig resolved;
   ConfigNode root(&tree.root(), "", &resolved);
@@ -494,7 +495,8 @@ std::optional<Tick> local_copy_beside_holders(std::uint32_t holders, std::uint32
                     return wgs;
                   }()),
       "holder.trace");
-  CopyKernelParams p = local_copy_params(cfg.gpu, bytes);
+  CopyKernelParams p = kernel.value_or(local_copy_params(cfg.gpu, bytes));
+  p.bytes = bytes;
   p.src = 0;
   p.dst = 1ULL << 30;
   const KernelTrace copy = make_copy_trace(p);
@@ -534,10 +536,31 @@ TEST(NodeLocalCopy, H200CopyKernelRateOnTheFreeSms) {
   for (const auto& row : rows) {
     // the measurement's 64 MiB; 8 MiB where few SMs copy (the same rate, less to simulate)
     const std::uint64_t bytes = (row.free < 8 ? 8ULL : 64ULL) << 20;
-    const std::optional<Tick> t = local_copy_beside_holders(132 - row.free, 256, 255, 120 << 10, bytes);
+    const std::optional<Tick> t = copy_beside_holders(132 - row.free, 256, 255, 120 << 10, bytes);
     ASSERT_TRUE(t.has_value()) << row.free;
     EXPECT_NEAR(gbps(bytes, *t), row.measured, row.measured * 0.15) << row.free << " free SMs";
     std::printf("%u free SMs: %.1f GB/s (measured %.1f)\n", row.free, gbps(bytes, *t), row.measured);
+  }
+}
+
+// d2d_footprint_copy16.csv rows copy16_free_sms: interfere.py's copy kernel (24 CTAs x 512
+// threads, 32 registers, four 16 B elements per thread in flight; the sm_local rows'
+// copy) on k free SMs moves 282.3 / 367.7 / 915.8 GB/s with k = 6 / 8 / 24 (four, three,
+// one CTA per SM): within 15 %. So the sm_local rows' copy, 1.4-2.1x the machine's beside
+// a GEMM (results/h200-interference/rows_stop56.md), is not too fast per SM: it gets
+// more SMs or more time beside the GEMM than on the machine.
+TEST(NodeLocalCopy, H200Copy16RateOnTheFreeSms) {
+  const struct {
+    std::uint32_t free;
+    double measured;
+  } rows[] = {{6, 282.3}, {8, 367.7}, {24, 915.8}};
+  CopyKernelParams copy16;  // trace/copy_kernel.h's defaults are interfere.py's copy16
+  for (const auto& row : rows) {
+    const std::uint64_t bytes = 16ULL << 20;
+    const std::optional<Tick> t = copy_beside_holders(132 - row.free, 256, 255, 120 << 10, bytes, copy16);
+    ASSERT_TRUE(t.has_value()) << row.free;
+    std::printf("copy16 on %u free SMs: %.1f GB/s (measured %.1f)\n", row.free, gbps(bytes, *t), row.measured);
+    EXPECT_NEAR(gbps(bytes, *t), row.measured, row.measured * 0.15) << row.free << " free SMs";
   }
 }
 
@@ -547,14 +570,14 @@ TEST(NodeLocalCopy, H200CopyKernelRateOnTheFreeSms) {
 // at all (shared_memory,256x0 at 227 KiB).
 TEST(NodeLocalCopy, H200CopyKernelNeedsRegistersAndThreadsNotSharedMemory) {
   const std::uint64_t bytes = 8ULL << 20;
-  EXPECT_FALSE(local_copy_beside_holders(132, 256, 255, 120 << 10, bytes).has_value());
-  EXPECT_FALSE(local_copy_beside_holders(132, 256, 248, 120 << 10, bytes).has_value());
-  const std::optional<Tick> regs = local_copy_beside_holders(132, 256, 240, 120 << 10, bytes);
+  EXPECT_FALSE(copy_beside_holders(132, 256, 255, 120 << 10, bytes).has_value());
+  EXPECT_FALSE(copy_beside_holders(132, 256, 248, 120 << 10, bytes).has_value());
+  const std::optional<Tick> regs = copy_beside_holders(132, 256, 240, 120 << 10, bytes);
   ASSERT_TRUE(regs.has_value());
-  EXPECT_FALSE(local_copy_beside_holders(132, 1792, 8, 100 << 10, bytes).has_value());
-  const std::optional<Tick> threads = local_copy_beside_holders(132, 1536, 8, 100 << 10, bytes);
+  EXPECT_FALSE(copy_beside_holders(132, 1792, 8, 100 << 10, bytes).has_value());
+  const std::optional<Tick> threads = copy_beside_holders(132, 1536, 8, 100 << 10, bytes);
   ASSERT_TRUE(threads.has_value());
-  const std::optional<Tick> lds = local_copy_beside_holders(132, 256, 8, 227 << 10, bytes);
+  const std::optional<Tick> lds = copy_beside_holders(132, 256, 8, 227 << 10, bytes);
   ASSERT_TRUE(lds.has_value());
   std::printf("one copy CTA per SM (registers): %.1f GB/s (measured 632.2); (threads): %.1f (240.3); "
               "no shared memory left: %.1f (1,620.7)\n",

@@ -9,7 +9,8 @@
 // threads, 100 KiB each) or shared memory (256 threads, 164-227 KiB); then, 50 us after
 // they start, one 64 MiB device-to-device copy on another stream. If the copy finds room
 // it ends in ~40 us, long before the holders; if not, after them. A last part holds
-// every SM but k with CTAs that fill the register file: the copy's rate on k SMs.
+// every SM but k with CTAs that fill the register file: the copy's rate on k SMs; and the
+// same for interfere.py's copy16 kernel of 24 CTAs (rows copy16_free_sms).
 // Prints CSV: part,holder,ctas,threads,regs_per_thread,smem_KiB,sms_used,free_regs_per_sm,
 //   free_threads_per_sm,free_smem_KiB,copy_us,copy_GBps,copy_end_after_holder_start_us,holder_us
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o d2d_footprint d2d_footprint.cu
@@ -63,6 +64,8 @@ int main() {
   char* dst = device_bytes(copy_bytes, 0);
   unsigned* sms;
   int* sink;
+  unsigned long long* stamps;
+  CK(cudaMalloc(&stamps, 2 * 64 * sizeof(unsigned long long)));
   CK(cudaMalloc(&sms, 4096 * sizeof(unsigned)));
   CK(cudaMalloc(&sink, 4));
   cudaEvent_t h0, h1, c0, c1;
@@ -101,7 +104,9 @@ int main() {
       "part,holder,ctas,threads,regs_per_thread,smem_KiB,sms_used,free_regs_per_sm,free_threads_per_sm,free_smem_KiB,"
       "copy_us,copy_GBps,copy_end_after_holder_start_us,holder_us\n");
 
-  auto run = [&](const char* part, int h, int ctas, int smem_kib, int ctas_per_sm) {
+  // copy16_ctas > 0: interfere.py's copy kernel (copy16, that many CTAs of 512 threads)
+  // copies instead of cudaMemcpyAsync
+  auto run = [&](const char* part, int h, int ctas, int smem_kib, int ctas_per_sm, int copy16_ctas = 0) {
     const Holder& hd = holders[h];
     CK(cudaMemset(sms, 0xff, 4096 * sizeof(unsigned)));
     CK(cudaDeviceSynchronize());
@@ -114,7 +119,11 @@ int main() {
     while (std::chrono::steady_clock::now() - t < std::chrono::microseconds(50)) {
     }
     CK(cudaEventRecord(c0, cs));
-    CK(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice, cs));
+    if (copy16_ctas > 0) {
+      copy16<<<copy16_ctas, 512, 0, cs>>>((const int4*)src, (int4*)dst, copy_bytes / 16, stamps);
+    } else {
+      CK(cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice, cs));
+    }
     CK(cudaEventRecord(c1, cs));
     CK(cudaDeviceSynchronize());
     float copy_ms, end_ms, hold_ms;
@@ -139,5 +148,8 @@ int main() {
   for (int kib : {227, 224, 220, 212, 196, 164}) run("shared_memory", 10, sms_on_gpu, kib, 1);
   // every SM but k held (the whole register file): the copy's rate on k SMs
   for (int k : {1, 2, 4, 8, 16, 33, 66}) run("free_sms", 0, sms_on_gpu - k, 120, 1);
+  // the same for interfere.py's 24-CTA copy kernel (the sm_local rows' copy), which beside
+  // a GEMM runs on the 6-8 SMs the GEMM's last tiles free (sm_ports.csv)
+  for (int k : {1, 2, 6, 8, 24, 66}) run("copy16_free_sms", 0, sms_on_gpu - k, 120, 1, 24);
   return 0;
 }
