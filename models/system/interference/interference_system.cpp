@@ -21,6 +21,20 @@ std::optional<double> rate(const std::vector<Tick>& done, std::uint64_t bytes, s
          1e3;
 }
 
+// The copy kernel an interferer runs on its GPU (size set, addresses not), or nothing
+// when a copy engine copies: sm_* run the spec's kernel; ce_local a same-GPU
+// cudaMemcpyAsync, the driver's copy kernel where the GPU has one (gpu.local_copy_kernel:
+// H200), else a copy engine's copy; ce_peer_* copy engines.
+std::optional<CopyKernelParams> copy_kernel_of(Interferer i, const InterferenceSpec& spec, const GpuConfig& gpu) {
+  if (i == Interferer::kSmLocal || i == Interferer::kSmPush) {
+    CopyKernelParams p = spec.copy_kernel;
+    p.bytes = spec.copy_bytes;
+    return p;
+  }
+  if (i == Interferer::kCeLocal && gpu.local_copy_kernel) return local_copy_params(gpu, spec.copy_bytes);
+  return std::nullopt;
+}
+
 }  // namespace
 
 const std::vector<std::string>& interferer_names() {
@@ -53,19 +67,18 @@ struct InterferenceSystem::Run {
     const std::uint64_t region = align_up(spec.copy_bytes);
     // dst_from[g]: where GPU g's copies land (on the destination GPU); src on every GPU.
     const std::uint64_t dst_from[2] = {src + region, src + 2 * region};
-    auto add = [&](std::uint32_t from, std::uint32_t to, bool engine) {
+    const std::optional<CopyKernelParams> kernel = copy_kernel_of(copies, spec, cfg.gpu);
+    auto add = [&](std::uint32_t from, std::uint32_t to) {
       CopyStream c;
       c.gpu = from;
       c.to = to;
-      c.engine = engine;
+      c.engine = !kernel;
       c.count = copy_count;
       c.left = copy_count;
-      if (!engine) {
-        CopyKernelParams p = spec.copy_kernel;
-        if (copies == Interferer::kCeLocal) p = local_copy_params(cfg.gpu, spec.copy_bytes);
+      if (kernel) {
+        CopyKernelParams p = *kernel;
         p.src = src;
         p.dst = dst_from[from];
-        p.bytes = spec.copy_bytes;
         p.peer = to == from ? std::nullopt : std::optional<std::uint32_t>(to);
         c.kernel = make_copy_trace(p);
       }
@@ -74,14 +87,12 @@ struct InterferenceSystem::Run {
     };
     switch (copies) {
       case Interferer::kNone: break;
-      // A same-GPU cudaMemcpyAsync: the driver's copy kernel where the GPU has one
-      // (gpu.local_copy_kernel: H200), else the copy engine.
-      case Interferer::kCeLocal: add(0, 0, !cfg.gpu.local_copy_kernel.has_value()); break;
-      case Interferer::kCePeerOut: add(0, 1, true); break;
-      case Interferer::kCePeerIn: add(1, 0, true); break;
-      case Interferer::kCePeerBoth: add(0, 1, true), add(1, 0, true); break;
-      case Interferer::kSmLocal: add(0, 0, false); break;
-      case Interferer::kSmPush: add(0, 1, false); break;
+      case Interferer::kCeLocal:
+      case Interferer::kSmLocal: add(0, 0); break;
+      case Interferer::kCePeerOut:
+      case Interferer::kSmPush: add(0, 1); break;
+      case Interferer::kCePeerIn: add(1, 0); break;
+      case Interferer::kCePeerBoth: add(0, 1), add(1, 0); break;
     }
     src_ = src;
     gemms_left = with_gemms ? spec.gemms : 0;
@@ -188,13 +199,8 @@ InterferenceSystem::InterferenceSystem(Simulator& sim, const NodeConfig& node, I
   node_.mode = NetMode::kFull;
   node_.partitioned = false;
   // Built now, so that `t3sim validate` sees a copy kernel that cannot be built.
-  if (spec_.interferer == Interferer::kSmLocal || spec_.interferer == Interferer::kSmPush ||
-      (spec_.interferer == Interferer::kCeLocal && node_.gpu.local_copy_kernel)) {
-    CopyKernelParams p =
-        spec_.interferer == Interferer::kCeLocal ? local_copy_params(node_.gpu, spec_.copy_bytes) : spec_.copy_kernel;
-    p.bytes = spec_.copy_bytes;
-    (void)make_copy_trace(p);
-  }
+  if (const std::optional<CopyKernelParams> p = copy_kernel_of(spec_.interferer, spec_, node_.gpu))
+    (void)make_copy_trace(*p);
 }
 
 InterferenceSystem::~InterferenceSystem() = default;
@@ -230,8 +236,7 @@ InterferenceResult InterferenceSystem::run(Tick max_time) {
     // A copy kernel beside a GEMM moves a fraction of its alone rate (the measurement:
     // 12-40 %), so its window is sized for 3x the copies at the alone rate; a copy
     // engine's keeps most of its rate.
-    const bool kernel = spec_.interferer == Interferer::kSmLocal || spec_.interferer == Interferer::kSmPush;
-    const double slower = kernel ? 3.0 : 1.0;
+    const double slower = spec_.interferer == Interferer::kSmLocal || spec_.interferer == Interferer::kSmPush ? 3.0 : 1.0;
     n = std::max<std::uint32_t>(n, static_cast<std::uint32_t>(std::ceil(
                                        slower * spec_.window_copies * static_cast<double>(r.copy_alone.ps()) / per_gemm)));
     r.copies = static_cast<std::uint32_t>(spec_.copy_window * static_cast<double>(n) * per_gemm /
