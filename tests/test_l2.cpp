@@ -42,11 +42,23 @@ class FakeMemory final : public Component, public MemTarget {
     Tick at;
   };
 
-  FakeMemory(Component& parent, Tick latency) : Component(parent, "mem"), latency_(latency) {}
+  FakeMemory(Component& parent, Tick latency, std::uint32_t queue_count = 1)
+      : Component(parent, "mem"), queues(queue_count), latency_(latency) {}
 
-  bool can_accept(const MemRequest&) const override { return !refuse && pending_.size() < capacity; }
+  bool can_accept(const MemRequest& r) const override {
+    const std::uint32_t q = queue_of(r);
+    return !refuse && pending_.size() < capacity && static_cast<int>(q) != refused_queue &&
+           (queues == 1 || in_queue_[q] < queue_capacity);
+  }
+  // With `queues` > 1, line l goes to queue l % queues, each holding at most
+  // queue_capacity (a GPU's channels); `refused_queue` refuses one of them.
+  std::uint32_t num_queues() const override { return queues; }
+  std::uint32_t queue_of(const MemRequest& r) const override {
+    return static_cast<std::uint32_t>((r.address / kLine) % queues);
+  }
   void accept(MemRequest&& r) override {
     EXPECT_TRUE(can_accept(r));
+    ++in_queue_[queue_of(r)];
     log.push_back(Record{r.op, r.stream, r.uncached, r.address, r.bytes, r.data, now()});
     for (std::size_t j = 0; j < r.data.words.size(); ++j) {
       const std::uint64_t a = r.address + j * kGranule;
@@ -70,6 +82,7 @@ class FakeMemory final : public Component, public MemTarget {
   // Stop refusing and tell the waiting client.
   void release() {
     refuse = false;
+    refused_queue = -1;
     retry();
   }
   std::uint64_t word(std::uint64_t a) const {
@@ -88,6 +101,9 @@ class FakeMemory final : public Component, public MemTarget {
   bool refuse = false;
   bool jitter = false;
   std::size_t capacity = SIZE_MAX;
+  const std::uint32_t queues;
+  std::size_t queue_capacity = SIZE_MAX;
+  int refused_queue = -1;
   std::vector<Record> log;
   std::map<std::uint64_t, std::uint64_t> store;  // one word per granule address
 
@@ -96,6 +112,7 @@ class FakeMemory final : public Component, public MemTarget {
     auto it = pending_.find(id);
     MemRequest r = std::move(it->second);
     pending_.erase(it);
+    --in_queue_[queue_of(r)];
     r.client->on_mem_response(std::move(r));
     retry();
   }
@@ -107,6 +124,7 @@ class FakeMemory final : public Component, public MemTarget {
     }
   }
   Tick latency_;
+  std::vector<std::size_t> in_queue_ = std::vector<std::size_t>(queues, 0);  // pending per queue
   std::map<std::uint64_t, MemRequest> pending_;  // by acceptance order
   std::uint64_t next_id_ = 0;
   std::uint64_t lcg_ = 1;
@@ -148,8 +166,10 @@ L2Config small_config() {
 }
 
 struct Harness {
-  explicit Harness(const L2Config& c = small_config(), Tick latency = Tick::ns(100), std::uint64_t seed = 1)
-      : sim(seed), top(sim, "gpu0"), mem(top, latency), l2(top, "l2", c, mem), client(sim) {}
+  // `channels`: the memory side's queues (FakeMemory::queues), fixed before the L2 is built.
+  explicit Harness(const L2Config& c = small_config(), Tick latency = Tick::ns(100), std::uint64_t seed = 1,
+                   std::uint32_t channels = 1)
+      : sim(seed), top(sim, "gpu0"), mem(top, latency, channels), l2(top, "l2", c, mem), client(sim) {}
 
   void issue(MemRequest r) {
     r.client = &client;
@@ -696,7 +716,7 @@ TEST(L2, MemorySideRefusalQueuesRequestsAndResendsThemInOrder) {
   EXPECT_TRUE(h.mem.log.empty());
   std::vector<std::string> report;
   h.l2.report_in_flight(report);
-  EXPECT_THAT(fmt::format("{}", fmt::join(report, "\n")), HasSubstr("3 compute requests refused by the memory side"));
+  EXPECT_THAT(fmt::format("{}", fmt::join(report, "\n")), HasSubstr("3 compute requests refused by memory-side queue 0"));
   h.mem.release();
   h.sim.run();
   ASSERT_EQ(h.mem.log.size(), 3u);
@@ -706,6 +726,28 @@ TEST(L2, MemorySideRefusalQueuesRequestsAndResendsThemInOrder) {
   report.clear();
   h.l2.report_in_flight(report);
   EXPECT_TRUE(report.empty());
+}
+
+// A GPU's memory side has a controller per channel: requests one refuses wait in the
+// L2 without holding back those to the others (lines 1 and 3 here), and go in order
+// when it takes them again.
+TEST(L2, ARefusedChannelHoldsBackOnlyItsOwnRequests) {
+  Harness h(small_config(), Tick::ns(100), 1, /*channels=*/2);
+  h.mem.refused_queue = 0;
+  h.issue(read(0, 4 * kLine));
+  ASSERT_EQ(h.mem.log.size(), 2u);
+  EXPECT_EQ(h.mem.log[0].address, kLine);
+  EXPECT_EQ(h.mem.log[1].address, 3 * kLine);
+  std::vector<std::string> report;
+  h.l2.report_in_flight(report);
+  EXPECT_THAT(fmt::format("{}", fmt::join(report, "\n")), HasSubstr("2 compute requests refused by memory-side queue 0"));
+  h.mem.release();
+  h.sim.run();
+  ASSERT_EQ(h.mem.log.size(), 4u);
+  EXPECT_EQ(h.mem.log[2].address, 0u);
+  EXPECT_EQ(h.mem.log[3].address, 2 * kLine);
+  EXPECT_EQ(h.stat("memory_queued"), 2u);
+  EXPECT_EQ(h.client.done.size(), 1u);
 }
 
 TEST(L2, MemoryWithBoundedCapacityStillDeliversEverything) {
@@ -1201,16 +1243,17 @@ struct StressOutcome {
 // third of the requests are a local copy engine's: they wait at busy banks, and the
 // requests after them that touch their lines make them go ahead.
 StressOutcome run_stress(std::uint64_t seed, const std::string& replacement, bool jitter = false, bool tiles = false,
-                         bool local_copies = false) {
+                         bool local_copies = false, std::uint32_t channels = 1) {
   L2Config c = small_config();
   c.size_bytes = 8 * 1024;  // 8 banks x 2 sets x 4 ways
   c.max_outstanding_misses = 6;
   c.max_transactions = 16;
   c.replacement = replacement;
   c.local_copy_sm_first = local_copies;
-  Harness h(c, Tick::ns(100), seed);
+  Harness h(c, Tick::ns(100), seed, channels);
   h.mem.capacity = 5;
   h.mem.jitter = jitter;
+  if (channels > 1) h.mem.queue_capacity = 2;
   std::mt19937_64 rng(seed);
   std::map<std::uint64_t, std::uint64_t> ref;  // granule address -> value
   auto ref_word = [&](std::uint64_t a) {
@@ -1312,6 +1355,13 @@ TEST(L2, RandomTrafficIsSequentiallyConsistentInAcceptanceOrder) {
   }
   // Memory answering out of order must not matter (only same-address order does).
   run_stress(4, "lru", /*jitter=*/true);
+}
+
+// Refused requests wait per channel: same-line order holds (a line has one channel)
+// while other channels' requests pass them.
+TEST(L2, RandomTrafficThroughChannelQueuesIsSequentiallyConsistentInAcceptanceOrder) {
+  run_stress(10, "lru", /*jitter=*/true, /*tiles=*/true, /*local_copies=*/false, /*channels=*/4);
+  run_stress(11, "random", /*jitter=*/false, /*tiles=*/false, /*local_copies=*/true, /*channels=*/3);
 }
 
 TEST(L2Tile, RandomTrafficWithTilesIsSequentiallyConsistentInAcceptanceOrder) {

@@ -126,6 +126,8 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
   if (std::has_single_bit(cfg_.bank_bytes_per_cycle))
     bank_rate_shift_ = static_cast<std::int32_t>(std::countr_zero(cfg_.bank_bytes_per_cycle));
   bank_next_free_.assign(cfg_.banks, Cycles(0));
+  out_queues_.resize(std::max<std::uint32_t>(memory_.num_queues(), 1));
+  out_listed_.assign(out_queues_.size(), false);
   if (cfg_.local_copy_sm_first) {
     yielders_.resize(cfg_.banks);
     for (std::uint32_t b = 0; b < cfg_.banks; ++b) bank_free_events_.emplace_back(*this, b);
@@ -851,14 +853,18 @@ void L2Cache::send(MemRequest&& r) {
   const int s = index(r.stream);
   const std::uint64_t line = r.address >> line_shift_;
   // Same-address requests must reach the memory controller in order: a request waits
-  // for the last earlier one to its line still queued in the other stream's FIFO.
+  // for the last earlier one to its line still queued in the other stream's FIFO (of
+  // the same memory-side queue: a line has one channel).
   std::uint64_t after = 0;
   const auto& other = out_lines_[1 - s];
   if (!other.empty()) {
     const auto it = other.find(line);
     if (it != other.end()) after = it->second.newest_seq;
   }
-  if (out_queues_[s].empty() && after == 0 && memory_.can_accept(r)) {
+  const std::uint32_t queue = memory_.queue_of(r);
+  T3SIM_CHECK(queue < out_queues_.size(), fmt::format("memory-side queue {} of {}", queue, out_queues_.size()));
+  OutFifos& fifos = out_queues_[queue];
+  if (fifos[static_cast<std::size_t>(s)].empty() && after == 0 && memory_.can_accept(r)) {
     memory_.accept(std::move(r));
     return;
   }
@@ -866,37 +872,57 @@ void L2Cache::send(MemRequest&& r) {
   QueuedLine& ql = out_lines_[s][line];
   ql.newest_seq = ++out_seq_;
   ++ql.count;
-  out_queues_[s].push_back(Outbound{std::move(r), out_seq_, after});
+  fifos[static_cast<std::size_t>(s)].push_back(Outbound{std::move(r), out_seq_, after});
+  ++out_waiting_;
+  if (!out_listed_[queue]) {
+    out_listed_[queue] = true;
+    out_busy_.push_back(queue);
+  }
   memory_.wait_for_space(this);  // targets de-duplicate registrations
 }
 
-bool L2Cache::may_send(const Outbound& o) const {
+bool L2Cache::may_send(const OutFifos& fifos, const Outbound& o) const {
   if (o.after == 0) return true;
-  const auto& other = out_queues_[1 - index(o.req.stream)];
+  const auto& other = fifos[static_cast<std::size_t>(1 - index(o.req.stream))];
   return other.empty() || other.front().seq > o.after;  // FIFOs send in order
 }
 
 void L2Cache::drain_out_queues() {
+  // Every queue with requests waiting, until none can send (a send may unblock the
+  // other stream's FIFO of its queue). Queues emptied leave the list.
   bool progress = true;
   while (progress) {
     progress = false;
-    for (auto& q : out_queues_) {
-      while (!q.empty() && may_send(q.front()) && memory_.can_accept(q.front().req)) {
-        memory_.accept(std::move(q.front().req));
-        pop_out_queue(static_cast<int>(&q - out_queues_.data()));
-        progress = true;
+    for (std::size_t i = 0; i < out_busy_.size();) {
+      const std::uint32_t queue = out_busy_[i];
+      OutFifos& fifos = out_queues_[queue];
+      for (std::size_t s = 0; s < fifos.size(); ++s) {
+        auto& q = fifos[s];
+        while (!q.empty() && may_send(fifos, q.front()) && memory_.can_accept(q.front().req)) {
+          memory_.accept(std::move(q.front().req));
+          pop_out_queue(queue, static_cast<int>(s));
+          progress = true;
+        }
+      }
+      if (fifos[0].empty() && fifos[1].empty()) {
+        out_listed_[queue] = false;
+        out_busy_[i] = out_busy_.back();
+        out_busy_.pop_back();
+      } else {
+        ++i;
       }
     }
   }
-  if (!out_queues_[0].empty() || !out_queues_[1].empty()) memory_.wait_for_space(this);
+  if (out_waiting_ > 0) memory_.wait_for_space(this);
 }
 
-void L2Cache::pop_out_queue(int s) {
-  auto& q = out_queues_[static_cast<std::size_t>(s)];
+void L2Cache::pop_out_queue(std::uint32_t queue, int s) {
+  auto& q = out_queues_[queue][static_cast<std::size_t>(s)];
   const std::uint64_t line = q.front().req.address / cfg_.line_bytes;
   auto it = out_lines_[static_cast<std::size_t>(s)].find(line);
   if (--it->second.count == 0) out_lines_[static_cast<std::size_t>(s)].erase(it);
   q.pop_front();
+  --out_waiting_;
 }
 
 void L2Cache::on_mem_retry() { drain_out_queues(); }
@@ -1111,12 +1137,13 @@ void L2Cache::report_in_flight(std::vector<std::string>& out) const {
                               outstanding_misses(), line_address(oldest->slot),
                               oldest->issued.ps(), oldest->waiters.size()));
   }
-  for (const auto& q : out_queues_) {
-    if (q.empty()) continue;
-    out.push_back(fmt::format("{} {} requests refused by the memory side, waiting for its retry (first: {} of 0x{:x})",
-                              q.size(), to_string(q.front().req.stream), to_string(q.front().req.op),
-                              q.front().req.address));
-  }
+  for (const std::uint32_t queue : out_busy_)
+    for (const auto& q : out_queues_[queue]) {
+      if (q.empty()) continue;
+      out.push_back(fmt::format(
+          "{} {} requests refused by memory-side queue {}, waiting for its retry (first: {} of 0x{:x})", q.size(),
+          to_string(q.front().req.stream), queue, to_string(q.front().req.op), q.front().req.address));
+    }
   if (write_backs_in_flight_ > 0) out.push_back(fmt::format("{} write-backs in flight", write_backs_in_flight_));
 }
 

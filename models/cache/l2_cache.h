@@ -368,17 +368,24 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   std::vector<std::uint32_t> free_txns_;
   std::size_t in_flight_ = 0;
   std::deque<std::uint32_t> mshr_wait_;   // stalled transactions, oldest first
-  // Requests the memory side refused, one FIFO per stream so a refused communication
-  // request never holds back compute ones (the controller's ingress queues are per
-  // stream, and MCA, T3 §4.5, only works if compute reaches it). Same-line order
-  // across the two FIFOs is kept by `after`.
+  // Requests the memory side refused, one FIFO per (memory-side queue, stream): a
+  // refused channel holds back only its own requests (each channel has its controller
+  // and its queue from the L2 slices), and a refused communication request never holds
+  // back compute ones (the controller's ingress queues are per stream, and MCA, T3
+  // §4.5, only works if compute reaches it). One line always maps to one channel, so
+  // same-line order is the FIFO's, and across the channel's two stream FIFOs it is
+  // kept by `after`.
   struct Outbound {
     MemRequest req;
     std::uint64_t seq = 0;
     std::uint64_t after = 0;  // seq of an earlier request to the same line in the other FIFO (0: none)
   };
-  std::array<std::deque<Outbound>, kNumStreams> out_queues_;
-  // Per FIFO: line -> (seq of its newest queued request, how many are queued), so
+  using OutFifos = std::array<std::deque<Outbound>, kNumStreams>;
+  std::vector<OutFifos> out_queues_;            // per memory-side queue (MemTarget::queue_of)
+  std::vector<std::uint32_t> out_busy_;         // the queues with anything waiting, unordered
+  std::vector<bool> out_listed_;                // per queue: in out_busy_
+  std::uint64_t out_waiting_ = 0;               // requests waiting in all of them
+  // Per stream: line -> (seq of its newest queued request, how many are queued), so
   // send() finds `after` without scanning a FIFO that may hold thousands (T3's
   // arriving updates and DMA reads waiting for a busy controller).
   struct QueuedLine {
@@ -386,9 +393,9 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
     std::uint32_t count = 0;
   };
   std::array<std::unordered_map<std::uint64_t, QueuedLine>, kNumStreams> out_lines_;
-  void pop_out_queue(int s);
+  void pop_out_queue(std::uint32_t queue, int s);
   std::uint64_t out_seq_ = 0;
-  bool may_send(const Outbound& o) const;
+  bool may_send(const OutFifos& fifos, const Outbound& o) const;
   void drain_out_queues();
   std::uint64_t write_backs_in_flight_ = 0;
   std::vector<MemClient*> retry_waiters_;

@@ -114,6 +114,12 @@ class MemTarget {
   // Contract: `client` gets one on_mem_retry() the next time space frees. Registering
   // twice before the retry is the same as once.
   virtual void wait_for_space(MemClient* client) = 0;
+  // The target's independent input queues: a request refused by one does not wait for
+  // the others (a GPU's memory side: one controller per channel). A requester that
+  // queues what was refused keeps one FIFO per queue, so a full channel holds back
+  // only its own requests. Requests to one address always go to one queue.
+  virtual std::uint32_t num_queues() const { return 1; }
+  virtual std::uint32_t queue_of(const MemRequest& /*req*/) const { return 0; }
 };
 
 }  // namespace t3sim
