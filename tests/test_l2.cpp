@@ -77,7 +77,9 @@ class FakeMemory final : public Component, public MemTarget {
     }
     sim().events().schedule_callback(now() + latency, [this, id] { deliver(id); });
   }
-  void wait_for_space(MemClient* c) override { waiter_ = c; }
+  void wait_for_space(MemClient* c) override {
+    if (std::find(waiters_.begin(), waiters_.end(), c) == waiters_.end()) waiters_.push_back(c);
+  }
 
   // Stop refusing and tell the waiting client.
   void release() {
@@ -117,18 +119,17 @@ class FakeMemory final : public Component, public MemTarget {
     retry();
   }
   void retry() {
-    if (waiter_ != nullptr && !refuse) {
-      MemClient* c = waiter_;
-      waiter_ = nullptr;
-      c->on_mem_retry();
-    }
+    if (refuse) return;
+    std::vector<MemClient*> waiting;
+    waiting.swap(waiters_);
+    for (MemClient* c : waiting) c->on_mem_retry();
   }
   Tick latency_;
   std::vector<std::size_t> in_queue_ = std::vector<std::size_t>(queues, 0);  // pending per queue
   std::map<std::uint64_t, MemRequest> pending_;  // by acceptance order
   std::uint64_t next_id_ = 0;
   std::uint64_t lcg_ = 1;
-  MemClient* waiter_ = nullptr;
+  std::vector<MemClient*> waiters_;
 };
 
 struct Client final : MemClient {

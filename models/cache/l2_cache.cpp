@@ -127,7 +127,11 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
     bank_rate_shift_ = static_cast<std::int32_t>(std::countr_zero(cfg_.bank_bytes_per_cycle));
   bank_next_free_.assign(cfg_.banks, Cycles(0));
   out_queues_.resize(std::max<std::uint32_t>(memory_.num_queues(), 1));
-  out_listed_.assign(out_queues_.size(), false);
+  out_retry_.resize(out_queues_.size());
+  for (std::uint32_t q = 0; q < out_retry_.size(); ++q) {
+    out_retry_[q].l2 = this;
+    out_retry_[q].queue = q;
+  }
   if (cfg_.local_copy_sm_first) {
     yielders_.resize(cfg_.banks);
     for (std::uint32_t b = 0; b < cfg_.banks; ++b) bank_free_events_.emplace_back(*this, b);
@@ -873,12 +877,11 @@ void L2Cache::send(MemRequest&& r) {
   ql.newest_seq = ++out_seq_;
   ++ql.count;
   fifos[static_cast<std::size_t>(s)].push_back(Outbound{std::move(r), out_seq_, after});
-  ++out_waiting_;
-  if (!out_listed_[queue]) {
-    out_listed_[queue] = true;
-    out_busy_.push_back(queue);
+  QueueRetry& retry = out_retry_[queue];
+  if (!retry.registered) {
+    retry.registered = true;
+    memory_.wait_for_queue_space(&retry, queue);
   }
-  memory_.wait_for_space(this);  // targets de-duplicate registrations
 }
 
 bool L2Cache::may_send(const OutFifos& fifos, const Outbound& o) const {
@@ -887,33 +890,37 @@ bool L2Cache::may_send(const OutFifos& fifos, const Outbound& o) const {
   return other.empty() || other.front().seq > o.after;  // FIFOs send in order
 }
 
-void L2Cache::drain_out_queues() {
-  // Every queue with requests waiting, until none can send (a send may unblock the
-  // other stream's FIFO of its queue). Queues emptied leave the list.
+bool L2Cache::drain_out_queue(std::uint32_t queue) {
+  OutFifos& fifos = out_queues_[queue];
+  bool sent = false;
   bool progress = true;
-  while (progress) {
+  while (progress) {  // a send may unblock the other stream's FIFO (`after`)
     progress = false;
-    for (std::size_t i = 0; i < out_busy_.size();) {
-      const std::uint32_t queue = out_busy_[i];
-      OutFifos& fifos = out_queues_[queue];
-      for (std::size_t s = 0; s < fifos.size(); ++s) {
-        auto& q = fifos[s];
-        while (!q.empty() && may_send(fifos, q.front()) && memory_.can_accept(q.front().req)) {
-          memory_.accept(std::move(q.front().req));
-          pop_out_queue(queue, static_cast<int>(s));
-          progress = true;
-        }
-      }
-      if (fifos[0].empty() && fifos[1].empty()) {
-        out_listed_[queue] = false;
-        out_busy_[i] = out_busy_.back();
-        out_busy_.pop_back();
-      } else {
-        ++i;
+    for (std::size_t s = 0; s < fifos.size(); ++s) {
+      auto& q = fifos[s];
+      while (!q.empty() && may_send(fifos, q.front()) && memory_.can_accept(q.front().req)) {
+        memory_.accept(std::move(q.front().req));
+        pop_out_queue(queue, static_cast<int>(s));
+        progress = sent = true;
       }
     }
   }
-  if (out_waiting_ > 0) memory_.wait_for_space(this);
+  QueueRetry& retry = out_retry_[queue];
+  if (!retry.registered && (!fifos[0].empty() || !fifos[1].empty())) {
+    retry.registered = true;
+    memory_.wait_for_queue_space(&retry, queue);
+  }
+  return sent;
+}
+
+void L2Cache::QueueRetry::on_mem_retry() {
+  registered = false;
+  l2->drain_out_queue(queue);
+}
+
+void L2Cache::drain_out_queues() {
+  for (std::uint32_t q = 0; q < out_queues_.size(); ++q)
+    if (!out_queues_[q][0].empty() || !out_queues_[q][1].empty()) drain_out_queue(q);
 }
 
 void L2Cache::pop_out_queue(std::uint32_t queue, int s) {
@@ -922,7 +929,6 @@ void L2Cache::pop_out_queue(std::uint32_t queue, int s) {
   auto it = out_lines_[static_cast<std::size_t>(s)].find(line);
   if (--it->second.count == 0) out_lines_[static_cast<std::size_t>(s)].erase(it);
   q.pop_front();
-  --out_waiting_;
 }
 
 void L2Cache::on_mem_retry() { drain_out_queues(); }
@@ -1137,7 +1143,7 @@ void L2Cache::report_in_flight(std::vector<std::string>& out) const {
                               outstanding_misses(), line_address(oldest->slot),
                               oldest->issued.ps(), oldest->waiters.size()));
   }
-  for (const std::uint32_t queue : out_busy_)
+  for (std::uint32_t queue = 0; queue < out_queues_.size(); ++queue)
     for (const auto& q : out_queues_[queue]) {
       if (q.empty()) continue;
       out.push_back(fmt::format(

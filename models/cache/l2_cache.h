@@ -382,9 +382,16 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   };
   using OutFifos = std::array<std::deque<Outbound>, kNumStreams>;
   std::vector<OutFifos> out_queues_;            // per memory-side queue (MemTarget::queue_of)
-  std::vector<std::uint32_t> out_busy_;         // the queues with anything waiting, unordered
-  std::vector<bool> out_listed_;                // per queue: in out_busy_
-  std::uint64_t out_waiting_ = 0;               // requests waiting in all of them
+  // Per queue: the client the memory side retries when that queue has room, so a
+  // retry drains only the queue that freed (one L2 has ~100 channels' queues).
+  struct QueueRetry final : MemClient {
+    L2Cache* l2 = nullptr;
+    std::uint32_t queue = 0;
+    bool registered = false;
+    void on_mem_response(MemRequest&&) override {}
+    void on_mem_retry() override;
+  };
+  std::vector<QueueRetry> out_retry_;
   // Per stream: line -> (seq of its newest queued request, how many are queued), so
   // send() finds `after` without scanning a FIFO that may hold thousands (T3's
   // arriving updates and DMA reads waiting for a busy controller).
@@ -396,6 +403,8 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   void pop_out_queue(std::uint32_t queue, int s);
   std::uint64_t out_seq_ = 0;
   bool may_send(const OutFifos& fifos, const Outbound& o) const;
+  // Sends what it can of one queue's FIFOs; true if it sent anything.
+  bool drain_out_queue(std::uint32_t queue);
   void drain_out_queues();
   std::uint64_t write_backs_in_flight_ = 0;
   std::vector<MemClient*> retry_waiters_;

@@ -120,6 +120,9 @@ class MemTarget {
   // only its own requests. Requests to one address always go to one queue.
   virtual std::uint32_t num_queues() const { return 1; }
   virtual std::uint32_t queue_of(const MemRequest& /*req*/) const { return 0; }
+  // As wait_for_space, for room in one queue only (the client is retried when that
+  // queue frees, not when any does).
+  virtual void wait_for_queue_space(MemClient* client, std::uint32_t /*queue*/) { wait_for_space(client); }
 };
 
 }  // namespace t3sim

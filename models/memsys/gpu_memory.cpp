@@ -27,6 +27,7 @@ class GpuMemory::Router final : public MemTarget {
   void accept(MemRequest&& req) override { target(req).accept(std::move(req)); }
   std::uint32_t num_queues() const override { return static_cast<std::uint32_t>(mcs_.size()); }
   std::uint32_t queue_of(const MemRequest& req) const override { return map_.channel(req.address); }
+  void wait_for_queue_space(MemClient* client, std::uint32_t queue) override { mcs_[queue]->wait_for_space(client); }
   void wait_for_space(MemClient* client) override {
     // The client (the L2) waits for every channel that refused it since it last
     // registered: whichever frees first wakes it.
