@@ -890,9 +890,8 @@ bool L2Cache::may_send(const OutFifos& fifos, const Outbound& o) const {
   return other.empty() || other.front().seq > o.after;  // FIFOs send in order
 }
 
-bool L2Cache::drain_out_queue(std::uint32_t queue) {
+void L2Cache::drain_out_queue(std::uint32_t queue) {
   OutFifos& fifos = out_queues_[queue];
-  bool sent = false;
   bool progress = true;
   while (progress) {  // a send may unblock the other stream's FIFO (`after`)
     progress = false;
@@ -901,7 +900,7 @@ bool L2Cache::drain_out_queue(std::uint32_t queue) {
       while (!q.empty() && may_send(fifos, q.front()) && memory_.can_accept(q.front().req)) {
         memory_.accept(std::move(q.front().req));
         pop_out_queue(queue, static_cast<int>(s));
-        progress = sent = true;
+        progress = true;
       }
     }
   }
@@ -910,17 +909,11 @@ bool L2Cache::drain_out_queue(std::uint32_t queue) {
     retry.registered = true;
     memory_.wait_for_queue_space(&retry, queue);
   }
-  return sent;
 }
 
 void L2Cache::QueueRetry::on_mem_retry() {
   registered = false;
   l2->drain_out_queue(queue);
-}
-
-void L2Cache::drain_out_queues() {
-  for (std::uint32_t q = 0; q < out_queues_.size(); ++q)
-    if (!out_queues_[q][0].empty() || !out_queues_[q][1].empty()) drain_out_queue(q);
 }
 
 void L2Cache::pop_out_queue(std::uint32_t queue, int s) {
@@ -931,7 +924,6 @@ void L2Cache::pop_out_queue(std::uint32_t queue, int s) {
   q.pop_front();
 }
 
-void L2Cache::on_mem_retry() { drain_out_queues(); }
 
 void L2Cache::on_mem_response(MemRequest&& resp) {
   sim().note_progress();

@@ -122,7 +122,6 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
 
   // ---- MemClient (the memory side's answers)
   void on_mem_response(MemRequest&& resp) override;
-  void on_mem_retry() override;
 
   void report_in_flight(std::vector<std::string>& out) const override;
 
@@ -403,9 +402,8 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   void pop_out_queue(std::uint32_t queue, int s);
   std::uint64_t out_seq_ = 0;
   bool may_send(const OutFifos& fifos, const Outbound& o) const;
-  // Sends what it can of one queue's FIFOs; true if it sent anything.
-  bool drain_out_queue(std::uint32_t queue);
-  void drain_out_queues();
+  // Sends what it can of one queue's FIFOs (its QueueRetry's retry).
+  void drain_out_queue(std::uint32_t queue);
   std::uint64_t write_backs_in_flight_ = 0;
   std::vector<MemClient*> retry_waiters_;
   std::vector<MemClient*> retry_scratch_;
