@@ -235,6 +235,41 @@ TEST(MemoryController, AWriteWaitingPastTheDrainTimeoutIsServed) {
   EXPECT_LE(rig.ns(100), 100u + 60u);
 }
 
+// What a write past the timeout does. An old write to row 1 of bank (1, 0), whose row 2
+// a stream of reads keeps open, and, before the old write times out, eight young writes
+// to an open row of bank (2, 0). "drain" (the default) makes the write queue the active
+// one until no write is that old, FR-FCFS within it: the young row hits go first, then
+// the old write's PRE, ACT and column, and the reads wait for all of it. "oldest-first"
+// lets the reads go on: the old write issues when its bank allows (here after the
+// reads' row hits, which the guard does not cut short: a write that waits on a bank the
+// reads keep open waits for their stream to pause, or for the high watermark), and the
+// young writes wait for their own timeout.
+TEST(MemoryController, OldestFirstLetsTheReadsGoOnWhereADrainServesEveryRowHitFirst) {
+  struct Order {
+    std::uint64_t old_write_ns, first_young_ns, last_read_ns;
+  };
+  auto run = [](const std::string& action) {
+    McConfig mc;
+    mc.write_drain_timeout = 100;
+    mc.write_timeout_action = action;
+    Rig rig(mc);
+    rig.send(100, MemOp::kWrite, rig.addr(1, 0, 1));
+    for (std::uint32_t c = 0; c < 30; ++c) rig.send(c, MemOp::kRead, rig.addr(1, 0, 2, c));
+    rig.send(99, MemOp::kRead, rig.addr(2, 0, 3));  // opens the young writes' row
+    rig.sim.run(Tick::ns(60));
+    for (std::uint32_t c = 1; c <= 8; ++c) rig.send(100 + c, MemOp::kWrite, rig.addr(2, 0, 3, c));
+    for (std::uint32_t c = 0; c < 30; ++c) rig.send(30 + c, MemOp::kRead, rig.addr(1, 0, 2, c));
+    rig.sim.run();
+    return Order{rig.ns(100), rig.ns(101), rig.ns(59)};
+  };
+  const Order drain = run("drain"), oldest = run("oldest-first");
+  EXPECT_LT(drain.first_young_ns, drain.old_write_ns);  // the young row hits went first
+  EXPECT_LT(drain.old_write_ns, drain.last_read_ns);    // and the old write before the reads
+  EXPECT_LT(oldest.last_read_ns, drain.last_read_ns);   // oldest-first: the reads went on
+  EXPECT_GE(oldest.first_young_ns, 60u + 100u);         // the young writes waited for their timeout
+  EXPECT_LE(oldest.old_write_ns, oldest.last_read_ns + 60u);  // the old write right after the reads' row
+}
+
 TEST(MemoryController, SameAddressRequestsKeepTheirOrderAndValues) {
   Rig rig;
   const std::uint64_t a = rig.addr(2, 1, 7);

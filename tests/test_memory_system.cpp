@@ -187,6 +187,8 @@ TEST(MemoryConfigErrors, BadMemorySectionsNameTheKey) {
               ::testing::HasSubstr("system.memory.mc.arbiter.threshold: expected a number of requests"));
   EXPECT_THAT(error({"system.memory.mc.arbitr.type=mca"}),
               ::testing::HasSubstr("system.memory.mc.arbitr: unknown key (did you mean 'arbiter'?)"));
+  EXPECT_THAT(error({"system.memory.mc.write_timeout_action=flush"}),
+              ::testing::HasSubstr("system.memory.mc.write_timeout_action"));
   EXPECT_THAT(error({"run.config=t3"}), ::testing::HasSubstr("a memory workload has no configurations"));
   EXPECT_THAT(error({"workload.generators[3].op=read"}), ::testing::HasSubstr("has 1 items; index 3 is out of range"));
 }
@@ -226,24 +228,25 @@ class H200DramCalibration : public ::testing::Test {
 // (line 16): 0.786; 16 readers 270.8 alone (line 12), 109.1 beside 66 writers at
 // 3,652.4 (line 17): 0.403. The model's reader keeps 66 readers' loads in flight for
 // both (at 16 readers' depth it is latency-bound the same way). At a GEMM's write-back
-// rate (~1.1 TB/s) the model is within 0.1 (0.74 at stop 54 with the 512-entry write
-// queue, 0.82 with 32). Beside 3.65 TB/s of writes it starves the reads more than the
-// machine (0.27 against 0.40: its reads wait ~3.7x the unloaded round trip) while its
+// rate (~1.1 TB/s) the model is within 0.1 (0.780 since stop 58, where a write past the
+// drain timeout goes first instead of starting a drain; 0.74 at stop 54 with the
+// 512-entry write queue, 0.82 with 32). Beside 3.65 TB/s of writes it starves the reads
+// more than the machine (0.298 against 0.403; 0.27 with the timeout's drains) while its
 // DRAM moves ~4 TB/s in all against the machine's 3.76; the write queue's depth does not
-// close it (0.27-0.29 for 32-512 entries). Held here as the known deviation it is
-// (README point 17), so a change that moves it shows.
+// close it (0.27-0.29 for 32-512 entries at stop 54). Held here as the known deviation it
+// is (README point 17), so a change that moves it shows.
 TEST_F(H200DramCalibration, ReadsLoseToAWriteStreamWhatTheyLoseOnTheMachine) {
   const double alone = metric(run_h200(writer(0)), "reader_GBps");
   const double beside_1tb = metric(run_h200(writer(976)), "reader_GBps");
   const double beside_3_6tb = metric(run_h200(writer(3652)), "reader_GBps");
   EXPECT_NEAR(beside_1tb / alone, 0.786, 0.1) << beside_1tb << " / " << alone;
-  EXPECT_NEAR(beside_3_6tb / alone, 0.270, 0.05) << beside_3_6tb << " / " << alone << " (machine 0.403)";
+  EXPECT_NEAR(beside_3_6tb / alone, 0.298, 0.05) << beside_3_6tb << " / " << alone << " (machine 0.403)";
 }
 
 // A pointer chase's DRAM round trip beside scattered writes (256 B at random offsets,
 // as a cache's write-backs): dram_mix.csv, scattered rows: 340.4 ns beside 4 writer
 // CTAs at 101 GB/s (line 23, the unloaded latency: cap_latency.csv gives 337-341 alone)
-// and 398.6 beside 66 at 1,664.4 GB/s (line 27): 1.171.
+// and 398.6 beside 66 at 1,664.4 GB/s (line 27): 1.171 (the model: 1.104).
 TEST_F(H200DramCalibration, AChaseBesideScatteredWritesSlowsAsOnTheMachine) {
   const std::vector<std::string> chase = {"workload.generators[1].pattern=random",
                                           "workload.generators[1].max_outstanding=1",

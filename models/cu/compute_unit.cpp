@@ -171,6 +171,8 @@ void ComputeUnit::launch(const WgLaunch& wg, Tick start) {
   w.has_op = false;
   w.waiting_flag = false;
   w.starting = false;
+  w.waiting_tma = false;
+  w.tma_issuing = false;
   w.outstanding = 0;
   w.next_piece = 0;
   w.group = 0;
@@ -340,8 +342,30 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
                 fmt::format("{}: WG {}: loads of one group differ in size ({} vs {} words)", name(), w.launch.wg,
                             sum.words.size(), words));
   }
+  if (w.tma && !w.tma_issuing && cfg_.lds_bytes_per_cycle > 0) {
+    // The SM's TMA unit sends a bulk load's requests no faster than their data can
+    // land in shared memory (lds_bytes_per_cycle), one load after another: the SMs'
+    // tile loads reach the L2 interleaved, not as one burst per SM. (Sent at once,
+    // the first SM's whole prefetch went ahead of every other SM's first K step.)
+    if (tma_free_ > now()) {
+      if (!w.waiting_tma) {
+        w.waiting_tma = true;
+        sim().events().schedule_callback(tma_free_, [this, s] {
+          slots_[s].waiting_tma = false;
+          advance(s);
+        });
+      }
+      return false;
+    }
+    const std::uint64_t bytes = w.op.rows() * w.op.row_bytes();
+    tma_free_ = now() + sm_clock().duration(Cycles((bytes + cfg_.lds_bytes_per_cycle - 1) / cfg_.lds_bytes_per_cycle));
+    w.tma_issuing = true;
+  }
   while (w.next_piece < pieces) {
-    if (w.outstanding >= w.budget) return false;
+    // A WG's loads in flight are bounded by its warps' (wfs x max_outstanding_per_wf);
+    // a TMA kernel's by its stages alone (the TMA unit is not a warp: copy_contention
+    // .csv's bulk readers go from 6.0 to 8.6 TB/s with 2 -> 4 stages of 32 KiB per SM).
+    if (!w.tma && w.outstanding >= w.budget) return false;
     const LoadPiece piece = load_piece(w.op, w.next_piece);
     const std::uint64_t bytes = piece.rows * piece.bytes;
     // The CU's in-flight load bytes (its MSHRs); a piece larger than all of them
@@ -361,6 +385,7 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
     ++w.next_piece;
   }
   w.next_piece = 0;
+  w.tma_issuing = false;
   return true;
 }
 

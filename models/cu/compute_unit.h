@@ -220,6 +220,8 @@ class ComputeUnit final : public Component, public MemClient {
     bool waiting_flag = false;
     bool starting = false;  // placed; its first op waits for its start time
     bool waiting_port = false;  // a store waits for the data port (store_bytes_per_cycle)
+    bool waiting_tma = false;   // a TMA load waits for the SM's TMA unit (tma_free_)
+    bool tma_issuing = false;   // the TMA unit took the load op being split (next_piece)
     std::uint32_t outstanding = 0;  // memory requests in flight
     std::uint32_t budget = 0;       // wfs x max_outstanding_per_wf
     std::uint64_t next_piece = 0;   // of the load op being split into requests
@@ -335,6 +337,7 @@ class ComputeUnit final : public Component, public MemClient {
   std::vector<std::uint32_t> wake_scratch_;           // wake_load_waiters' copy of it
   bool waking_ = false;
   Tick data_port_free_;                         // the data port (loads back, stores out) is busy until then
+  Tick tma_free_;                               // the TMA unit takes its next bulk load then
   Tick room_stall_since_;                       // a slot has waited for room since then
 
   Counter& wgs_done_;

@@ -48,10 +48,14 @@ struct McConfig {
   std::uint32_t write_queue_size = 32;    // writes and updates
   std::uint32_t write_high_watermark = 24;  // start draining writes at this many
   std::uint32_t write_low_watermark = 8;    // stop draining (if reads wait) at this many
-  // Start draining anyway once the oldest write has been in the write queue this many
-  // memory cycles, so a few writes under a steady read stream are not starved below
-  // the high watermark.
+  // A write that has waited this many memory cycles below the watermarks is not left
+  // starved under a steady read stream; what happens then is write_timeout_action's.
   std::uint32_t write_drain_timeout = 500;
+  // "drain": the write queue drains until no write has waited that long (FR-FCFS
+  // within it, so its row hits go first and the reads wait for all of them);
+  // "oldest-first": the oldest write issues its next command as soon as timing
+  // allows, between the reads (measured on the H200: configs/systems/h200.yaml).
+  std::string write_timeout_action = "drain";
   // Column commands to an open row after which a waiting older request to another
   // row of that bank may close it (bounds FR-FCFS's unfairness; fr-fcfs only).
   std::uint32_t row_hit_cap = 16;
@@ -141,6 +145,7 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   // When none issues and want_next, lowers `next` to the earliest cycle one may
   // (otherwise `next` is left as it may be).
   bool schedule_command(Cycles now, Cycles& next, bool want_next);
+  bool issue_scheduled(const ScheduledCommand& c, Cycles now_c);  // schedule_command's choice
   // Bank `bank` (all banks if kAllBanks) opened or closed: its requests' next commands change.
   static constexpr std::uint32_t kAllBanks = ~std::uint32_t{0};
   void invalidate_commands(std::uint32_t bank);
@@ -181,7 +186,8 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   std::unique_ptr<Arbiter> arbiter_;
   bool arbiter_observes_ = true;  // arbiter_->observes()
   std::unique_ptr<DramScheduler> scheduler_;
-  FrFcfsScheduler* fr_fcfs_ = nullptr;  // scheduler_ if it is FR-FCFS: called directly (schedule_command)
+  FrFcfsScheduler* fr_fcfs_ = nullptr;
+  std::unique_ptr<DramScheduler> oldest_first_;  // write_timeout_action oldest-first's (else null)  // scheduler_ if it is FR-FCFS: called directly (schedule_command)
   AdmissionObserver* observer_ = nullptr;
   std::array<bool, kNumMemOps> observed_{};  // observer_->watches(op), per op (false without one)
   bool observer_waiting_ = false;  // registered with observer_ for room
