@@ -94,11 +94,16 @@ inline ScheduledCommand FrFcfsScheduler::scan(DramQueue& active, DramQueue& othe
     ++hits_since_activate[h.bank];
     return {&active, i};
   }
-  // No column command issues: the oldest ACT/PRE that can.
+  // No column command issues: the oldest ACT/PRE that can. A bank's oldest one stands
+  // for the bank's others (the same command, whose timing depends on the bank alone; see
+  // the other queue's pass below).
   std::size_t other_ready = kFrFcfsNone;
+  std::uint64_t row_banks_seen = 0;
   for (std::size_t k = 0; k < n_row; ++k) {
     const std::uint32_t i = row_cmds[k];
     QueuedRequest& h = hot[i];
+    if ((row_banks_seen >> h.bank & 1) != 0) continue;
+    row_banks_seen |= std::uint64_t{1} << h.bank;
     if (h.cmd == static_cast<std::uint8_t>(DramCommand::kPrecharge) && precharge_held(h, true)) continue;
     if (h.ready > now) {
       if (want_next) skipped[n_skipped++] = i;
@@ -118,11 +123,20 @@ inline ScheduledCommand FrFcfsScheduler::scan(DramQueue& active, DramQueue& othe
     // Nothing in the active queue can issue: open or close a row for the other queue
     // meanwhile (ACT/PRE do not use the data bus, so no turnaround), never closing a
     // row the active queue still hits.
+    //
+    // Only a bank's oldest ACT/PRE request is looked at: the others of that bank need
+    // the same command (PRE while a row is open, ACT while none is: a bank's requests'
+    // commands are recomputed together when it opens or closes), and its timing depends
+    // on the bank alone (exact_earliest: command, bank, group), so they issue no sooner
+    // and wake nothing sooner. (The other queue is the H200's 512-entry write queue while reads are
+    // active: this pass was most of the controllers' time there.)
+    std::uint64_t looked_at = 0;
     for (std::size_t i = 0; i < other.size() && other_ready == kFrFcfsNone; ++i) {
       QueuedRequest& h = other.hot[i];
-      if (h.hazards > 0) continue;
+      if (h.hazards > 0 || (looked_at >> h.bank & 1) != 0) continue;
       const DramCommand cmd = h.command(dram);
       if (is_column(cmd)) continue;
+      looked_at |= std::uint64_t{1} << h.bank;
       if (cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
       if (h.ready > now) {
         if (want_next) skipped_other_.push_back(static_cast<std::uint32_t>(i));
