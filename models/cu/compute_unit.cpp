@@ -348,13 +348,7 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
     // tile loads reach the L2 interleaved, not as one burst per SM. (Sent at once,
     // the first SM's whole prefetch went ahead of every other SM's first K step.)
     if (tma_free_ > now()) {
-      if (!w.waiting_tma) {
-        w.waiting_tma = true;
-        sim().events().schedule_callback(tma_free_, [this, s] {
-          slots_[s].waiting_tma = false;
-          advance(s);
-        });
-      }
+      wake_at(s, &Slot::waiting_tma, tma_free_);
       return false;
     }
     const std::uint64_t bytes = w.op.rows() * w.op.row_bytes();
@@ -407,15 +401,19 @@ const ComputeUnit::PendingStore* ComputeUnit::oldest_pending_store(const Slot& w
 bool ComputeUnit::store_port_busy(std::uint32_t s) {
   Slot& w = slots_[s];
   if (cfg_.store_bytes_per_cycle == 0 || w.tma || data_port_free_ <= now()) return false;
-  if (!w.waiting_port) {
-    w.waiting_port = true;
-    ++*store_port_waits_;
-    sim().events().schedule_callback(data_port_free_, [this, s] {
-      slots_[s].waiting_port = false;
-      advance(s);
-    });
-  }
+  if (!w.waiting_port) ++*store_port_waits_;
+  wake_at(s, &Slot::waiting_port, data_port_free_);
   return true;
+}
+
+void ComputeUnit::wake_at(std::uint32_t s, bool Slot::*waiting, Tick at) {
+  Slot& w = slots_[s];
+  if (w.*waiting) return;  // its wake-up is already scheduled
+  w.*waiting = true;
+  sim().events().schedule_callback(at, [this, s, waiting] {
+    slots_[s].*waiting = false;
+    advance(s);
+  });
 }
 
 bool ComputeUnit::drain_stores(std::uint32_t s) {

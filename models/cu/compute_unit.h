@@ -301,6 +301,9 @@ class ComputeUnit final : public Component, public MemClient {
   // The queue's first store (sets skipped): the oldest value group it still carries.
   static const PendingStore* oldest_pending_store(const Slot& w);
   bool drain_stores(std::uint32_t s);
+  // Slot s waits until `at` for a unit it shares (the data port, the TMA unit): sets
+  // its `waiting` flag and schedules one wake-up that clears it and advances the slot.
+  void wake_at(std::uint32_t s, bool Slot::*waiting, Tick at);
   // With store_bytes_per_cycle: true while the data port is busy, and then slot s's
   // front end is woken when it frees (once per wait).
   bool store_port_busy(std::uint32_t s);
