@@ -89,6 +89,13 @@ class ProgressLine final : public ProgressObserver {
   std::function<double()> fraction_;
 };
 
+// "12 s", "4.2 min", "3.1 h": a CPU-time estimate at the precision it has.
+std::string format_cpu_time(double seconds) {
+  if (seconds < 120.0) return fmt::format("{:.2g} s", seconds);
+  if (seconds < 7200.0) return fmt::format("{:.2g} min", seconds / 60.0);
+  return fmt::format("{:.2g} h", seconds / 3600.0);
+}
+
 // "  simulation  N events in S s (R M events/s)"; a partitioned run also says how it
 // ran: "..., 8 partitions on 2 threads".
 std::string simulation_line(std::uint64_t events, double wall, const Simulator& sim) {
@@ -196,10 +203,32 @@ RunOutcome run_simulation(const RunRequest& req) {
   RunOutcome out;
   if (req.validate_only) {
     out.summary = experiment->validated();
-    if (options.estimated_host_memory > 0)
+    if (options.estimated_host_memory > 0) {
       out.summary += fmt::format("  host memory: about {} estimated, {} available ({})\n",
                                  format_host_bytes(options.estimated_host_memory),
                                  format_host_bytes(options.host_memory), options.host_memory_source);
+      // A budget given above what the host has: allowed, but the run would swap.
+      const std::uint64_t free_now = host_memory_available();
+      if (options.estimated_host_memory > free_now)
+        out.summary += fmt::format("  warning: the estimate is above the {} this host has available now\n",
+                                   format_host_bytes(free_now));
+    }
+    // The cost in events and CPU time (issue 45): an order of magnitude, from what the
+    // kind says it will move (Experiment::work, experiment.cpp's constants).
+    const WorkEstimate work = experiment->work();
+    if (work.known()) {
+      const double cpu = work.cpu_seconds();
+      const double events = work.events();
+      out.summary += fmt::format("  cost: about {} events, about {} of CPU time at this machine's typical rate{}\n",
+                                 events < 1e9 ? fmt::format("{:.3g} M", events / 1e6)
+                                              : fmt::format("{:.3g} G", events / 1e9),
+                                 format_cpu_time(cpu),
+                                 work.caveat.empty() ? "" : " (" + work.caveat + ")");
+      if (cpu > 3600.0)
+        out.summary += "  warning: above an hour of CPU time; run.sampling or a smaller size shortens it\n";
+    } else {
+      out.summary += fmt::format("  cost: not estimated for kind {}\n", kind);
+    }
     return out;
   }
 

@@ -30,6 +30,9 @@
 
 #include "models/gpu/stage_sampler.h"  // SamplingConfig
 #include "models/node/node.h"  // NetMode, parse_net_mode
+#include "trace/collective.h"  // CollectiveKind
+#include "trace/gemm.h"  // GemmParams
+#include "trace/trace.h"  // KernelTrace
 #include "sim/config.h"
 #include "sim/host_memory.h"
 #include "sim/registry.h"
@@ -93,6 +96,51 @@ struct ExperimentResult {
   std::uint64_t extra_events = 0;
 };
 
+// What a run will do, for `t3sim validate`'s cost estimate (issue 45): the bytes its
+// simulated GPUs move, in the two forms whose cost in events differs, summed over every
+// simulation the run makes (a configuration's isolated runs included). An estimate of
+// the order of magnitude, not a prediction: WorkEstimate::events() says how it was
+// measured and how close it comes.
+struct WorkEstimate {
+  // Kernels' tile loads and stores (a GEMM's, an embedding's): large requests whose L2
+  // hits cost no events of their own.
+  double kernel_bytes = 0;
+  // A collective's or a copy's arrays, counted once per simulated GPU: line-sized
+  // requests through the L2, the links and the peers' memory.
+  double communication_bytes = 0;
+  // Why the figure is a bound rather than an estimate ("sampling skips steady
+  // stages"), or "".
+  std::string caveat;
+  bool known() const { return kernel_bytes + communication_bytes > 0; }
+  WorkEstimate& operator+=(const WorkEstimate& o) {
+    kernel_bytes += o.kernel_bytes;
+    communication_bytes += o.communication_bytes;
+    return *this;
+  }
+  WorkEstimate scaled(double runs) const {
+    WorkEstimate w = *this;
+    w.kernel_bytes *= runs;
+    w.communication_bytes *= runs;
+    return w;
+  }
+  // The events the bytes will cost (experiment.cpp: its constants and their sources).
+  double events() const;
+  // Host CPU seconds for those events at this machine's typical rate.
+  double cpu_seconds() const;
+};
+
+// The bytes a generated GEMM's WGs load and store: every output tile loads its rows of A
+// and columns of B over K and stores itself (trace/gemm.h's kernel, without the L2).
+double gemm_access_bytes(const GemmParams& gemm);
+// A trace's loads and stores, from the first WG of each program times its WG count
+// (every WG of a program moves the same bytes in the generated kernels; a trace file's
+// may not, which an estimate tolerates).
+double trace_access_bytes(const KernelTrace& trace);
+// A collective's array bytes for WorkEstimate::communication_bytes on `gpus` simulated
+// GPUs: each reads and writes its array once; an all-reduce is a reduce-scatter and an
+// all-gather, twice that.
+double collective_work_bytes(CollectiveKind kind, std::uint64_t array_bytes, std::uint32_t gpus);
+
 class Experiment {
  public:
   virtual ~Experiment() = default;
@@ -108,6 +156,9 @@ class Experiment {
   // negative: not known (the default). Called between events, from the thread that
   // runs the simulation.
   virtual double progress() { return -1.0; }
+  // What the run will do, for validate's cost estimate; unknown (the default): validate
+  // prints none.
+  virtual WorkEstimate work() const { return {}; }
 };
 
 // Workload kinds by name. The factory reads the system and workload sections (every

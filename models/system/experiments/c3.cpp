@@ -271,6 +271,20 @@ class C3Experiment final : public Experiment {
                        configuration_);
   }
 
+  // The GEMM and the collective on every simulated GPU, once concurrently and once
+  // alone each (the isolated runs, unless workload.isolated is off or run.isolated_cache
+  // holds them).
+  WorkEstimate work() const override {
+    const C3Spec& s = model_->spec();
+    const std::uint32_t simulated = node_.mode == NetMode::kFull ? node_.num_gpus : 1;
+    WorkEstimate w;
+    w.kernel_bytes = trace_access_bytes(s.gemm.trace) * simulated;
+    w.communication_bytes = collective_work_bytes(s.collective.kind, s.collective.array_bytes, simulated);
+    if (s.isolated) w = w.scaled(2.0);
+    if (sampling_) w.caveat = "an upper bound: run.sampling skips the steady stages";
+    return w;
+  }
+
   ExperimentResult run(Tick max_time) override {
     const C3Result r = model_->run(max_time);
     ExperimentResult out;

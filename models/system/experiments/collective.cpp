@@ -100,6 +100,15 @@ class CollectiveExperiment final : public Experiment {
                        p.array_bytes, cfg_.num_gpus, to_string(cfg_.mode));
   }
 
+  WorkEstimate work() const override {
+    const NodeCollectiveParams& p = coll_->params();
+    WorkEstimate w;
+    w.communication_bytes =
+        collective_work_bytes(p.kind, p.array_bytes, cfg_.mode == NetMode::kFull ? cfg_.num_gpus : 1);
+    if (sampling_.enabled) w.caveat = "an upper bound: run.sampling skips steady periods of copies";
+    return w;
+  }
+
   ExperimentResult run(Tick max_time) override {
     coll_->preload();
     coll_->start_all();

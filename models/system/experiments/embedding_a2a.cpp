@@ -95,8 +95,13 @@ std::unique_ptr<Experiment> make_embedding_a2a_experiment(Simulator& sim, Config
     need.add("workload.rows", "the tables' values", std::uint64_t{e.tables} * e.rows * simulated *
                                                         (embedding_vector_bytes(e) / node.gpu.memory.hbm.value_granule), 8);
   run.check_host_memory(need);
+  // Every GPU's bags (their rows read, GPU 0's mean pooling) and their pooled output, then its all-to-all.
+  WorkEstimate work;
+  work.kernel_bytes = static_cast<double>(e.batch) * e.tables * embedding_vector_bytes(e) *
+                      (embedding_mean_pooling(e) + 1.0) * simulated;
+  work.communication_bytes = collective_work_bytes(spec.a2a.kind, spec.a2a.array_bytes, simulated);
   return make_overlap_experiment(sim, node, embedding_a2a_op(spec), configuration, run.seed,
-                                 workload.child("collective"));
+                                 workload.child("collective"), work);
 }
 
 }  // namespace

@@ -38,11 +38,14 @@ class GemmExperiment final : public Experiment {
     estimate_host_memory(gpu_, 1, need);
     run.check_host_memory(need);
     sampling_ = run.sampling;
+    work_.kernel_bytes = trace_access_bytes(wl.trace);
+    if (sampling_.enabled) work_.caveat = "an upper bound: run.sampling skips the steady stages";
     model_ = std::make_unique<GemmSystem>(sim, gpu_, std::move(wl), sampling_);
   }
 
   std::string validated() const override { return fmt::format("ok: GEMM on {} CUs\n", gpu_.num_cus); }
   double progress() override { return model_->progress(); }
+  WorkEstimate work() const override { return work_; }
 
   ExperimentResult run(Tick max_time) override {
     const GemmResult r = model_->run(max_time);
@@ -76,6 +79,7 @@ class GemmExperiment final : public Experiment {
   GpuConfig gpu_;
   std::unique_ptr<GemmSystem> model_;
   SamplingConfig sampling_;
+  WorkEstimate work_;
 };
 
 }  // namespace

@@ -78,6 +78,23 @@ class InterferenceExperiment final : public Experiment {
                        s.comm_first ? "comm-first" : "gemm-first");
   }
 
+  // The GEMM series alone and beside the copies; the copies alone, then queued for
+  // copy_window GEMM windows of at least window_copies (three times that for a copy
+  // kernel, see InterferenceSpec), on each copying stream. The series grows where the
+  // window needs more GEMMs: an estimate.
+  WorkEstimate work() const override {
+    const InterferenceSpec& s = model_->spec();
+    WorkEstimate w;
+    w.kernel_bytes = trace_access_bytes(s.gemm.trace) * s.gemms * 2.0;
+    if (s.interferer != Interferer::kNone) {
+      const bool kernel = s.interferer == Interferer::kSmLocal || s.interferer == Interferer::kSmPush;
+      const double streams = s.interferer == Interferer::kCePeerBoth ? 2.0 : 1.0;
+      const double copies = s.alone_copies + s.copy_window * s.window_copies * (kernel ? 3.0 : 1.0) * streams;
+      w.communication_bytes = 2.0 * static_cast<double>(s.copy_bytes) * copies;
+    }
+    return w;
+  }
+
   ExperimentResult run(Tick max_time) override {
     const InterferenceResult r = model_->run(max_time);
     ExperimentResult out;

@@ -39,6 +39,17 @@ class MemoryExperiment final : public Experiment {
                        memory_.mc.arbiter.type);
   }
 
+  // Each generator's requests, line-sized accesses like a collective's; unknown where a
+  // generator stops at a time rather than a count.
+  WorkEstimate work() const override {
+    WorkEstimate w;
+    for (const TrafficConfig& g : workload_.generators) {
+      if (g.requests == 0) return {};
+      w.communication_bytes += static_cast<double>(g.requests) * g.request_size;
+    }
+    return w;
+  }
+
   ExperimentResult run(Tick max_time) override {
     const MemoryResult r = model_->run(max_time);
     if (r.values_checked && !r.values.ok()) {

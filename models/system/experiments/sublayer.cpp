@@ -34,6 +34,12 @@ class SublayerExperiment final : public Experiment {
     HostMemoryEstimate need;
     estimate_host_memory(node_.gpu, node_.mode == NetMode::kFull ? node_.num_gpus : 1, need);
     run.check_host_memory(need);
+    // The GEMM on every simulated GPU, then its output reduce-scattered and all-gathered
+    // (a configuration's isolated runs, where it makes them, not counted).
+    const std::uint32_t simulated = node_.mode == NetMode::kFull ? node_.num_gpus : 1;
+    work_.kernel_bytes = trace_access_bytes(wl.trace) * simulated;
+    const std::uint64_t output = wl.params->m * wl.params->n * wl.params->dtype_bytes;
+    work_.communication_bytes = collective_work_bytes(CollectiveKind::kRingAllReduce, output, simulated);
     model_.emplace(sim, node_, std::move(wl), opt, configuration_, seed_);
   }
 
@@ -41,6 +47,8 @@ class SublayerExperiment final : public Experiment {
     return fmt::format("ok: sub-layer on {} GPUs ({} mode), configuration {}\n", node_.num_gpus,
                        to_string(node_.mode), configuration_);
   }
+
+  WorkEstimate work() const override { return work_; }
 
   ExperimentResult run(Tick max_time) override {
     const SublayerResult r = model_->run(max_time);
@@ -74,6 +82,7 @@ class SublayerExperiment final : public Experiment {
   std::uint64_t seed_;
   NodeConfig node_;
   std::optional<SublayerSystem> model_;
+  WorkEstimate work_;
 };
 
 }  // namespace

@@ -175,6 +175,8 @@ OverlapSystem::OverlapSystem(Simulator& sim, const NodeConfig& node, OverlapOpFa
 
 OverlapSystem::~OverlapSystem() = default;
 
+int OverlapSystem::simulations() const { return config_->fused() ? 2 : 1; }
+
 OverlapResult OverlapSystem::run(Tick max_time) {
   if (!seq_) internal_error(Tick(), "overlap", "run() called twice", __FILE__, __LINE__);
   OverlapResult r;
@@ -260,8 +262,10 @@ namespace {
 class OverlapExperiment final : public Experiment {
  public:
   OverlapExperiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op, const std::string& configuration,
-                    std::uint64_t seed)
-      : model_(sim, node, std::move(op), configuration, seed) {}
+                    std::uint64_t seed, const WorkEstimate& one_run)
+      : model_(sim, node, std::move(op), configuration, seed), one_run_(one_run) {}
+
+  WorkEstimate work() const override { return one_run_.scaled(model_.simulations()); }
 
   std::string validated() const override {
     return fmt::format("ok: {} on {} GPUs ({} mode), configuration {}\n", model_.op().label(), model_.node().num_gpus,
@@ -304,15 +308,16 @@ class OverlapExperiment final : public Experiment {
 
  private:
   OverlapSystem model_;
+  WorkEstimate one_run_;
 };
 
 }  // namespace
 
 std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
                                                     const std::string& configuration, std::uint64_t seed,
-                                                    ConfigNode collective) {
+                                                    ConfigNode collective, const WorkEstimate& one_run) {
   try {
-    return std::make_unique<OverlapExperiment>(sim, node, std::move(op), configuration, seed);
+    return std::make_unique<OverlapExperiment>(sim, node, std::move(op), configuration, seed, one_run);
   } catch (const ConfigError&) {
     throw;
   } catch (const WgDoesNotFit&) {

@@ -157,6 +157,9 @@ class OverlapSystem {
   const std::string& configuration() const { return configuration_; }
   const OverlapOp& op() const { return *describer_; }
   const NodeConfig& node() const { return node_; }
+  // The simulations run() makes: the sequential one, and the fused one where the
+  // configuration is fused.
+  int simulations() const;
 
  private:
   Simulator& sim_;
@@ -172,12 +175,14 @@ class OverlapSystem {
 // An op kind as an experiment (`t3sim run`): the summary, results.json and the sweep
 // row (configuration, workload, times, speedups, the fused run's keys). A UserError
 // building it (a collective the node cannot run) becomes a ConfigError at
-// `collective`'s channels.
+// `collective`'s channels. `one_run`: what one simulation of the op does on the
+// simulated GPUs (WorkEstimate, for validate's cost estimate).
 class ConfigNode;
 class Experiment;
+struct WorkEstimate;
 std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
                                                     const std::string& configuration, std::uint64_t seed,
-                                                    ConfigNode collective);
+                                                    ConfigNode collective, const WorkEstimate& one_run);
 
 // An op kind's `collective:` section: the sequential CU collective of `kind` over
 // `array_bytes` (channels: the library's by default; the ring pipeline keys;
