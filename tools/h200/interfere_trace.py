@@ -16,12 +16,20 @@ order) for the interferers one GPU can run (ce_local, sm_local_24), and also rec
   * the host's time to queue the copies and the GEMMs (host_copy_launch_us and
     host_gemm_launch_us, per operation), which sets where the overlap begins.
 
-Each (shape, interferer, order) runs REPS times. usage: interfere_trace.py OUTDIR
+  * with CLOCKS=1, the SM clock: nvidia-smi samples every GPU's SM clock and power every
+    10 ms (read only) into OUTDIR/interfere_trace_clocks.csv, and each row gets the
+    mean SM clock of GPU 0 over its baseline series (clock_alone_mhz), its window
+    (clock_window_mhz), and the window's parts inside and outside the copies' span
+    (clock_inside_mhz, clock_outside_mhz); the windows are placed on the host's clock
+    by the host time at the synchronize that ends them (a few tens of us late).
+
+Each (shape, interferer, order) runs REPS times. usage: [CLOCKS=1] interfere_trace.py OUTDIR
 """
 import os, sys, time, csv
 for k, v in {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}.items():
     os.environ[k] = v
 import torch, cupy as cp
+import subprocess, datetime
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -86,6 +94,12 @@ if ndev > 1:
     INTERFERERS["sm_push_24"] = [(0, lambda s: sm(1, 0, s, 24, 0))]
 DRIVER = os.popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader").read().split()[0]
 ONLY = [x for x in os.environ.get("ONLY", "").split(",") if x]
+CLOCKS = os.environ.get("CLOCKS", "0") == "1"
+smi = None
+if CLOCKS:
+    smi = subprocess.Popen(["nvidia-smi", "--query-gpu=timestamp,index,clocks.sm,power.draw", "--format=csv,noheader",
+                            "-lms", "10"], stdout=open(os.path.join(out, "interfere_trace_clocks.csv"), "w"))
+    time.sleep(1.0)
 Ev = lambda: torch.cuda.Event(enable_timing=True)
 rows = []
 torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = True
@@ -112,14 +126,16 @@ for name, M, N, K in SHAPES:
         with torch.cuda.stream(gs):
             b0.record(); [torch.mm(A, Wt, out=C) for _ in range(n_g)]; b1.record()
         torch.cuda.synchronize(d0)
-        return b0.elapsed_time(b1) / n_g
+        end = time.time()
+        span = b0.elapsed_time(b1)
+        return span / n_g, (end - span * 1e-3, end)
 
     for iname, parts in INTERFERERS.items():
         if ONLY and iname not in ONLY:
             continue
         for order in ("comm_first", "gemm_first"):
             for rep in range(REPS):
-                t_g = baseline()
+                t_g, base_at = baseline()
                 streams = [torch.cuda.Stream(torch.device(f"cuda:{dev}")) for dev, _ in parts]
                 for d in range(ndev): torch.cuda.synchronize(d)
                 ea, eb = Ev(), Ev()
@@ -168,6 +184,7 @@ for name, M, N, K in SHAPES:
                 else:
                     launch_copies(); launch_gemms()
                 for d in range(ndev): torch.cuda.synchronize(d)
+                win_end = time.time()
                 win = g0.elapsed_time(g1)
                 t_gemm = win / n_g
                 g0_at = ref[0].elapsed_time(g0)
@@ -200,8 +217,35 @@ for name, M, N, K in SHAPES:
                          coverage=round(cover, 3), chunks_inside=len(inside), chunks_outside=len(outside),
                          slowdown_inside=round(si, 4) if si else "", slowdown_outside=round(so, 4) if so else "",
                          host_copy_launch_us=round(host["copy"], 2), host_gemm_launch_us=round(host["gemm"], 2))
+                win_start = win_end - win * 1e-3
+                r["_at"] = dict(alone=base_at, window=(win_start, win_end),
+                                inside=(win_start + max(0.0, c_start) * 1e-3, win_start + min(win, c_end) * 1e-3),
+                                spans=[(win_start, win_start + max(0.0, c_start) * 1e-3),
+                                       (win_start + min(win, c_end) * 1e-3, win_end)])
                 rows.append(r)
-                print(r, flush=True)
+                print({k: v for k, v in r.items() if k != "_at"}, flush=True)
+if smi is not None:
+    time.sleep(0.5)
+    smi.terminate(); smi.wait()
+    samples = []  # (unix time, MHz) of GPU 0
+    for line in open(os.path.join(out, "interfere_trace_clocks.csv")):
+        f = [x.strip() for x in line.split(",")]
+        if len(f) < 4 or f[1] != "0":
+            continue
+        at = datetime.datetime.strptime(f[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()  # local time, as time.time()
+        samples.append((at, float(f[2].split()[0])))
+
+    def mean_clock(spans):
+        v = [mhz for at, mhz in samples for a, b in spans if a <= at <= b]
+        return round(sum(v) / len(v)) if v else ""
+
+for r in rows:
+    at = r.pop("_at")
+    if smi is not None:
+        r["clock_alone_mhz"] = mean_clock([at["alone"]])
+        r["clock_window_mhz"] = mean_clock([at["window"]])
+        r["clock_inside_mhz"] = mean_clock([at["inside"]])
+        r["clock_outside_mhz"] = mean_clock(at["spans"])
 with open(os.path.join(out, "interfere_trace.csv"), "w", newline="") as f:
     f.write(f"# {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {ndev} x {torch.cuda.get_device_name(0)}, "
             f"torch {torch.__version__}, driver {DRIVER}\n")

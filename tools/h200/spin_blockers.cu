@@ -6,13 +6,16 @@
 // SMs it takes? Prints CSV.
 // Second table: one GEMM at a time (synchronized between), each timed alone, so no next
 // GEMM's launch overlaps its end: does a single kernel pay as much?
-//   nvcc -O3 -arch=sm_90 -o spin_blockers spin_blockers.cu -lcublas && ./spin_blockers
+// SHAPES=all adds megagpt2.op.tp8 and tnlg.fc2.tp8 (the other two shapes of
+// interference_2gpu.csv; spin_blockers_all.csv).
+//   nvcc -O3 -arch=sm_90 -o spin_blockers spin_blockers.cu -lcublas && [SHAPES=all] ./spin_blockers
 
 #include "h200_common.cuh"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 __global__ void spin(unsigned long long ns) {
@@ -35,7 +38,12 @@ int main() {
   const int smem = 200 * 1024;
   CK(cudaFuncSetAttribute(spin, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   printf("gemm,blocked_sms,gemm_alone_us,gemm_beside_us,slowdown\n");
-  for (const Shape& sh : {Shape{"gpt3.op.tp32", 2048, 12288, 384}, Shape{"palm.fc2.tp32", 2048, 18432, 2304}}) {
+  std::vector<Shape> shapes = {Shape{"gpt3.op.tp32", 2048, 12288, 384}, Shape{"palm.fc2.tp32", 2048, 18432, 2304}};
+  if (const char* all = std::getenv("SHAPES"); all != nullptr && std::string(all) == "all") {
+    shapes.push_back(Shape{"megagpt2.op.tp8", 16384, 3072, 384});
+    shapes.push_back(Shape{"tnlg.fc2.tp8", 8192, 4256, 2128});
+  }
+  for (const Shape& sh : shapes) {
     const TorchMmGemm gemm(h, sh);
     for (int i = 0; i < 50; ++i) gemm();
     CK(cudaDeviceSynchronize());
