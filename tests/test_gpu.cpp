@@ -590,6 +590,11 @@ TEST(GpuConfigErrors, NameFileLineAndKey) {
               ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistant_wgs: unknown key (did you mean 'persistent_wgs'?)"));
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    persistent_static_tiles: 65\n"),
               ::testing::HasSubstr("sys.yaml:3: gpu.gemm.persistent_static_tiles:"));
+  // Cluster groups (issue 41): a divisor of the CUs; their order needs them.
+  EXPECT_THAT(gpu_error("gpu:\n  num_cus: 132\n  cluster_group_cus: 5\n"),
+              ::testing::HasSubstr("sys.yaml:3: gpu.cluster_group_cus: expected a divisor of num_cus (132)"));
+  EXPECT_THAT(gpu_error("gpu:\n  cluster_group_block: 12\n"),
+              ::testing::HasSubstr("sys.yaml:2: gpu.cluster_group_block: needs gpu.cluster_group_cus"));
   // An older kernel's keys (issue 42): counts and a boolean, named at their keys.
   EXPECT_THAT(gpu_error("gpu:\n  gemm:\n    mma_flops_per_cycle: fast\n"),
               ::testing::HasSubstr("sys.yaml:3: gpu.gemm.mma_flops_per_cycle:"));

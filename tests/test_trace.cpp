@@ -226,6 +226,20 @@ TEST(TraceFormat, PersistentRoundTrips) {
               HasSubstr("bad.trace:3: resources: persistent_static needs persistent=N"));
   EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 persistent=4 persistent_static=65\n"),
               HasSubstr("bad number '65' for persistent_static (expected an integer in [0, 64])"));
+  // Clusters of persistent WGs (cluster_m of a persistent GEMM): written when above 1,
+  // read back, a divisor of the persistent grid.
+  p.cluster_m = 2;
+  const KernelTrace clustered = make_gemm_trace(p);
+  EXPECT_EQ(clustered.resources.cluster, 2u);
+  const std::string clustered_text = trace_to_string(clustered);
+  EXPECT_THAT(clustered_text, HasSubstr(" persistent=132 persistent_static=2 cluster=2\n"));
+  EXPECT_TRUE(parse_trace(clustered_text, "clustered.trace") == clustered);
+  p.persistent_wgs = 0;
+  EXPECT_EQ(make_gemm_trace(p).resources.cluster, 1u);  // one WG per tile: placed alone
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 persistent=5 cluster=2\n"),
+              HasSubstr("bad.trace:3: resources: cluster=2 needs persistent=N, a multiple of it"));
+  EXPECT_THAT(trace_error("t3trace 1\nkernel k\nresources wfs=1 threads=64 persistent=4 cluster=0\n"),
+              HasSubstr("resources: cluster must be in [1, 16]"));
 }
 
 // A compute's `lds` and `issue` (issue 17): written when not 0, read back, bounded.

@@ -224,6 +224,9 @@ TraceResources gemm_resources(const GemmParams& p) {
   r.boost_clock = p.boost_clock;
   r.persistent_wgs = p.persistent_wgs;
   r.persistent_static = p.persistent_wgs != 0 ? p.persistent_static_tiles : 0;
+  // A persistent grid of clusters is placed a cluster at a time (the grid a whole number
+  // of them); one WG per tile keeps the old simplification (WGs placed alone).
+  r.cluster = p.persistent_wgs != 0 && p.cluster_m > 1 && p.persistent_wgs % p.cluster_m == 0 ? p.cluster_m : 1;
   r.lds_bytes =
       p.lds_bytes != 0 ? p.lds_bytes : std::uint64_t{p.stages} * (p.tile_m + p.tile_n) * p.k_step * p.dtype_bytes;
   return r;

@@ -70,9 +70,10 @@ struct GemmParams {
   // Hopper thread-block clusters along M (CUTLASS ClusterShape M): the cluster_m tiles
   // down a column share their B tiles, and TMA multicast lets each CTA fetch only its
   // share of each K step's B tile (split along K) while receiving the whole. 1: none.
-  // Simplification: a CTA's K step waits for its own share only (the cluster's CTAs
-  // are taken to run in step; they are not co-scheduled), and the shares the others
-  // fetch cost this SM nothing.
+  // A persistent kernel's clusters are placed whole (TraceResources::cluster, on a GPU
+  // with gpu.cluster_group_cus). Simplification: a CTA's K step waits for its own share
+  // only (the cluster's CTAs are taken to run in step), and the shares the others fetch
+  // cost this SM nothing.
   std::uint32_t cluster_m = 1;
   // A persistent kernel of this many WGs looping over the tiles, each taking the next
   // tile in order when it finishes one (TraceResources::persistent_wgs; cuBLAS's and

@@ -129,6 +129,8 @@ inline constexpr std::int64_t kTraceMaxAccessTotal = std::int64_t{1} << 32;
 inline constexpr std::uint32_t kTraceMaxStages = 16;
 // The most programs a persistent WG may own (TraceResources::persistent_static).
 inline constexpr std::uint32_t kTraceMaxPersistentStatic = 64;
+// The most WGs a cluster may have (TraceResources::cluster): Hopper's non-portable 16.
+inline constexpr std::uint32_t kTraceMaxCluster = 16;
 // The most LDS bytes or issue cycles one compute op may carry (2^40).
 inline constexpr std::int64_t kTraceMaxComputeExtra = std::int64_t{1} << 40;
 
@@ -159,6 +161,11 @@ struct TraceResources {
   // with one SM held, the held cluster's first two tiles are written after every other
   // tile); 0: every program in order to whichever WG asks.
   std::uint32_t persistent_static = 0;
+  // Of a persistent kernel: WGs per thread-block cluster (Hopper; cuBLAS's GEMMs run 2).
+  // Slots 0..cluster-1 form the first cluster, and so on; the GPU places a cluster's
+  // slots together, on CUs of one placement group (GpuConfig::cluster_group_cus), or
+  // not at all. 1: no cluster.
+  std::uint32_t cluster = 1;
   // The kernel's matrix steps run at the CU's boost clock (CuConfig::clock_hz), not the
   // power cap's compute clock: a kernel whose matrix work draws too little power to hold
   // the GPU at its cap (cuBLAS's align2 fallback on the H200: 136 W at 1,980 MHz,

@@ -247,17 +247,23 @@ class Parser {
         r.persistent_wgs = static_cast<std::uint32_t>(number(1u << 20));
       } else if (key == "persistent_static") {
         r.persistent_static = static_cast<std::uint32_t>(number(kTraceMaxPersistentStatic));
+      } else if (key == "cluster") {
+        r.cluster = static_cast<std::uint32_t>(number(kTraceMaxCluster));
+        if (r.cluster == 0) fail(fmt::format("resources: cluster must be in [1, {}]", kTraceMaxCluster));
       } else {
         static constexpr std::string_view kKeys[] = {"wfs",    "threads", "regs_per_thread", "lds_bytes",
                                                      "stages", "tma",     "boost",           "persistent",
-                                                     "persistent_static"};
+                                                     "persistent_static", "cluster"};
         fail(fmt::format("resources: unknown key '{}'{} (expected wfs, threads, regs_per_thread, lds_bytes, stages, "
-                         "tma, boost, persistent, persistent_static)",
+                         "tma, boost, persistent, persistent_static, cluster)",
                          key, suggest(key, {kKeys})));
       }
     }
     if (r.persistent_static != 0 && r.persistent_wgs == 0)
       fail("resources: persistent_static needs persistent=N (the programs a persistent WG owns)");
+    if (r.cluster > 1 && (r.persistent_wgs == 0 || r.persistent_wgs % r.cluster != 0))
+      fail(fmt::format("resources: cluster={} needs persistent=N, a multiple of it (clusters of persistent WGs)",
+                       r.cluster));
     if (!have_wfs || !have_threads) fail("resources: wfs=N and threads=N are required");
     if (r.wfs_per_wg == 0) fail("resources: wfs must be at least 1");
     if (r.threads_per_wg < r.wfs_per_wg || r.threads_per_wg % r.wfs_per_wg != 0) {
@@ -629,6 +635,7 @@ void write_trace(const KernelTrace& t, std::ostream& os) {
   if (r.boost_clock) w(" boost=1");
   if (r.persistent_wgs) w(" persistent={}", r.persistent_wgs);
   if (r.persistent_static) w(" persistent_static={}", r.persistent_static);
+  if (r.cluster != 1) w(" cluster={}", r.cluster);
   w("\n");
   if (!t.params.empty()) w("params {}\n", fmt::join(t.params, " "));
   for (const TraceProgram& p : t.programs) {

@@ -17,6 +17,15 @@ GpuConfig read_gpu_config(ConfigNode gpu, ConfigNode memory) {
   cfg.num_cus = static_cast<std::uint32_t>(gpu.get_uint("num_cus", cfg.num_cus, 1, 4096));
   cfg.kernel_launch_latency = gpu.get_time("kernel_launch_latency", cfg.kernel_launch_latency, Tick::zero(), Tick::ms(10));
   cfg.wg_dispatch_latency = gpu.get_time("wg_dispatch_latency", cfg.wg_dispatch_latency, Tick::zero(), Tick::ms(1));
+  cfg.cluster_group_cus =
+      static_cast<std::uint32_t>(gpu.get_uint("cluster_group_cus", cfg.cluster_group_cus, 0, kTraceMaxCluster));
+  if (cfg.cluster_group_cus != 0 && cfg.num_cus % cfg.cluster_group_cus != 0)
+    gpu.fail("cluster_group_cus", fmt::format("expected a divisor of num_cus ({}): the CUs split into groups of it",
+                                              cfg.num_cus));
+  cfg.cluster_group_block =
+      static_cast<std::uint32_t>(gpu.get_uint("cluster_group_block", cfg.cluster_group_block, 0, 4096));
+  if (cfg.cluster_group_block != 0 && cfg.cluster_group_cus == 0)
+    gpu.fail("cluster_group_block", "needs gpu.cluster_group_cus (the groups it orders)");
   if (gpu.has("local_copy_kernel")) {
     ConfigNode copy = gpu.child("local_copy_kernel");
     GpuConfig::LocalCopyKernel k;
@@ -174,6 +183,10 @@ void Gpu::build() {
     // from inside its own completion.
     cus_.back()->set_on_slot_free([this, i](const WgLaunch& wg) { on_slot_free(i, wg); });
   }
+  if (cfg_.cluster_group_cus != 0) {
+    group_cus_.assign(cfg_.num_cus / cfg_.cluster_group_cus, {});
+    for (std::uint32_t c = 0; c < cfg_.num_cus; ++c) group_cus_[cfg_.cluster_group_of(c)].push_back(c);
+  }
   // Timeline tracks exist before the run (a partitioned run cannot add any).
   Timeline& tl = sim().timeline();
   if (tl.enabled())
@@ -264,7 +277,12 @@ void Gpu::dispatch() {
     if (!k.dispatchable) continue;  // still in its launch latency
     const TraceResources& r = k.launch.trace->resources;
     // A persistent kernel places its WG slots in order, each while it has a program
-    // (slot s owns programs from s on: when s has none, no later slot has).
+    // (slot s owns programs from s on: when s has none, no later slot has); a cluster's
+    // slots together, on CUs of one group (GpuConfig::cluster_group_cus).
+    if (r.persistent_wgs != 0 && r.cluster > 1 && cfg_.cluster_group_cus >= r.cluster) {
+      place_clusters(id);
+      continue;
+    }
     while (r.persistent_wgs == 0 ? k.next_in_order < k.stats.wgs
                                  : k.persistent_placed < r.persistent_wgs && has_program(k, k.persistent_placed)) {
       std::optional<std::uint32_t> target;
@@ -278,6 +296,30 @@ void Gpu::dispatch() {
     }
   }
   dispatching_ = false;
+}
+
+void Gpu::place_clusters(std::uint32_t id) {
+  Kernel& k = kernels_[id];
+  const TraceResources& r = k.launch.trace->resources;
+  const auto groups = static_cast<std::uint32_t>(group_cus_.size());
+  std::vector<std::uint32_t> free_cus;
+  while (k.persistent_placed < r.persistent_wgs && has_program(k, k.persistent_placed)) {
+    bool placed = false;
+    for (std::uint32_t n = 0; n < groups && !placed; ++n) {
+      const std::uint32_t g = (next_group_ + n) % groups;
+      free_cus.clear();
+      for (std::uint32_t c : group_cus_[g])
+        if (free_cus.size() < r.cluster && k.allowed[c] && cus_[c]->can_host(r)) free_cus.push_back(c);
+      if (free_cus.size() < r.cluster) continue;
+      // The cluster's slots that have a program (its last ones may have none left).
+      const std::uint32_t first = k.persistent_placed;
+      for (std::uint32_t i = 0; i < r.cluster && has_program(k, first + i); ++i) place(id, free_cus[i], first + i);
+      k.persistent_placed = first + r.cluster;
+      next_group_ = (g + 1) % groups;
+      placed = true;
+    }
+    if (!placed) return;  // no group has room for a whole cluster: it waits
+  }
 }
 
 std::optional<std::uint32_t> Gpu::next_owned(const Kernel& k, std::uint32_t slot) const {

@@ -56,6 +56,29 @@ struct GpuConfig {
   // first op (GPGPU-Sim's -gpgpu_TB_launch_latency): every WG pays it, so a kernel of
   // several waves of WGs pays it once per wave. 0: none.
   Tick wg_dispatch_latency;
+  // The CUs a thread-block cluster is placed within (`gpu.cluster_group_cus`): a
+  // persistent kernel's cluster of n WGs (TraceResources::cluster) is placed on n free
+  // CUs of one group or waits. On the H200 a 2-CTA cluster needs a TPC, both of its SMs:
+  // with k SMs held by a kernel of one CTA per SM (one per TPC), a grid of 2-CTA
+  // clusters of one CTA per SM places 132 - 2k CTAs (k = 1-12); with 16, 24, 36, 48
+  // held, 108, 108, 92, 76: two per TPC touched
+  // (results/h200-measurements/cluster_gpc.csv). 0: clusters placed WG by WG anywhere.
+  std::uint32_t cluster_group_cus = 0;
+  // How the CUs' numbering (the order plain WGs are placed in, round-robin) walks the
+  // groups (`gpu.cluster_group_block`): the first CU of each of this many groups, then
+  // their second CUs, and so on, then the next groups. The H200's CTA scheduler places a
+  // plain grid on the first SMs of 12 TPCs, then their second SMs, then blocks of 8
+  // TPCs (cluster_gpc.csv's order rows); 0: every group's first CU before any second.
+  std::uint32_t cluster_group_block = 0;
+  // The group of CU c (cluster_group_cus set).
+  std::uint32_t cluster_group_of(std::uint32_t c) const {
+    const std::uint32_t groups = num_cus / cluster_group_cus;
+    const std::uint32_t block = cluster_group_block != 0 ? cluster_group_block : groups;
+    const std::uint32_t span = block * cluster_group_cus;  // CUs of a whole block
+    const std::uint32_t first = c / span * block;          // the block's first group
+    const std::uint32_t in_block = std::min(block, groups - first);
+    return first + (c % span) % in_block;
+  }
   CuConfig cu;
   GpuMemoryConfig memory;
   // The GEMM kernel the vendor library runs on this GPU (`gpu.gemm`: tile, K step,
@@ -211,6 +234,10 @@ class Gpu final : public Component {
   std::optional<std::uint32_t> next_owned(const Kernel& k, std::uint32_t slot) const;
   // Places the next program of `slot` (its own first, then the next in order) on `cu`.
   void place(std::uint32_t id, std::uint32_t cu, std::uint32_t slot);
+  // Places kernel `id`'s persistent slots a cluster at a time (TraceResources::cluster),
+  // each on free CUs of one group (GpuConfig::cluster_group_cus), round-robin over the
+  // groups, until no group has room for the next cluster.
+  void place_clusters(std::uint32_t id);
   void build();
   void dispatch();
   void on_wg_done(std::uint32_t cu, const WgLaunch& wg);
@@ -235,6 +262,8 @@ class Gpu final : public Component {
   std::vector<Kernel> kernels_;
   std::vector<Continuation> continuations_;
   std::uint32_t next_cu_ = 0;  // round-robin start
+  std::uint32_t next_group_ = 0;  // round-robin start of cluster placement (cluster_group_cus)
+  std::vector<std::vector<std::uint32_t>> group_cus_;  // each cluster group's CUs (cluster_group_cus)
   bool dispatching_ = false;
   std::vector<Timeline::TrackId> cu_tracks_;
   std::unique_ptr<StageSampler> sampler_;  // null: exact (the default)
