@@ -16,17 +16,21 @@ namespace t3sim {
 //     and ag_gemm/seed001.yaml 2.9 and 3.4 over both kinds of bytes;
 //   communication bytes: line-sized requests, each an L2 access, a link transfer and a
 //     peer's memory access: collectives/ring_rs.yaml 14 events per 128 B of its array
-//     read and written, dma_all_gather.yaml 9, all_to_all.yaml 10.
+//     read and written, dma_all_gather.yaml 9, all_to_all.yaml 10;
+//   packets over an idealized memory: the README's first command (ring8.yaml,
+//     ring_rs.yaml) 2.8 events per 4 KiB packet of its array read and written.
 namespace {
 constexpr double kEventsPerKernelLine = 2.0;          // per 128 B
 constexpr double kEventsPerCommunicationLine = 11.0;  // per 128 B
+constexpr double kEventsPerIdealMemoryPacket = 2.8;
 // This machine's rate (2 cores, the README's build), over the same runs: 2.5-4.4 M
 // events/s on one core; a partitioned run on more cores goes faster.
 constexpr double kEventsPerCpuSecond = 3.0e6;
 }  // namespace
 
 double WorkEstimate::events() const {
-  return kernel_bytes / 128.0 * kEventsPerKernelLine + communication_bytes / 128.0 * kEventsPerCommunicationLine;
+  return kernel_bytes / 128.0 * kEventsPerKernelLine + communication_bytes / 128.0 * kEventsPerCommunicationLine +
+         ideal_memory_packets * kEventsPerIdealMemoryPacket;
 }
 
 double WorkEstimate::cpu_seconds() const { return events() / kEventsPerCpuSecond; }

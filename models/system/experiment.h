@@ -108,19 +108,18 @@ struct WorkEstimate {
   // A collective's or a copy's arrays, counted once per simulated GPU: line-sized
   // requests through the L2, the links and the peers' memory.
   double communication_bytes = 0;
+  // Link packets between GPUs whose memory is the idealized one (no L2, no DRAM
+  // commands: a packet costs a few events, not its lines').
+  double ideal_memory_packets = 0;
   // Why the figure is a bound rather than an estimate ("sampling skips steady
   // stages"), or "".
   std::string caveat;
-  bool known() const { return kernel_bytes + communication_bytes > 0; }
-  WorkEstimate& operator+=(const WorkEstimate& o) {
-    kernel_bytes += o.kernel_bytes;
-    communication_bytes += o.communication_bytes;
-    return *this;
-  }
+  bool known() const { return kernel_bytes + communication_bytes + ideal_memory_packets > 0; }
   WorkEstimate scaled(double runs) const {
     WorkEstimate w = *this;
     w.kernel_bytes *= runs;
     w.communication_bytes *= runs;
+    w.ideal_memory_packets *= runs;
     return w;
   }
   // The events the bytes will cost (experiment.cpp: its constants and their sources).

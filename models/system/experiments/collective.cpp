@@ -103,8 +103,11 @@ class CollectiveExperiment final : public Experiment {
   WorkEstimate work() const override {
     const NodeCollectiveParams& p = coll_->params();
     WorkEstimate w;
-    w.communication_bytes =
-        collective_work_bytes(p.kind, p.array_bytes, cfg_.mode == NetMode::kFull ? cfg_.num_gpus : 1);
+    const double bytes = collective_work_bytes(p.kind, p.array_bytes, cfg_.mode == NetMode::kFull ? cfg_.num_gpus : 1);
+    if (cfg_.gpu.memory.model == MemoryModel::kIdeal)
+      w.ideal_memory_packets = bytes / static_cast<double>(cfg_.net.packet_bytes);
+    else
+      w.communication_bytes = bytes;
     if (sampling_.enabled) w.caveat = "an upper bound: run.sampling skips steady periods of copies";
     return w;
   }
