@@ -1135,6 +1135,28 @@ TEST_F(Cli, ValidateWarnsAboveAnHourOfCpuTime) {
   EXPECT_EQ(small.out.find("warning"), std::string::npos) << small.out;
 }
 
+// A budget (run.host_memory) above what the host has free is taken, but validate warns
+// when the estimate does not fit what is free: the README's first command (about 1.13
+// GiB estimated) under a 900 MB address-space limit (`ulimit -v`, which the free-memory
+// reading honours). Not under AddressSanitizer, whose shadow memory needs more address
+// space than any such limit leaves.
+TEST_F(Cli, ValidateWarnsWhenTheEstimateIsAboveTheFreeMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ulimit -v and AddressSanitizer do not mix";
+#endif
+  const fs::path out = dir_ / "stdout.txt";
+  auto validate = [&](const char* limit) {
+    const std::string cmd = fmt::format(
+        "ulimit -v {} && cd '{}' && '{}' validate configs/systems/ring8.yaml configs/workloads/ring_rs.yaml --set "
+        "run.host_memory=4GiB >'{}' 2>/dev/null",
+        limit, T3SIM_SOURCE_DIR, T3SIM_BINARY, out.string());
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 0) << cmd;
+    return slurp(out);
+  };
+  EXPECT_NE(validate("900000").find("warning: the estimate is above the"), std::string::npos);
+  EXPECT_EQ(validate("unlimited").find("warning: the estimate is above the"), std::string::npos);
+}
+
 // A run killed at any moment (SIGKILL: no handler runs) leaves its output directory
 // either without results.json or with a complete one whose stats.csv and run_info.json
 // are its own (issue 15): the previous run's, or the new one's, never a mix. The kill

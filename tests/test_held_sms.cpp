@@ -99,7 +99,7 @@ TEST(HeldSms, AClusterNeedsBothCusOfItsGroupAsOnTheH200) {
   };
   const KernelTrace probe = kernel("probe", cfg.num_cus, 1'000'000, true);
   struct Row {
-    std::uint32_t held, placed;  // cluster_gpc.csv's "held" rows, cluster 2
+    std::uint32_t held, placed;  // cluster_gpc.csv's "held" rows with cluster 2, lines 58-75
   };
   for (const Row row : {Row{0, 132}, Row{1, 130}, Row{2, 128}, Row{3, 126}, Row{6, 120}, Row{8, 116}, Row{12, 108},
                         Row{16, 108}, Row{24, 108}}) {
@@ -132,7 +132,9 @@ TEST(HeldSms, AClusterNeedsBothCusOfItsGroupAsOnTheH200) {
 // came out 1.191 and tnlg.fc2 1.147 (1.271 measured).
 struct HeldRow {
   const char* preset;
-  double measured[3];  // 2, 6, 24 held (spin_blockers_all.csv)
+  // 2, 6, 24 held (spin_blockers_all.csv: palm.fc2 lines 14, 15, 18; megagpt2.op 24, 25,
+  // 28; tnlg.fc2 34, 35, 38)
+  double measured[3];
   int within;          // points within 0.08
 };
 void PrintTo(const HeldRow& row, std::ostream* os) { *os << row.preset; }
