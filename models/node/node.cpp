@@ -51,7 +51,7 @@ NodeConfig read_node_config(ConfigNode system, NetMode mode) {
 
 Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
   if (cfg.num_gpus < 2) throw std::invalid_argument("a node needs at least two GPUs");
-  const std::uint32_t simulated = cfg.mode == NetMode::kFull ? cfg.num_gpus : 1;
+  const std::uint32_t simulated = cfg.simulated_gpus();
   // Partitions: the GPUs, then the switch. Every interaction between them crosses a
   // link (a packet, its credit, its acknowledgment), which takes at least a link's
   // latency: the lookahead.

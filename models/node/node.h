@@ -32,6 +32,8 @@ struct NodeConfig {
   // full-mode run can use several host threads and keeps one GPU's state in the
   // host's caches at a time. Ignored in homogeneous mode and with zero-latency links.
   bool partitioned = false;
+  // The GPUs a run simulates: every one in full mode, GPU 0 alone in homogeneous mode.
+  std::uint32_t simulated_gpus() const { return mode == NetMode::kFull ? num_gpus : 1; }
 };
 
 // Reads a system file's num_gpus, gpu, memory, net and dma sections (dma: engines

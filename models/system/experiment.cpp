@@ -36,8 +36,8 @@ double WorkEstimate::events() const {
 double WorkEstimate::cpu_seconds() const { return events() / kEventsPerCpuSecond; }
 
 double gemm_access_bytes(const GemmParams& gemm) {
-  const double tiles_m = static_cast<double>((gemm.m + gemm.tile_m - 1) / gemm.tile_m);
-  const double tiles_n = static_cast<double>((gemm.n + gemm.tile_n - 1) / gemm.tile_n);
+  const auto tiles_m = static_cast<double>(gemm_tiles_m(gemm));
+  const auto tiles_n = static_cast<double>(gemm_tiles_n(gemm));
   const double m = static_cast<double>(gemm.m), n = static_cast<double>(gemm.n), k = static_cast<double>(gemm.k);
   // Each column of tiles loads all of A's rows; each row of tiles all of B's columns.
   return (tiles_n * m + tiles_m * n) * k * gemm.dtype_bytes + m * n * gemm.dtype_bytes;

@@ -76,12 +76,8 @@ std::unique_ptr<Experiment> make_ag_gemm_experiment(Simulator& sim, ConfigNode s
   const AgGemmSpec spec = read_ag_gemm_spec(workload, node, run.seed);
   check_overlap_host_memory(run, node, spec.ag, /*value_copies=*/3, "workload.gemm.m", "the consumer GEMM's tiles",
                             gemm_tiles_m(spec.gemm) * gemm_tiles_n(spec.gemm));
-  // Every GPU's GEMM and the all-gather of A (the copy engines' chunks in the fused run).
-  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
-  WorkEstimate work;
-  work.kernel_bytes = gemm_access_bytes(spec.gemm) * simulated;
-  work.communication_bytes = collective_work_bytes(spec.ag.kind, spec.ag.array_bytes, simulated);
-  return make_overlap_experiment(sim, node, ag_gemm_op(spec), configuration, run.seed, workload.child("collective"), work);
+  return make_overlap_experiment(sim, node, ag_gemm_op(spec), configuration, run.seed, workload.child("collective"),
+                                 gemm_access_bytes(spec.gemm), spec.ag);
 }
 
 }  // namespace

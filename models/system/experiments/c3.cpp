@@ -222,7 +222,7 @@ class C3Experiment final : public Experiment {
     spec.sampling = run.sampling;
     sampling_ = run.sampling.enabled;
     HostMemoryEstimate need;
-    const std::uint32_t simulated = node_.mode == NetMode::kFull ? node_.num_gpus : 1;
+    const std::uint32_t simulated = node_.simulated_gpus();
     estimate_host_memory(node_.gpu, simulated, need);
     if (spec.collective.values)
       need.add("workload.collective.size",
@@ -276,7 +276,7 @@ class C3Experiment final : public Experiment {
   // holds them).
   WorkEstimate work() const override {
     const C3Spec& s = model_->spec();
-    const std::uint32_t simulated = node_.mode == NetMode::kFull ? node_.num_gpus : 1;
+    const std::uint32_t simulated = node_.simulated_gpus();
     WorkEstimate w;
     w.kernel_bytes = trace_access_bytes(s.gemm.trace) * simulated;
     w.communication_bytes = collective_work_bytes(s.collective.kind, s.collective.array_bytes, simulated);

@@ -71,7 +71,7 @@ class CollectiveExperiment final : public Experiment {
       sampling_ = run.sampling;
     }
 
-    const std::uint32_t simulated = cfg_.mode == NetMode::kFull ? cfg_.num_gpus : 1;
+    const std::uint32_t simulated = cfg_.simulated_gpus();
     HostMemoryEstimate need;
     estimate_host_memory(cfg_.gpu, simulated, need);
     // Values checked: a word per value granule in the input, the output and in flight.
@@ -103,7 +103,7 @@ class CollectiveExperiment final : public Experiment {
   WorkEstimate work() const override {
     const NodeCollectiveParams& p = coll_->params();
     WorkEstimate w;
-    const double bytes = collective_work_bytes(p.kind, p.array_bytes, cfg_.mode == NetMode::kFull ? cfg_.num_gpus : 1);
+    const double bytes = collective_work_bytes(p.kind, p.array_bytes, cfg_.simulated_gpus());
     if (cfg_.gpu.memory.model == MemoryModel::kIdeal)
       w.ideal_memory_packets = bytes / static_cast<double>(cfg_.net.packet_bytes);
     else

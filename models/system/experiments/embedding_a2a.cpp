@@ -85,7 +85,7 @@ std::unique_ptr<Experiment> make_embedding_a2a_experiment(Simulator& sim, Config
   const EmbeddingA2aSpec spec = read_embedding_a2a_spec(workload, node, run.seed);
   const EmbeddingParams& e = spec.embedding;
   HostMemoryEstimate need;
-  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
+  const std::uint32_t simulated = node.simulated_gpus();
   estimate_host_memory(node.gpu, simulated, need);
   // Both kernels spell out every bag: the bulk one its WG parameters, the fused one its
   // ops (~8 of ~110 B with their terms per bag).
@@ -95,13 +95,11 @@ std::unique_ptr<Experiment> make_embedding_a2a_experiment(Simulator& sim, Config
     need.add("workload.rows", "the tables' values", std::uint64_t{e.tables} * e.rows * simulated *
                                                         (embedding_vector_bytes(e) / node.gpu.memory.hbm.value_granule), 8);
   run.check_host_memory(need);
-  // Every GPU's bags (their rows read, GPU 0's mean pooling) and their pooled output, then its all-to-all.
-  WorkEstimate work;
-  work.kernel_bytes = static_cast<double>(e.batch) * e.tables * embedding_vector_bytes(e) *
-                      (embedding_mean_pooling(e) + 1.0) * simulated;
-  work.communication_bytes = collective_work_bytes(spec.a2a.kind, spec.a2a.array_bytes, simulated);
-  return make_overlap_experiment(sim, node, embedding_a2a_op(spec), configuration, run.seed,
-                                 workload.child("collective"), work);
+  // The kernels' bytes: a GPU's bags (their rows read, GPU 0's mean pooling) and its
+  // pooled output.
+  return make_overlap_experiment(
+      sim, node, embedding_a2a_op(spec), configuration, run.seed, workload.child("collective"),
+      static_cast<double>(e.batch) * e.tables * embedding_vector_bytes(e) * (embedding_mean_pooling(e) + 1.0), spec.a2a);
 }
 
 }  // namespace

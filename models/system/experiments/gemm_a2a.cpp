@@ -79,12 +79,8 @@ std::unique_ptr<Experiment> make_gemm_a2a_experiment(Simulator& sim, ConfigNode 
   const GemmA2aSpec spec = read_gemm_a2a_spec(workload, node, run.seed);
   check_overlap_host_memory(run, node, spec.a2a, /*value_copies=*/4, "workload.gemm.m", "the fused kernel's tiles",
                             gemm_tiles_m(spec.gemm) * gemm_tiles_n(spec.gemm));
-  // Every GPU's GEMM and the all-to-all of its output.
-  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
-  WorkEstimate work;
-  work.kernel_bytes = gemm_access_bytes(spec.gemm) * simulated;
-  work.communication_bytes = collective_work_bytes(spec.a2a.kind, spec.a2a.array_bytes, simulated);
-  return make_overlap_experiment(sim, node, gemm_a2a_op(spec), configuration, run.seed, workload.child("collective"), work);
+  return make_overlap_experiment(sim, node, gemm_a2a_op(spec), configuration, run.seed, workload.child("collective"),
+                                 gemm_access_bytes(spec.gemm), spec.a2a);
 }
 
 }  // namespace

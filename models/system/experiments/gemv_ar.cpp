@@ -79,12 +79,8 @@ std::unique_ptr<Experiment> make_gemv_ar_experiment(Simulator& sim, ConfigNode s
   // The all-reduced vector's values are not counted: m words, next to the tiles' 2 KiB each.
   check_overlap_host_memory(run, node, spec.ar, /*value_copies=*/0, "workload.gemv.m", "the fused kernel's tiles",
                             gemm_tiles_m(spec.gemv));
-  // Every GPU's GEMV and the all-reduce of y.
-  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
-  WorkEstimate work;
-  work.kernel_bytes = gemm_access_bytes(spec.gemv) * simulated;
-  work.communication_bytes = collective_work_bytes(spec.ar.kind, spec.ar.array_bytes, simulated);
-  return make_overlap_experiment(sim, node, gemv_ar_op(spec), configuration, run.seed, workload.child("collective"), work);
+  return make_overlap_experiment(sim, node, gemv_ar_op(spec), configuration, run.seed, workload.child("collective"),
+                                 gemm_access_bytes(spec.gemv), spec.ar);
 }
 
 }  // namespace

@@ -32,11 +32,11 @@ class SublayerExperiment final : public Experiment {
     if (wl.tp > 0) node_.num_gpus = wl.tp;
     node_.partitioned = true;  // full mode: a partition per GPU
     HostMemoryEstimate need;
-    estimate_host_memory(node_.gpu, node_.mode == NetMode::kFull ? node_.num_gpus : 1, need);
+    estimate_host_memory(node_.gpu, node_.simulated_gpus(), need);
     run.check_host_memory(need);
     // The GEMM on every simulated GPU, then its output reduce-scattered and all-gathered
     // (a configuration's isolated runs, where it makes them, not counted).
-    const std::uint32_t simulated = node_.mode == NetMode::kFull ? node_.num_gpus : 1;
+    const std::uint32_t simulated = node_.simulated_gpus();
     work_.kernel_bytes = trace_access_bytes(wl.trace) * simulated;
     const std::uint64_t output = wl.params->m * wl.params->n * wl.params->dtype_bytes;
     work_.communication_bytes = collective_work_bytes(CollectiveKind::kRingAllReduce, output, simulated);

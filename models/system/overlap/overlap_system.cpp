@@ -34,7 +34,7 @@ void check_overlap_host_memory(const RunOptions& run, const NodeConfig& node, co
                                std::uint32_t value_copies, const std::string& tiles_key, const std::string& tiles_what,
                                std::uint64_t tiles) {
   HostMemoryEstimate need;
-  const std::uint32_t simulated = node.mode == NetMode::kFull ? node.num_gpus : 1;
+  const std::uint32_t simulated = node.simulated_gpus();
   estimate_host_memory(node.gpu, simulated, need);
   if (collective.values && value_copies > 0)
     need.add("workload.collective.values_limit",
@@ -315,7 +315,12 @@ class OverlapExperiment final : public Experiment {
 
 std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
                                                     const std::string& configuration, std::uint64_t seed,
-                                                    ConfigNode collective, const WorkEstimate& one_run) {
+                                                    ConfigNode collective, double kernel_bytes_per_gpu,
+                                                    const NodeCollectiveParams& library_collective) {
+  WorkEstimate one_run;
+  one_run.kernel_bytes = kernel_bytes_per_gpu * node.simulated_gpus();
+  one_run.communication_bytes =
+      collective_work_bytes(library_collective.kind, library_collective.array_bytes, node.simulated_gpus());
   try {
     return std::make_unique<OverlapExperiment>(sim, node, std::move(op), configuration, seed, one_run);
   } catch (const ConfigError&) {

@@ -175,14 +175,16 @@ class OverlapSystem {
 // An op kind as an experiment (`t3sim run`): the summary, results.json and the sweep
 // row (configuration, workload, times, speedups, the fused run's keys). A UserError
 // building it (a collective the node cannot run) becomes a ConfigError at
-// `collective`'s channels. `one_run`: what one simulation of the op does on the
-// simulated GPUs (WorkEstimate, for validate's cost estimate).
+// `collective`'s channels. For validate's cost estimate (WorkEstimate), one simulation
+// of the op moves `kernel_bytes_per_gpu` through each simulated GPU's kernels and runs
+// `library_collective` (its sequential collective) once.
 class ConfigNode;
 class Experiment;
-struct WorkEstimate;
+struct NodeCollectiveParams;
 std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
                                                     const std::string& configuration, std::uint64_t seed,
-                                                    ConfigNode collective, const WorkEstimate& one_run);
+                                                    ConfigNode collective, double kernel_bytes_per_gpu,
+                                                    const NodeCollectiveParams& library_collective);
 
 // An op kind's `collective:` section: the sequential CU collective of `kind` over
 // `array_bytes` (channels: the library's by default; the ring pipeline keys;
