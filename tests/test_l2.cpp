@@ -710,6 +710,39 @@ TEST(L2, MaxTransactionsRefusesAndRetriesOnceWhenOneCompletes) {
   EXPECT_EQ(h.client.done.size(), 2u);
 }
 
+// Issue 41: the hub's port (copy engines, NVLink arrivals) has room of its own when
+// hub_transactions is set, so SM traffic that fills max_transactions does not refuse
+// it (a copy engine over NVLink keeps its rate beside a GEMM on the H200); without it
+// the hub shares the SMs' room, first come first served.
+TEST(L2, TheHubsPortHasRoomOfItsOwnBesideTheSms) {
+  auto from_hub = [](MemRequest r) {
+    r.ingress = Ingress::kHub;
+    return r;
+  };
+  L2Config c = small_config();
+  c.max_transactions = 2;
+  {
+    Harness shared(c);
+    shared.issue(read(0, kLine));
+    shared.issue(read(kLine, kLine));
+    EXPECT_FALSE(shared.l2.can_accept(from_hub(read(2 * kLine, kLine)))) << "hub_transactions 0: one shared room";
+  }
+  c.hub_transactions = 2;
+  Harness h(c);
+  h.issue(read(0, kLine));
+  h.issue(read(kLine, kLine));
+  EXPECT_FALSE(h.l2.can_accept(read(2 * kLine, kLine))) << "the SMs' room is full";
+  ASSERT_TRUE(h.l2.can_accept(from_hub(read(2 * kLine, kLine))));
+  h.issue(from_hub(read(2 * kLine, kLine)));
+  h.issue(from_hub(read(3 * kLine, kLine)));
+  EXPECT_FALSE(h.l2.can_accept(from_hub(read(4 * kLine, kLine)))) << "the hub's own room is full too";
+  EXPECT_EQ(h.l2.transactions_in_flight(), 4u);
+  h.sim.run();
+  EXPECT_EQ(h.client.done.size(), 4u);
+  EXPECT_TRUE(h.l2.can_accept(read(0, kLine)));
+  EXPECT_TRUE(h.l2.can_accept(from_hub(read(0, kLine))));
+}
+
 TEST(L2, MemorySideRefusalQueuesRequestsAndResendsThemInOrder) {
   Harness h;
   h.mem.refuse = true;
@@ -1411,7 +1444,8 @@ TEST(L2Config, DefaultsAreTable1AndUnitsAreRead) {
 
   const ConfigTree tree = ConfigTree::parse(
       "l2:\n  size: 8MiB\n  banks: 32\n  line_size: 64\n  assoc: 8\n  clock: 1.5GHz\n  hit_latency: 90\n"
-      "  bank_bytes_per_cycle: 32\n  max_transactions: 100\n  max_outstanding_misses: 300\n  replacement: random\n",
+      "  bank_bytes_per_cycle: 32\n  max_transactions: 100\n  hub_transactions: 64\n  max_outstanding_misses: 300\n"
+      "  replacement: random\n",
       "l2.yaml");
   ResolvedConfig resolved;
   const L2Config c = read_l2_config(ConfigNode(&tree.root(), "", &resolved).child("l2"));
@@ -1423,6 +1457,7 @@ TEST(L2Config, DefaultsAreTable1AndUnitsAreRead) {
   EXPECT_EQ(c.hit_latency, 90u);
   EXPECT_EQ(c.bank_bytes_per_cycle, 32u);
   EXPECT_EQ(c.max_transactions, 100u);
+  EXPECT_EQ(c.hub_transactions, 64u);
   EXPECT_EQ(c.max_outstanding_misses, 300u);
   EXPECT_EQ(c.replacement, "random");
   EXPECT_EQ(resolved.json()["l2"]["size"], "8MiB");
@@ -1431,6 +1466,7 @@ TEST(L2Config, DefaultsAreTable1AndUnitsAreRead) {
   const L2Config e = read_l2_config(ConfigNode(&empty.root(), "", &resolved).child("l2"));
   EXPECT_EQ(e.size_bytes, d.size_bytes);
   EXPECT_EQ(e.replacement, "lru");
+  EXPECT_EQ(e.hub_transactions, 0u) << "the hub shares the SMs' room unless a system says otherwise";
   EXPECT_TRUE(e.bypass_uncached) << "T3 §4.3: uncached goes around the L2 by default";
   const ConfigTree side = ConfigTree::parse("l2:\n  uncached: cache\n", "side.yaml");
   EXPECT_FALSE(read_l2_config(ConfigNode(&side.root(), "", &resolved).child("l2")).bypass_uncached);

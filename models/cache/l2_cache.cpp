@@ -59,6 +59,8 @@ L2Config read_l2_config(ConfigNode node) {
       node.get_bytes("bank_bytes_per_cycle", cfg.bank_bytes_per_cycle, 1, 1u << 20));
   cfg.max_transactions =
       static_cast<std::uint32_t>(node.get_uint("max_transactions", cfg.max_transactions, 1, 1u << 24));
+  cfg.hub_transactions =
+      static_cast<std::uint32_t>(node.get_uint("hub_transactions", cfg.hub_transactions, 0, 1u << 24));
   cfg.max_outstanding_misses = static_cast<std::uint32_t>(
       node.get_uint("max_outstanding_misses", cfg.max_outstanding_misses, 1, 1u << 24));
   cfg.replacement = node.get_enum("replacement", cfg.replacement, replacement_policies().names());
@@ -232,9 +234,10 @@ void L2Cache::allocate_state() {
   ptags_.assign(cfg_.num_lines(), 0);
   mshrs_.resize(cfg_.max_outstanding_misses);
   for (std::uint32_t m = cfg_.max_outstanding_misses; m-- > 0;) free_mshrs_.push_back(m);
-  txns_.resize(cfg_.max_transactions);
-  for (std::uint32_t t = 0; t < cfg_.max_transactions; ++t) complete_events_.emplace_back(*this, t);
-  for (std::uint32_t t = cfg_.max_transactions; t-- > 0;) free_txns_.push_back(t);
+  const std::uint32_t slots = cfg_.max_transactions + cfg_.hub_transactions;
+  txns_.resize(slots);
+  for (std::uint32_t t = 0; t < slots; ++t) complete_events_.emplace_back(*this, t);
+  for (std::uint32_t t = slots; t-- > 0;) free_txns_.push_back(t);
 }
 
 bool L2Cache::contains(std::uint64_t address) const {
@@ -325,7 +328,14 @@ bool L2Cache::needs_values(const Txn& t, const Piece& p) const {
 // ---------------------------------------------------------------------------
 // Requesters' side
 
-bool L2Cache::can_accept(const MemRequest& /*req*/) const { return in_flight_ < cfg_.max_transactions; }
+bool L2Cache::has_own_hub_room(const MemRequest& req) const {
+  return cfg_.hub_transactions > 0 && req.ingress == Ingress::kHub;
+}
+
+bool L2Cache::can_accept(const MemRequest& req) const {
+  if (has_own_hub_room(req)) return hub_in_flight_ < cfg_.hub_transactions;
+  return in_flight_ - hub_in_flight_ < cfg_.max_transactions;
+}
 
 void L2Cache::wait_for_space(MemClient* client) {
   if (std::find(retry_waiters_.begin(), retry_waiters_.end(), client) == retry_waiters_.end())
@@ -333,7 +343,7 @@ void L2Cache::wait_for_space(MemClient* client) {
 }
 
 void L2Cache::accept(MemRequest&& req) {
-  T3SIM_CHECK(in_flight_ < cfg_.max_transactions, "accept() while can_accept() is false");
+  T3SIM_CHECK(can_accept(req), "accept() while can_accept() is false");
   T3SIM_CHECK(req.bytes > 0 && req.rows > 0, fmt::format("empty request at 0x{:x}", req.address));
   T3SIM_CHECK(req.rows == 1 || req.row_stride >= req.bytes,
               fmt::format("2D request at 0x{:x}: {} rows of {} B with a {} B stride overlap", req.address, req.rows,
@@ -364,6 +374,7 @@ void L2Cache::accept(MemRequest&& req) {
   const std::uint32_t ti = free_txns_.back();
   free_txns_.pop_back();
   ++in_flight_;
+  if (has_own_hub_room(req)) ++hub_in_flight_;
   txn_occupancy_.set(now(), static_cast<std::int64_t>(in_flight_));
 
   Txn& t = txns_[ti];
@@ -1066,6 +1077,7 @@ void L2Cache::complete(std::uint32_t ti) {
   t.in_use = false;
   free_txns_.push_back(ti);
   --in_flight_;
+  if (has_own_hub_room(req)) --hub_in_flight_;
   txn_occupancy_.set(now(), static_cast<std::int64_t>(in_flight_));
   if (total_hits_ + total_misses_ > 0) {
     hit_rate_.set(static_cast<double>(total_hits_) / static_cast<double>(total_hits_ + total_misses_));

@@ -59,6 +59,13 @@ struct L2Config {
   // Transactions in flight before can_accept() refuses. Accel-Sim's Volta L2 queues
   // 64 requests per sub-partition (64 sub-partitions): 4096.
   std::uint32_t max_transactions = 4096;
+  // Transactions of the hub's port (MemRequest::ingress kHub: copy engines, NVLink
+  // arrivals) in flight before can_accept() refuses them, in room of their own beside
+  // max_transactions: the crossbar's credits are per port, so SM traffic that fills
+  // the L2 does not refuse a copy engine. 0: the hub shares max_transactions with the
+  // SMs, first come first served (the model before issue 41; Table 1's default, which
+  // no measurement of that system decides).
+  std::uint32_t hub_transactions = 0;
   // Miss status holding registers, shared by all banks. Accel-Sim's Volta L2 has 192
   // per sub-partition, x 64 = 12288. Little's law: 1 TB/s x ~500 ns loaded DRAM latency
   // needs ~4000 lines in flight, so a few hundred would throttle HBM.
@@ -94,7 +101,7 @@ struct L2Config {
 };
 
 // Reads an `l2:` section: size, banks, line_size, assoc, clock, hit_latency (cycles),
-// bank_bytes_per_cycle, max_transactions, max_outstanding_misses, replacement (a
+// bank_bytes_per_cycle, max_transactions, hub_transactions, max_outstanding_misses, replacement (a
 // name from replacement_types()). Checks the geometry (powers of two, whole sets per bank) and
 // reports each violation as a ConfigError at its key. Calls node.finish().
 L2Config read_l2_config(ConfigNode node);
@@ -230,6 +237,8 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
     return static_cast<std::uint32_t>(std::uint64_t{bank} * sets_per_bank_ + (line >> bank_bits_) % sets_per_bank_);
   }
   std::uint32_t find(std::uint64_t line) const;  // slot or kNone
+  // `req` enters by the hub's port and that port has room of its own (hub_transactions).
+  bool has_own_hub_room(const MemRequest& req) const;
   std::uint32_t find_in_set(std::uint32_t set, std::uint64_t line) const;  // slot or kNone
   std::uint32_t pick_victim(std::uint32_t set);   // slot or kNone (every way pending)
   Cycles now_cycle() const { return clock_.cycle_at_or_after(now()); }
@@ -365,7 +374,8 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   std::uint64_t deferred_lo_ = ~std::uint64_t{0};
   std::uint64_t deferred_hi_ = 0;
   std::vector<std::uint32_t> free_txns_;
-  std::size_t in_flight_ = 0;
+  std::size_t in_flight_ = 0;      // all transactions
+  std::size_t hub_in_flight_ = 0;  // those of the hub's port, when it has room of its own
   std::deque<std::uint32_t> mshr_wait_;   // stalled transactions, oldest first
   // Requests the memory side refused, one FIFO per (memory-side queue, stream): a
   // refused channel holds back only its own requests (each channel has its controller

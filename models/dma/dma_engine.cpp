@@ -147,6 +147,7 @@ void DmaEngine::pump() {
       r.stream = Stream::kCommunication;
       r.uncached = true;  // DMA bypasses the L2 (../seeds/003 VII-B2)
       r.local_copy = a.cmd.destination == &local_;
+      r.ingress = Ingress::kHub;  // a copy engine: the hub's port, not the SMs' crossbar
       r.address = a.cmd.src + row * a.cmd.row_stride + in_row;
       r.bytes = static_cast<std::uint32_t>(chunk_bytes);
       r.tag = make_tag(false, command_base_ + i, a.next_chunk_offset / cfg_.chunk_bytes);
@@ -195,6 +196,7 @@ void DmaEngine::on_mem_response(MemRequest&& req) {
     w.stream = Stream::kCommunication;
     w.uncached = true;
     w.local_copy = a.cmd.destination == &local_;
+    w.ingress = Ingress::kHub;
     w.address = a.cmd.dst + offset;
     w.bytes = req.bytes;
     w.tag = req.tag | kWriteBit;

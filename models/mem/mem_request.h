@@ -27,6 +27,13 @@ inline constexpr int kNumMemOps = 3;
 enum class Stream : std::uint8_t { kCompute, kCommunication };
 inline constexpr int kNumStreams = 2;
 
+// The port a request enters the GPU's memory system by. The SMs reach the L2 slices
+// through the crossbar; the copy engines and the NVLink ports sit on the hub, which
+// has ports of its own (Milic et al., MICRO'17, Fig. 3: peer traffic enters between
+// the SMs and the memory partitions). An L2 with `hub_transactions` gives the hub's
+// port its own transaction room, so SM traffic that fills the L2 does not refuse it.
+enum class Ingress : std::uint8_t { kSm, kHub };
+
 constexpr const char* to_string(MemOp op) {
   switch (op) {
     case MemOp::kRead: return "read";
@@ -54,6 +61,9 @@ struct MemRequest {
   // sm_first` serves these only at banks that have nothing else to do
   // (models/cache/README.md, "Local copies yield to the SMs").
   bool local_copy = false;
+  // Who sent it into the memory system (see Ingress): CUs and the traffic generator
+  // kSm, the DMA engines and the network's arrivals kHub.
+  Ingress ingress = Ingress::kSm;
   // A request is `rows` rows of `bytes` bytes each, row r at address + r * row_stride:
   // a 2D tile (e.g. a GEMM tile load of 256 rows x 64 B with a 4256 B stride) issued
   // as one transaction. rows = 1 (the default) is a plain contiguous request and

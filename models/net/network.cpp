@@ -611,6 +611,7 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   req.op = head.kind == NetPacket::Kind::kUpdate ? MemOp::kUpdate : MemOp::kWrite;
   req.stream = Stream::kCommunication;
   req.uncached = true;  // remote traffic is written at the memory controller (T3 §4.3)
+  req.ingress = Ingress::kHub;  // arrives by the NVLink port on the hub, beside the copy engines
   req.address = head.address;
   req.bytes = head.bytes;
   req.track_wg = head.track_wg;
