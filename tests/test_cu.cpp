@@ -379,6 +379,27 @@ TEST(SmClock, ACappingStepHoldsTheCapFromJustAfterItsStartUntilHoldAfterItsEnd) 
   EXPECT_FALSE(clock.capped(Tick::ns(3100)));
 }
 
+// NVLink traffic under the cap (models/cu/sm_clock.h): while the port has carried
+// traffic within `hold`, the cap's clock is the link-busy one; without capping work the
+// SMs keep their boost clock, traffic or not.
+TEST(SmClock, LinkTrafficLowersTheCapsClockWhileItHolds) {
+  SmClock clock(1'000'000'000, 500'000'000, Tick::ns(1000), 400'000'000);
+  clock.note_link_traffic(Tick::ns(50));
+  EXPECT_EQ(clock.at(Tick::ns(60)).frequency_hz(), 1'000'000'000u) << "no capping work: boost";
+  EXPECT_EQ(clock.cap_clock(Tick::ns(60)).frequency_hz(), 400'000'000u);
+  clock.note_capping_work(Tick::ns(100), Tick::ns(200));  // capped until 1,200
+  EXPECT_EQ(clock.at(Tick::ns(150)).frequency_hz(), 400'000'000u);
+  EXPECT_EQ(clock.at(Tick::ns(1049)).frequency_hz(), 400'000'000u);
+  EXPECT_EQ(clock.at(Tick::ns(1050)).frequency_hz(), 500'000'000u) << "the traffic's hold has passed";
+  EXPECT_EQ(clock.cap_clock(Tick::ns(1100)).frequency_hz(), 500'000'000u);
+  clock.note_link_traffic(Tick::ns(1100));  // busy again until 2,100
+  EXPECT_EQ(clock.at(Tick::ns(1150)).frequency_hz(), 400'000'000u);
+  EXPECT_EQ(clock.at(Tick::ns(1250)).frequency_hz(), 1'000'000'000u) << "the cap's hold has passed";
+  SmClock same(1'000'000'000, 500'000'000, Tick::ns(1000));
+  same.note_link_traffic(Tick::ns(0));
+  EXPECT_EQ(same.cap_clock(Tick::ns(10)).frequency_hz(), 500'000'000u) << "no link-busy clock: the cap's";
+}
+
 // Two CUs of one GPU sharing its SM clock: cu0 runs `matrix_program` (or nothing), cu1
 // `program` from `start`, against a FakeMemory of 10 ns.
 struct SharedClockRig {
@@ -462,6 +483,9 @@ TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
   EXPECT_THAT(cu_error("cu:\n  power_cap_hold: 74\n"), ::testing::HasSubstr("sys.yaml:2: cu.power_cap_hold:"));
   EXPECT_THAT(cu_error("cu:\n  power_cap_hold: -1ms\n"), ::testing::HasSubstr("sys.yaml:2: cu.power_cap_hold:"));
   EXPECT_THAT(cu_error("cu:\n  power_cap_hol: 1ms\n"), ::testing::HasSubstr("did you mean 'power_cap_hold'?"));
+  EXPECT_THAT(cu_error("cu:\n  clock: 1GHz\n  compute_clock: 800MHz\n  link_busy_compute_clock: 900MHz\n"),
+              ::testing::HasSubstr("sys.yaml:4: cu.link_busy_compute_clock: expected at most `compute_clock`"));
+  EXPECT_THAT(cu_error("cu:\n  link_busy_compute_clock: slow\n"), ::testing::HasSubstr("sys.yaml:2: cu.link_busy_compute_clock:"));
   EXPECT_EQ(cu_error("cu:\n  load_request_bytes: 1KiB\n  max_inflight_load_bytes: 16KiB\n  load_bytes_per_cycle: 64\n"
                      "  load_latency: 20\n  lds_bytes_per_cycle: 128\n  store_bytes_per_cycle: 32\n"),
             "no error");

@@ -20,6 +20,15 @@ CuConfig read_cu_config(ConfigNode node) {
                                            "load, not above the boost; got {} Hz",
                                            cfg.clock_hz, cfg.compute_clock_hz));
   cfg.power_cap_hold = node.get_time("power_cap_hold", cfg.power_cap_hold, Tick::zero(), Tick::ms(10000));
+  if (node.has("link_busy_compute_clock")) {
+    cfg.link_busy_compute_clock_hz = node.get_frequency_hz("link_busy_compute_clock", cfg.clock_hz);
+    const std::uint64_t cap = cfg.compute_clock_hz != 0 ? cfg.compute_clock_hz : cfg.clock_hz;
+    if (cfg.link_busy_compute_clock_hz > cap)
+      node.fail("link_busy_compute_clock",
+                fmt::format("expected at most `compute_clock` ({} Hz): the cap's clock with the links' power taken "
+                            "from its budget; got {} Hz",
+                            cap, cfg.link_busy_compute_clock_hz));
+  }
   cfg.max_threads = static_cast<std::uint32_t>(node.get_uint("max_threads", cfg.max_threads, 1, 1u << 20));
   cfg.registers = static_cast<std::uint32_t>(node.get_uint("registers", cfg.registers, 1, 1u << 30));
   cfg.lds_bytes = node.get_bytes("lds_size", cfg.lds_bytes, 0, 1ULL << 32);
@@ -573,7 +582,7 @@ bool ComputeUnit::try_compute_start(std::uint32_t s) {
   // moment. A kernel marked boost_clock draws too little power to reach the cap
   // (TraceResources).
   const bool capping = step.lds_bytes > 0 && !w.launch.trace->resources.boost_clock;
-  const ClockDomain& clock = capping ? compute_clock_ : sm_clock();
+  const ClockDomain& clock = !capping ? sm_clock() : sm_clock_ != nullptr ? sm_clock_->cap_clock(now()) : compute_clock_;
   // A step of no cycles (a copy's: its stores wait for its loads, nothing more) needs
   // no pipe and waits for no other WG's work.
   const Tick start = held == 0 ? now() : std::max(now(), matrix_free_);

@@ -76,6 +76,9 @@ struct CuConfig {
   std::uint64_t compute_clock_hz = 0;
   // How long the GPU stays at the cap's clock after its last capping matrix step.
   Tick power_cap_hold = Tick::zero();
+  // The cap's clock while the GPU's NVLink port carries traffic (0: compute_clock_hz):
+  // the links draw from the same power budget (models/cu/sm_clock.h).
+  std::uint64_t link_busy_compute_clock_hz = 0;
   std::uint32_t max_threads = 2048;          // T3 Table 1: 2K threads per CU
   std::uint32_t registers = 65536;           // 256 KB register file / 4 B
   std::uint64_t lds_bytes = 64 * 1024;       // LDS part of the 128 KB unified LDS + L1

@@ -18,9 +18,18 @@
 // already stands for), the clock during the hold is the cap's (measured 100-250 MHz
 // higher), and a time already begun keeps the clock it started at.
 //
-// No events: the state is a function of time and of the capping steps noted so far
-// (whose ends are known when they start). "Just after" makes the answer at the tick a
-// step starts the same whichever same-time event asks first.
+// NVLink traffic draws from the same budget: with the GPU at the cap, any traffic on its
+// NVLink port, sent or received, from its L2 or its DRAM, at 50 to 372 GB/s alike, holds
+// the SM clock ~3 % lower (results/h200-measurements/ce_read_source_sweep.csv, README
+// point 27). So the cap's clock has a second value, `link_busy`, used while the port has
+// carried traffic within `hold` (note_link_traffic); the GPU's network endpoint notes
+// each packet it sends or receives. Simplification: the lower clock does not depend on
+// the rate (the measurement's finding), and the port's activity holds it as long as
+// matrix work holds the cap (the controller's same `hold`).
+//
+// No events: the state is a function of time and of the capping steps and link traffic
+// noted so far (whose ends are known when they start). "Just after" makes the answer at
+// the tick a step starts the same whichever same-time event asks first.
 #pragma once
 
 #include <algorithm>
@@ -32,8 +41,9 @@ namespace t3sim {
 
 class SmClock {
  public:
-  SmClock(std::uint64_t boost_hz, std::uint64_t capped_hz, Tick hold)
-      : boost_(boost_hz), capped_(capped_hz), hold_(hold) {}
+  // link_busy_hz: the cap's clock while the NVLink port carries traffic (0: capped_hz).
+  SmClock(std::uint64_t boost_hz, std::uint64_t capped_hz, Tick hold, std::uint64_t link_busy_hz = 0)
+      : boost_(boost_hz), capped_(capped_hz), link_busy_(link_busy_hz != 0 ? link_busy_hz : capped_hz), hold_(hold) {}
 
   // A capping matrix step runs on [start, end), start at or after the current time.
   void note_capping_work(Tick start, Tick end) {
@@ -46,16 +56,27 @@ class SmClock {
       cap_end_ = until;
     }
   }
+  // The NVLink port sends or receives a packet now (`now`: the current time).
+  void note_link_traffic(Tick now) {
+    if (now >= link_end_) link_start_ = now;
+    link_end_ = now + hold_;
+  }
   bool capped(Tick t) const { return cap_start_ < t && t < cap_end_; }
+  bool link_busy(Tick t) const { return link_start_ < t && t < link_end_; }
+  // The cap's clock at t: what capping matrix steps that start at t run at.
+  const ClockDomain& cap_clock(Tick t) const { return link_busy(t) ? link_busy_ : capped_; }
   // The clock SM work that starts at t runs at.
-  const ClockDomain& at(Tick t) const { return capped(t) ? capped_ : boost_; }
+  const ClockDomain& at(Tick t) const { return capped(t) ? cap_clock(t) : boost_; }
 
  private:
   ClockDomain boost_;
   ClockDomain capped_;
+  ClockDomain link_busy_;
   Tick hold_;
   Tick cap_start_;
   Tick cap_end_;
+  Tick link_start_;
+  Tick link_end_;
 };
 
 }  // namespace t3sim

@@ -170,11 +170,16 @@ Gpu::Gpu(Simulator& sim, std::string_view name, const GpuConfig& cfg) : Componen
   build();
 }
 
+void Gpu::note_link_traffic() {
+  if (sm_clock_) sm_clock_->note_link_traffic(now());
+}
+
 void Gpu::build() {
   memory_ = std::make_unique<GpuMemory>(*this, "mem", cfg_.memory);
   // One SM clock for all CUs, when the GPU has a power cap (models/cu/sm_clock.h).
   if (cfg_.cu.compute_clock_hz != 0 && cfg_.cu.compute_clock_hz != cfg_.cu.clock_hz)
-    sm_clock_ = std::make_unique<SmClock>(cfg_.cu.clock_hz, cfg_.cu.compute_clock_hz, cfg_.cu.power_cap_hold);
+    sm_clock_ = std::make_unique<SmClock>(cfg_.cu.clock_hz, cfg_.cu.compute_clock_hz, cfg_.cu.power_cap_hold,
+                                          cfg_.cu.link_busy_compute_clock_hz);
   for (std::uint32_t i = 0; i < cfg_.num_cus; ++i) {
     cus_.push_back(std::make_unique<ComputeUnit>(*this, fmt::format("cu{}", i), cfg_.cu, *memory_, flags_));
     if (sm_clock_) cus_.back()->share_sm_clock(*sm_clock_);

@@ -190,6 +190,11 @@ class Gpu final : public Component {
   // node's network). Contract: called before any kernel with remote ops launches.
   void connect(RemoteAccess& remote);
 
+  // The GPU's NVLink port sent or received traffic now: under the power cap its SM
+  // clock is lower while it does (models/cu/sm_clock.h). false: no cap, nothing to note.
+  bool has_power_cap() const { return sm_clock_ != nullptr; }
+  void note_link_traffic();
+
   GpuMemory& memory() { return *memory_; }
   ComputeUnit& cu(std::uint32_t i) { return *cus_[i]; }
   std::uint32_t num_cus() const { return static_cast<std::uint32_t>(cus_.size()); }

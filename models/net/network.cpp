@@ -290,6 +290,7 @@ class Network::Impl::Endpoint final : public Component, public RemoteAccess, pub
   std::uint64_t pending_count = 0;
   MemTarget* memory = nullptr;
   std::function<void(std::uint64_t, std::uint64_t)> set_flag;
+  std::function<void()> on_traffic;  // observe_traffic's (may be empty)
   bool memory_blocked = false;  // refused; waiting for the memory's on_mem_retry
   std::uint32_t deliver_server = kNone;
   std::vector<std::uint64_t> delivered_from;  // payload bytes by sender as seen
@@ -633,6 +634,7 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   ep.bytes_delivered += p.bytes;
   ep.delivered_from[seen] += p.bytes;
   owner_.sim().note_progress();
+  if (ep.on_traffic) ep.on_traffic();
   ep.memory->accept(std::move(req));
   return true;
 }
@@ -743,6 +745,7 @@ void Network::Impl::inject(PeerPort& port, MemRequest&& req) {
   const std::uint64_t per_row = (std::uint64_t{req.bytes} + cut_bytes - 1) / cut_bytes;
 
   Endpoint& ep = *endpoints_[port.src];
+  if (ep.on_traffic) ep.on_traffic();
   const std::uint32_t slot = ep.new_slot();
   Pending& p = ep.pending[slot];
   p.cut_bytes = cut_bytes;
@@ -891,6 +894,10 @@ Network::~Network() = default;
 void Network::attach(std::uint32_t gpu, MemTarget& memory,
                      std::function<void(std::uint64_t flag, std::uint64_t value)> set_flag) {
   impl_->attach(gpu, memory, std::move(set_flag));
+}
+
+void Network::observe_traffic(std::uint32_t gpu, std::function<void()> on_traffic) {
+  impl_->endpoint(gpu).on_traffic = std::move(on_traffic);
 }
 
 RemoteAccess& Network::access(std::uint32_t gpu) { return impl_->endpoint(gpu); }

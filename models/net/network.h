@@ -86,6 +86,10 @@ class Network final : public Component {
   // outlive the network); `set_flag` applies an arriving flag set.
   void attach(std::uint32_t gpu, MemTarget& memory,
               std::function<void(std::uint64_t flag, std::uint64_t value)> set_flag);
+  // Optional: `on_traffic` runs whenever GPU `gpu`'s port injects a request or a data
+  // packet arrives for it (in that GPU's partition). The H200's SM clock under the power
+  // cap drops while its NVLink port carries traffic (models/cu/sm_clock.h).
+  void observe_traffic(std::uint32_t gpu, std::function<void()> on_traffic);
   RemoteAccess& access(std::uint32_t gpu);
   // Contract (kHomogeneous; ignored in kFull): [base, base + N x block_bytes) holds
   // one block per GPU (a chunked array that an all-gather fills, an all-to-all

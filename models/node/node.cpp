@@ -64,6 +64,7 @@ Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
     Gpu& gpu = *gpus_.back();
     FlagTable* flags = &gpu.flags();
     net_->attach(g, gpu.memory(), [flags](std::uint64_t flag, std::uint64_t value) { flags->set(flag, value); });
+    if (gpu.has_power_cap()) net_->observe_traffic(g, [&gpu] { gpu.note_link_traffic(); });
     gpu.connect(net_->access(g));
     dma_.emplace_back();
     for (std::uint32_t e = 0; e < cfg.dma_engines; ++e)

@@ -34,18 +34,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// A graph copying `piece` bytes from src to dst, over and over, `total` bytes in all.
-cudaGraphExec_t copy_graph(char* dst, const char* src, size_t piece, size_t total, cudaStream_t s) {
-  cudaGraph_t g;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-  for (size_t done = 0; done < total; done += piece) CK(cudaMemcpyAsync(dst, src, piece, cudaMemcpyDeviceToDevice, s));
-  CK(cudaStreamEndCapture(s, &g));
-  cudaGraphExec_t e;
-  CK(cudaGraphInstantiate(&e, g, 0));
-  CK(cudaGraphDestroy(g));
-  return e;
-}
-
 }  // namespace
 
 int main() {

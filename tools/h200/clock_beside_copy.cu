@@ -137,14 +137,7 @@ int main() {
         CK(cudaMemcpy(ht.data(), t, n_samples * 8, cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(hc.data(), c, n_samples * 8, cudaMemcpyDeviceToHost));
         // The clock over the window, from 5 ms in (the copies' start) to its end.
-        int first = -1, last = -1;
-        for (int i = 0; i < n_samples; ++i) {
-          if (first < 0 && ht[i] >= hm[0] + 5000000ull) first = i;
-          if (ht[i] <= hm[1]) last = i;
-        }
-        const double mhz = (first >= 0 && last > first)
-                               ? 1e3 * double(hc[last] - hc[first]) / double(ht[last] - ht[first])
-                               : -1;
+        const double mhz = window_clock_mhz(ht, hc, hm[0] + 5000000ull, hm[1]);
         printf("%s,%s,%d,%d,%.2f,%.0f,%.1f%s\n", sh.name, kase, rep, n_gemm, 1e3 * window_ms / n_gemm, mhz,
                moved / (window_ms * 1e-3) / 1e9, outlasted ? "" : ",copies_ended_early");
         fflush(stdout);

@@ -373,3 +373,30 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], unsigned a0, unsigne
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
+
+// A graph of copies of `piece` bytes from src to dst (UVA: a peer copy when they are on
+// different GPUs), over and over, `total` bytes in all: a few launches keep a copy
+// engine busy for a whole window without filling the launch queue (ce_footprint.cu,
+// ce_read_source.cu).
+inline cudaGraphExec_t copy_graph(char* dst, const char* src, size_t piece, size_t total, cudaStream_t s) {
+  cudaGraph_t g;
+  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  for (size_t done = 0; done < total; done += piece) CK(cudaMemcpyAsync(dst, src, piece, cudaMemcpyDefault, s));
+  CK(cudaStreamEndCapture(s, &g));
+  cudaGraphExec_t e;
+  CK(cudaGraphInstantiate(&e, g, 0));
+  CK(cudaGraphDestroy(g));
+  return e;
+}
+
+// The mean SM clock (MHz) a sampler's (global timer, cycles) samples show between
+// `from_ns` and `to_ns` of the global timer; -1 with fewer than two samples there.
+inline double window_clock_mhz(const std::vector<unsigned long long>& t, const std::vector<long long>& c,
+                               unsigned long long from_ns, unsigned long long to_ns) {
+  int first = -1, last = -1;
+  for (int i = 0; i < int(t.size()); ++i) {
+    if (first < 0 && t[i] >= from_ns) first = i;
+    if (t[i] <= to_ns) last = i;
+  }
+  return first >= 0 && last > first ? 1e3 * double(c[last] - c[first]) / double(t[last] - t[first]) : -1;
+}
