@@ -125,20 +125,18 @@ MemoryController::MemoryController(Component& parent, std::string_view name, con
   read_capacity_ = cfg.read_queue_size;
   write_capacity_ = cfg.write_queue_size;
   ingress_capacity_ = cfg.ingress_queue_size;
-  for (DramQueue* q : {&read_q_, &write_q_}) {
-    q->hot.reserve(q == &read_q_ ? cfg.read_queue_size : cfg.write_queue_size);
-  }
+  for (DramQueue* q : {&read_q_, &write_q_}) q->set_banks(dram.config().banks(), dram.config().banks_per_group);
   // What a tick reads first (TickEvent::prefetch): the configuration copy, the block of
-  // per-tick state, both queues' first entries, the channel's timing state. The
-  // queues never reallocate (reserved to capacity above; push only when they fit).
+  // per-tick state, both queues' first banks, the channel's timing state. The queues'
+  // bank arrays never reallocate (sized above).
   const auto dram_lines = dram.hot_lines();
   // Timeline tracks exist before the run (a partitioned run cannot add any).
   if (sim().timeline().enabled()) timeline_track_ = sim().timeline().track(this->name());
   tick_event_.lines = {&cfg_,
                        &read_capacity_,
                        reinterpret_cast<const char*>(&read_capacity_) + 64,
-                       read_q_.hot.data(),
-                       write_q_.hot.data(),
+                       read_q_.banks.data(),
+                       write_q_.banks.data(),
                        dram_lines[0],
                        dram_lines[1],
                        dram_lines[2]};
@@ -367,15 +365,18 @@ bool MemoryController::admit(Cycles now_c) {
   e.seq = next_seq_++;
   e.admitted = now_c;
   QueuedRequest h;
+  h.seq = e.seq;
   h.slot = slot;
   h.row = e.at.row;
   h.bank = static_cast<std::uint8_t>(e.bank);
-  h.group = static_cast<std::uint8_t>(e.at.bank_group);
   h.op = e.op;
   // Two reads are never ordered, and read_q_ holds only reads: a read checks write_q_.
+  // Requests to overlapping bytes share their interleave unit (accept() keeps each in
+  // one), and with it their bank and row: only the bank's requests to the row can be.
   for (const DramQueue* q : {&read_q_, &write_q_}) {
     if (q == &read_q_ && e.op == MemOp::kRead) continue;
-    for (const QueuedRequest& older : q->hot) h.hazards += ordered(entry(older), e) ? 1 : 0;
+    for (const QueuedRequest& older : q->banks[e.bank].requests)
+      h.hazards += older.row == h.row && ordered(entry(older), e) ? 1 : 0;
   }
   if (h.hazards > 0) {
     ++counts_.hazard_waits;
@@ -495,16 +496,14 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
 }
 
 bool MemoryController::issue_scheduled(const ScheduledCommand& c, Cycles now_c) {
-  const QueuedRequest& h = c.queue->hot[c.index];
-  const DramCommand cmd = static_cast<DramCommand>(h.cmd);
-  if (is_column(cmd)) {
-    issue_column(*c.queue, c.index, now_c);
+  if (is_column(c.command)) {
+    issue_column(c, now_c);
     return true;
   }
-  Entry& e = entry(h);
-  dram_.issue(cmd, e.at, now_c);
+  Entry& e = entry(c.queue->banks[c.bank].requests[c.index]);
+  dram_.issue(c.command, e.at, now_c);
   invalidate_commands(e.bank);  // a row opened or closed
-  if (cmd == DramCommand::kActivate) {
+  if (c.command == DramCommand::kActivate) {
     e.activated = true;
   } else {
     e.precharged = true;
@@ -514,15 +513,17 @@ bool MemoryController::issue_scheduled(const ScheduledCommand& c, Cycles now_c) 
 
 void MemoryController::invalidate_commands(std::uint32_t bank) {
   for (DramQueue* q : {&read_q_, &write_q_}) {
-    for (QueuedRequest& h : q->hot) {
-      if (bank == kAllBanks || h.bank == bank) h.cmd = QueuedRequest::kUnknownCommand;
+    if (bank != kAllBanks) {
+      q->bank_changed(bank);
+      continue;
     }
+    for (std::uint32_t b = 0; b < q->banks.size(); ++b) q->bank_changed(b);
   }
 }
 
 
-void MemoryController::issue_column(DramQueue& q, std::size_t i, Cycles now_c) {
-  const QueuedRequest& h = q.hot[i];
+void MemoryController::issue_column(const ScheduledCommand& c, Cycles now_c) {
+  const QueuedRequest& h = c.queue->banks[c.bank].requests[c.index];
   Entry& e = entry(h);
   const int s = index(e.stream);
   if (!e.started) {
@@ -535,7 +536,7 @@ void MemoryController::issue_column(DramQueue& q, std::size_t i, Cycles now_c) {
       ++counts_.row_hits[s];
     }
   }
-  const Cycles data_done = dram_.issue(static_cast<DramCommand>(h.cmd), e.at, now_c);
+  const Cycles data_done = dram_.issue(c.command, e.at, now_c);
   ++e.at.column;
   // The request's next column command retires it and schedules its response event,
   // which with many controllers has left the host's caches: fetch it meanwhile.
@@ -546,31 +547,34 @@ void MemoryController::issue_column(DramQueue& q, std::size_t i, Cycles now_c) {
     // A timing-only request has nothing to apply: its slot stays untouched (a host cache
     // miss with many controllers). The channel stores values at channel-local addresses.
     if (e.has_data) dram_.apply(e.op, map_.channel_local(e.address), e.bytes, reqs_[h.slot].data);
-    retire(q, i, data_done);
+    retire(*c.queue, c.bank, c.index, data_done);
   }
 }
 
-void MemoryController::retire(DramQueue& q, std::size_t i, Cycles data_done) {
+void MemoryController::retire(DramQueue& q, std::uint32_t bank, std::uint32_t i, Cycles data_done) {
   // The entry stays in place (its slot is freed by respond()).
-  const std::uint32_t slot = q.hot[i].slot;
+  const std::uint32_t slot = q.banks[bank].requests[i].slot;
   const Entry& e = entries_[slot];
-  q.erase(i);
+  const bool was_oldest = q.is_oldest(bank, i);
+  q.erase(bank, i);
   // The drain timeout runs from the oldest write's admission: kept at hand, as the
   // scheduler reads it every cycle.
-  if (&q == &write_q_ && i == 0 && !write_q_.empty()) write_front_admitted_ = entry(write_q_.hot.front()).admitted;
+  if (&q == &write_q_ && was_oldest && !write_q_.empty()) write_front_admitted_ = entry(write_q_.oldest()).admitted;
   // Only an entry with hazards can be ordered behind e (it counted e when admitted),
-  // and a read only behind a write (read_q_ holds only reads).
+  // only one of e's bank (admit()), and a read only behind a write (read_q_ holds only
+  // reads).
   if (hazard_entries_ > 0) {
     for (DramQueue* other : {&read_q_, &write_q_}) {
       if (other == &read_q_ && e.op == MemOp::kRead) continue;
-      for (std::size_t j = 0; j < other->size(); ++j) {
-        QueuedRequest& younger = other->hot[j];
-        if (younger.hazards == 0) continue;
+      std::vector<QueuedRequest>& same_bank = other->banks[bank].requests;
+      for (std::uint32_t j = 0; j < same_bank.size(); ++j) {
+        QueuedRequest& younger = same_bank[j];
+        if (younger.hazards == 0 || younger.row != e.at.row) continue;
         const Entry& y = entry(younger);
         if (y.seq > e.seq && ordered(e, y)) {
           if (--younger.hazards == 0) {
             --hazard_entries_;
-            ++other->free;
+            other->hazards_cleared(bank, j);
           }
         }
       }
@@ -608,11 +612,14 @@ void MemoryController::report_in_flight(std::vector<std::string>& out) const {
                             refresh_pending_ ? ", refresh pending" : ""));
   if (observer_waiting_) out.push_back("  an ingress head is held by the admission observer (waiting for its room)");
   auto describe = [&](const char* where, const DramQueue& q) {
-    for (std::size_t i = 0; i < q.size(); ++i) {
-      const Entry& e = entry(q.hot[i]);
+    std::vector<QueuedRequest> in_order;  // admission order, over the banks
+    for (const BankQueue& bank : q.banks) in_order.insert(in_order.end(), bank.requests.begin(), bank.requests.end());
+    std::sort(in_order.begin(), in_order.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+    for (const QueuedRequest& r : in_order) {
+      const Entry& e = entry(r);
       out.push_back(fmt::format("  {} {} {} {:#x} +{} (bg {} bank {} row {}), {} bursts left, {} hazards, since cycle {}",
                                 where, to_string(e.stream), to_string(e.op), e.address, e.bytes, e.at.bank_group,
-                                e.at.bank, e.at.row, e.bursts_left, q.hot[i].hazards, e.arrival.count()));
+                                e.at.bank, e.at.row, e.bursts_left, r.hazards, e.arrival.count()));
     }
   };
   describe("read queue:", read_q_);

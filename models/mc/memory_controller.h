@@ -109,8 +109,8 @@ class MemoryController final : public Component, public MemTarget, public Admiss
 
  private:
   // A request from acceptance to retirement: what the per-cycle scans read of a
-  // queued one is its QueuedRequest (i_scheduler.h, in queue order); the rest is its
-  // Entry, kept in entries_ at the request's slot (the slot of reqs_ and
+  // queued one is its QueuedRequest (i_scheduler.h, in its bank's queue); the rest
+  // is its Entry, kept in entries_ at the request's slot (the slot of reqs_ and
   // response_events_) from accept() on, so admission and retirement move only slot
   // numbers and QueuedRequests.
   struct Entry {
@@ -149,8 +149,8 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   // Bank `bank` (all banks if kAllBanks) opened or closed: its requests' next commands change.
   static constexpr std::uint32_t kAllBanks = ~std::uint32_t{0};
   void invalidate_commands(std::uint32_t bank);
-  void issue_column(DramQueue& q, std::size_t i, Cycles now);
-  void retire(DramQueue& q, std::size_t i, Cycles data_done);
+  void issue_column(const ScheduledCommand& c, Cycles now);
+  void retire(DramQueue& q, std::uint32_t bank, std::uint32_t i, Cycles data_done);
   void respond(std::uint32_t slot);
   void set_occupancy_stats();
   std::uint32_t ingress_size(int s) const { return ingress_count_[static_cast<std::size_t>(s)]; }

@@ -1,20 +1,22 @@
 #include "models/mc/impl/fcfs.h"
 
+#include <algorithm>
+
 namespace t3sim {
 
 ScheduledCommand FcfsScheduler::schedule(DramQueue& active, DramQueue& /*other*/, Cycles now, Cycles& next,
                                          bool want_next) {
-  QueuedRequest* const hot = active.hot.data();
-  for (std::size_t i = 0; i < active.size(); ++i) {
-    QueuedRequest& r = hot[i];
-    if (r.hazards > 0) continue;
-    r.command(dram_);
-    if (r.ready > now.count() && !want_next) return {};  // the cached bound: not yet
-    const Cycles t = r.exact_earliest(dram_, now);
-    if (t == now) return {&active, i};
-    if (want_next) next = std::min(next, t);
-    return {};
-  }
+  const auto [bank, seq] = active.oldest_free(dram_);
+  if (seq == BankQueue::kNone) return {};
+  // It is its bank's oldest row hit or oldest row miss.
+  BankQueue& q = active.found(bank, dram_);
+  const bool hit = seq == q.oldest_hit;
+  const DramCommand cmd = hit ? q.hit_command : q.miss_command;
+  std::uint64_t& bound = hit ? q.hit_ready : q.miss_ready;
+  if (bound > now.count() && !want_next) return {};  // the cached bound: not yet
+  bound = dram_.earliest_in_bank(cmd, bank, q.group, Cycles(0)).count();
+  if (bound <= now.count()) return {&active, bank, q.index_of(seq), cmd};
+  if (want_next) next = std::min(next, Cycles(bound));
   return {};
 }
 

@@ -8,9 +8,7 @@ namespace t3sim {
 FrFcfsScheduler::FrFcfsScheduler(const SchedulerParams& params)
     : dram_(params.dram),
       row_hit_cap_(params.row_hit_cap),
-      hits_since_activate_(params.dram.config().banks(), 0),
-      skipped_(std::max(params.read_queue_size, params.write_queue_size)),
-      row_cmds_(std::max(params.read_queue_size, params.write_queue_size)) {}
+      hits_since_activate_(params.dram.config().banks(), 0) {}
 
 
 T3SIM_REGISTER(dram_schedulers, "fr-fcfs",

@@ -1,5 +1,6 @@
 #pragma once
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -29,140 +30,89 @@ class FrFcfsScheduler final : public DramScheduler {
   const HbmChannel& dram_;
   std::uint32_t row_hit_cap_;
   std::vector<std::uint32_t> hits_since_activate_;  // per bank
-  // schedule()'s scratch: requests of the active queue skipped on a cached bound, its
-  // ACT/PRE requests (both sized to the larger queue), requests of the other queue
-  // skipped on a cached bound.
-  std::vector<std::uint32_t> skipped_, row_cmds_, skipped_other_;
 };
 
 inline constexpr Cycles kFrFcfsNever{std::numeric_limits<Cycles::rep>::max()};
-inline constexpr std::size_t kFrFcfsNone = ~std::size_t{0};
 
 inline ScheduledCommand FrFcfsScheduler::scan(DramQueue& active, DramQueue& other, Cycles now_c, Cycles& next,
                                            bool want_next) {
-  // FR-FCFS in two passes: the column commands (row hits) first, and only when none of
-  // them issues the ACT/PRE commands, kept in queue order (`row_cmds`) meanwhile: a
-  // ready ACT waiting behind row hits costs no timing check per cycle.
+  // FR-FCFS in two passes over the active queue's banks: the column commands (row hits)
+  // first, and only when none of them issues the ACT/PRE commands. A bank's oldest row
+  // hit stands for its other hits and its oldest row miss for its other misses
+  // (BankQueue: the same command, whose timing depends on the bank alone), so the
+  // oldest request that can issue is the oldest of these that can. The passes read
+  // one BankQueue line per bank and no request.
   //
   // Rows that requests waiting on nothing older still hit are not closed under their
-  // hits (until row_hit_cap), or FR-FCFS would thrash rows. A hazard-free request hits
-  // its bank's open row exactly when its next command is a column command, so the
-  // first pass collects those banks (`hit_banks`) for the precharges of the second.
-  //
-  // Members are read into locals first: the stores to a request's cached command (a
-  // byte, which may alias anything) would otherwise reload them at every entry.
+  // hits (until row_hit_cap), or FR-FCFS would thrash rows: the first pass collects
+  // those banks (`hit_banks`) for the precharges of the second.
   const HbmChannel& dram = dram_;
-  std::uint32_t* const hits_since_activate = hits_since_activate_.data();
-  const std::uint32_t row_hit_cap = row_hit_cap_;
-  std::uint64_t hit_banks = 0;  // at most 64 banks (checked by the controller)
-  auto precharge_held = [&](const QueuedRequest& h, bool below_cap_only) {
-    const std::uint32_t b = h.bank;
-    if (below_cap_only && hits_since_activate[b] >= row_hit_cap) return false;
-    return (hit_banks >> b & 1) != 0;
-  };
   const std::uint64_t now = now_c.count();
+  std::uint64_t hit_banks = 0;
   // Nothing issuing this cycle means sleeping until the earliest cycle any of these
-  // requests may issue: `soonest` collects it from the exact bounds computed on the
-  // way, and the requests skipped on a cached bound are listed for the exact pass.
-  // (The cached bounds only ever make a request wait that could not issue anyway, so
-  // when they are refreshed changes nothing but the work done.)
+  // requests may issue: `soonest` collects it. Without want_next it is not needed, and
+  // a command whose cached bound lies ahead is passed over without reading DRAM state.
   Cycles soonest = kFrFcfsNever;
-  // Scratch lists sized to the larger queue's capacity at construction: no checks.
-  std::uint32_t* const skipped = skipped_.data();
-  std::uint32_t* const row_cmds = row_cmds_.data();
-  std::size_t n_skipped = 0, n_row = 0;
-  QueuedRequest* const hot = active.hot.data();
-  const std::size_t n = active.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    QueuedRequest& h = hot[i];
-    if (h.hazards > 0) continue;
-    const DramCommand cmd = h.command(dram);
-    if (!is_column(cmd)) {
-      row_cmds[n_row++] = static_cast<std::uint32_t>(i);
-      continue;
-    }
-    hit_banks |= std::uint64_t{1} << h.bank;
-    if (h.ready > now) {
-      if (want_next) skipped[n_skipped++] = static_cast<std::uint32_t>(i);
-      continue;
-    }
-    const Cycles t = h.exact_earliest(dram, now_c);
-    if (t != now_c) {
-      soonest = std::min(soonest, t);
-      continue;
-    }
-    ++hits_since_activate[h.bank];
-    return {&active, i};
+  auto can_issue_now = [&](std::uint64_t& bound, DramCommand cmd, std::uint32_t bank, std::uint32_t group) {
+    if (bound > now && !want_next) return false;
+    bound = dram.earliest_in_bank(cmd, bank, group, Cycles(0)).count();
+    if (bound <= now) return true;
+    soonest = std::min(soonest, Cycles(bound));
+    return false;
+  };
+  // The choice so far: the oldest request that can issue now.
+  struct Choice {
+    DramQueue* queue = nullptr;
+    std::uint32_t bank = 0;
+    std::uint64_t seq = BankQueue::kNone;
+    DramCommand command = DramCommand::kRead;
+  } chosen;
+
+  for (std::uint64_t m = active.occupied_banks; m != 0; m &= m - 1) {
+    const auto b = static_cast<std::uint32_t>(std::countr_zero(m));
+    BankQueue& q = active.found(b, dram);
+    if (q.oldest_hit == BankQueue::kNone) continue;
+    hit_banks |= std::uint64_t{1} << b;
+    if (q.oldest_hit > chosen.seq) continue;  // an older one issues
+    if (can_issue_now(q.hit_ready, q.hit_command, b, q.group)) chosen = {&active, b, q.oldest_hit, q.hit_command};
   }
-  // No column command issues: the oldest ACT/PRE that can. A bank's oldest one stands
-  // for the bank's others (the same command, whose timing depends on the bank alone; see
-  // the other queue's pass below).
-  std::size_t other_ready = kFrFcfsNone;
-  std::uint64_t row_banks_seen = 0;
-  for (std::size_t k = 0; k < n_row; ++k) {
-    const std::uint32_t i = row_cmds[k];
-    QueuedRequest& h = hot[i];
-    if ((row_banks_seen >> h.bank & 1) != 0) continue;
-    row_banks_seen |= std::uint64_t{1} << h.bank;
-    if (h.cmd == static_cast<std::uint8_t>(DramCommand::kPrecharge) && precharge_held(h, true)) continue;
-    if (h.ready > now) {
-      if (want_next) skipped[n_skipped++] = i;
-      continue;
+  if (chosen.queue == nullptr) {
+    // No column command issues: the oldest ACT/PRE that can, never closing a row that
+    // hits still wait for (below row_hit_cap hits since its ACT).
+    for (std::uint64_t m = active.occupied_banks; m != 0; m &= m - 1) {
+      const auto b = static_cast<std::uint32_t>(std::countr_zero(m));
+      BankQueue& q = active.banks[b];  // found above
+      if (q.oldest_miss == BankQueue::kNone || q.oldest_miss > chosen.seq) continue;
+      if (q.miss_command == DramCommand::kPrecharge && (hit_banks >> b & 1) != 0 &&
+          hits_since_activate_[b] < row_hit_cap_)
+        continue;
+      if (can_issue_now(q.miss_ready, q.miss_command, b, q.group)) chosen = {&active, b, q.oldest_miss, q.miss_command};
     }
-    const Cycles t = h.exact_earliest(dram, now_c);
-    if (t != now_c) {
-      soonest = std::min(soonest, t);
-      continue;
-    }
-    other_ready = i;
-    break;
   }
-  DramQueue* row_queue = &active;
-  skipped_other_.clear();
-  if (other_ready == kFrFcfsNone) {
+  if (chosen.queue == nullptr) {
     // Nothing in the active queue can issue: open or close a row for the other queue
     // meanwhile (ACT/PRE do not use the data bus, so no turnaround), never closing a
-    // row the active queue still hits.
-    //
-    // Only a bank's oldest ACT/PRE request is looked at: the others of that bank need
-    // the same command (PRE while a row is open, ACT while none is: a bank's requests'
-    // commands are recomputed together when it opens or closes), and its timing depends
-    // on the bank alone (exact_earliest: command, bank, group), so they issue no sooner
-    // and wake nothing sooner. (The other queue is the H200's 512-entry write queue while reads are
-    // active: this pass was most of the controllers' time there.)
-    std::uint64_t looked_at = 0;
-    for (std::size_t i = 0; i < other.size() && other_ready == kFrFcfsNone; ++i) {
-      QueuedRequest& h = other.hot[i];
-      if (h.hazards > 0 || (looked_at >> h.bank & 1) != 0) continue;
-      const DramCommand cmd = h.command(dram);
-      if (is_column(cmd)) continue;
-      looked_at |= std::uint64_t{1} << h.bank;
-      if (cmd == DramCommand::kPrecharge && precharge_held(h, false)) continue;
-      if (h.ready > now) {
-        if (want_next) skipped_other_.push_back(static_cast<std::uint32_t>(i));
-        continue;
-      }
-      const Cycles t = h.exact_earliest(dram, now_c);
-      if (t == now_c) {
-        other_ready = i;
-        row_queue = &other;
-      } else {
-        soonest = std::min(soonest, t);  // wake for it too, or the slot is only used by chance
-      }
+    // row the active queue still hits. Its requests count for `soonest` too, or the
+    // slot would only be used by chance. (The other queue is the H200's 512-entry
+    // write queue while reads are active.)
+    for (std::uint64_t m = other.occupied_banks; m != 0; m &= m - 1) {
+      const auto b = static_cast<std::uint32_t>(std::countr_zero(m));
+      BankQueue& q = other.found(b, dram);
+      if (q.oldest_miss == BankQueue::kNone || q.oldest_miss > chosen.seq) continue;
+      if (q.miss_command == DramCommand::kPrecharge && (hit_banks >> b & 1) != 0) continue;
+      if (can_issue_now(q.miss_ready, q.miss_command, b, q.group)) chosen = {&other, b, q.oldest_miss, q.miss_command};
     }
   }
-  if (other_ready == kFrFcfsNone) {
-    if (!want_next) return {};
-    // Nothing issues: the exact bounds of the skipped requests complete `soonest`.
-    for (std::size_t k = 0; k < n_skipped; ++k) soonest = std::min(soonest, hot[skipped[k]].exact_earliest(dram, now_c));
-    for (const std::uint32_t i : skipped_other_) soonest = std::min(soonest, other.hot[i].exact_earliest(dram, now_c));
-    next = std::min(next, soonest);
+  if (chosen.queue == nullptr) {
+    if (want_next) next = std::min(next, soonest);
     return {};
   }
-  // A row opens (its hits are counted from here) or closes.
-  if (row_queue->hot[other_ready].cmd == static_cast<std::uint8_t>(DramCommand::kActivate))
-    hits_since_activate[row_queue->hot[other_ready].bank] = 0;
-  return {row_queue, other_ready};
+  if (is_column(chosen.command)) {
+    ++hits_since_activate_[chosen.bank];
+  } else if (chosen.command == DramCommand::kActivate) {
+    hits_since_activate_[chosen.bank] = 0;  // a row opens: its hits are counted from here
+  }
+  return {chosen.queue, chosen.bank, chosen.queue->banks[chosen.bank].index_of(chosen.seq), chosen.command};
 }
 
 }  // namespace t3sim
