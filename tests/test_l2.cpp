@@ -1506,6 +1506,9 @@ TEST(L2Config, EachBadValueIsOneErrorAtItsKey) {
               HasSubstr("l2.yaml:2: l2.uncached:"));
   EXPECT_THAT(l2_config_error("l2:\n  local_copy_priority: sms_first\n").what(),
               HasSubstr("l2.yaml:2: l2.local_copy_priority:"));
+  EXPECT_THAT(l2_config_error("l2:\n  hub_transactions: -1\n").what(), HasSubstr("l2.yaml:2: l2.hub_transactions:"));
+  EXPECT_THAT(l2_config_error("l2:\n  hub_transaction: 8\n").what(),
+              HasSubstr("l2.yaml:2: l2.hub_transaction: unknown key (did you mean 'hub_transactions'?)"));
   EXPECT_THAT(l2_config_error("l2:\n  max_outstanding_misses: 0\n").what(),
               HasSubstr("l2.yaml:2: l2.max_outstanding_misses:"));
   EXPECT_THAT(l2_config_error("l2:\n  size: 16MiB\n  bank_bytes_per_cycle: 0\n").what(),

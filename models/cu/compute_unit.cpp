@@ -582,7 +582,7 @@ bool ComputeUnit::try_compute_start(std::uint32_t s) {
   // moment. A kernel marked boost_clock draws too little power to reach the cap
   // (TraceResources).
   const bool capping = step.lds_bytes > 0 && !w.launch.trace->resources.boost_clock;
-  const ClockDomain& clock = !capping ? sm_clock() : sm_clock_ != nullptr ? sm_clock_->cap_clock(now()) : compute_clock_;
+  const ClockDomain& clock = capping ? cap_clock() : sm_clock();
   // A step of no cycles (a copy's: its stores wait for its loads, nothing more) needs
   // no pipe and waits for no other WG's work.
   const Tick start = held == 0 ? now() : std::max(now(), matrix_free_);

@@ -312,6 +312,9 @@ class ComputeUnit final : public Component, public MemClient {
   bool store_port_busy(std::uint32_t s);
   // The clock SM work that starts now runs at (the cap's while the GPU is at it).
   const ClockDomain& sm_clock() const { return sm_clock_ != nullptr ? sm_clock_->at(now()) : clock_; }
+  // What capping matrix steps run at now: the cap's clock (lower while the GPU's NVLink
+  // port carries traffic, sm_clock.h), or compute_clock_ without a shared SM clock.
+  const ClockDomain& cap_clock() const { return sm_clock_ != nullptr ? sm_clock_->cap_clock(now()) : compute_clock_; }
   void wake_load_waiters();
   // Advances every slot in `waiting` (which it empties; slots refused again re-register
   // into it), through `scratch`; `busy` marks a call in progress.

@@ -56,15 +56,7 @@ int main() {
     CK(cudaMemset(peer, 1, copy_bytes));
     CK(cudaSetDevice(0));
   }
-  const int n_samples = 15000;                  // 300 ms at 20 us
-  const unsigned long long period = 20000;      // ns
-  unsigned long long *t, *marks;
-  long long* c;
-  CK(cudaMalloc(&t, n_samples * 8));
-  CK(cudaMalloc(&c, n_samples * 8));
-  CK(cudaMalloc(&marks, 2 * 8));
-  std::vector<unsigned long long> ht(n_samples);
-  std::vector<long long> hc(n_samples);
+  WindowClock clock;  // the SM clock through each window
   const int max_copies = 2000;
   std::vector<cudaEvent_t> copy_end(max_copies);
   for (auto& e : copy_end) CK(cudaEventCreate(&e));
@@ -114,12 +106,11 @@ int main() {
             CK(cudaEventRecord(copy_end[i], cs));
           }
         }
-        sampler<<<1, 32, 0, ss>>>(t, c, n_samples, period);
-        marker<<<1, 1, 0, gs>>>(marks);
+        clock.open(ss, gs);
         CK(cudaEventRecord(w0, gs));
         for (int i = 0; i < n_gemm; ++i) gemm();
         CK(cudaEventRecord(w1, gs));
-        marker<<<1, 1, 0, gs>>>(marks + 1);
+        clock.close(gs);
         CK(cudaDeviceSynchronize());
         float window_ms = 0;
         CK(cudaEventElapsedTime(&window_ms, w0, w1));
@@ -132,12 +123,8 @@ int main() {
           if (from_start > 0 && to_end > 0) moved += double(copy_bytes);
           if (to_end < 0) outlasted = true;
         }
-        unsigned long long hm[2];
-        CK(cudaMemcpy(hm, marks, sizeof hm, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(ht.data(), t, n_samples * 8, cudaMemcpyDeviceToHost));
-        CK(cudaMemcpy(hc.data(), c, n_samples * 8, cudaMemcpyDeviceToHost));
         // The clock over the window, from 5 ms in (the copies' start) to its end.
-        const double mhz = window_clock_mhz(ht, hc, hm[0] + 5000000ull, hm[1]);
+        const double mhz = clock.mhz(5000000ull);
         printf("%s,%s,%d,%d,%.2f,%.0f,%.1f%s\n", sh.name, kase, rep, n_gemm, 1e3 * window_ms / n_gemm, mhz,
                moved / (window_ms * 1e-3) / 1e9, outlasted ? "" : ",copies_ended_early");
         fflush(stdout);

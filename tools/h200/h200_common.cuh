@@ -389,14 +389,39 @@ inline cudaGraphExec_t copy_graph(char* dst, const char* src, size_t piece, size
   return e;
 }
 
-// The mean SM clock (MHz) a sampler's (global timer, cycles) samples show between
-// `from_ns` and `to_ns` of the global timer; -1 with fewer than two samples there.
-inline double window_clock_mhz(const std::vector<unsigned long long>& t, const std::vector<long long>& c,
-                               unsigned long long from_ns, unsigned long long to_ns) {
-  int first = -1, last = -1;
-  for (int i = 0; i < int(t.size()); ++i) {
-    if (first < 0 && t[i] >= from_ns) first = i;
-    if (t[i] <= to_ns) last = i;
+// The SM clock over a window of GEMMs: one warp samples (global timer, cycles) every
+// 20 us for 300 ms on its own stream (holding one SM), and markers on the GEMMs' stream
+// stamp the window's start and end (clock_beside_copy.cu, ce_read_source.cu).
+struct WindowClock {
+  static constexpr int kSamples = 15000;
+  static constexpr unsigned long long kPeriodNs = 20000;
+  WindowClock() {
+    CK(cudaMalloc(&t, kSamples * 8));
+    CK(cudaMalloc(&c, kSamples * 8));
+    CK(cudaMalloc(&marks, 2 * 8));
   }
-  return first >= 0 && last > first ? 1e3 * double(c[last] - c[first]) / double(t[last] - t[first]) : -1;
-}
+  // Before the window's first GEMM: the sampler on `samples`, the start mark on `gemms`.
+  void open(cudaStream_t samples, cudaStream_t gemms) {
+    sampler<<<1, 32, 0, samples>>>(t, c, kSamples, kPeriodNs);
+    marker<<<1, 1, 0, gemms>>>(marks);
+  }
+  void close(cudaStream_t gemms) { marker<<<1, 1, 0, gemms>>>(marks + 1); }
+  // After both have run: the mean clock (MHz) from `skip_ns` after the start mark to the
+  // end mark; -1 with fewer than two samples there.
+  double mhz(unsigned long long skip_ns) const {
+    unsigned long long hm[2];
+    std::vector<unsigned long long> ht(kSamples);
+    std::vector<long long> hc(kSamples);
+    CK(cudaMemcpy(hm, marks, sizeof hm, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(ht.data(), t, kSamples * 8, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hc.data(), c, kSamples * 8, cudaMemcpyDeviceToHost));
+    int first = -1, last = -1;
+    for (int i = 0; i < kSamples; ++i) {
+      if (first < 0 && ht[i] >= hm[0] + skip_ns) first = i;
+      if (ht[i] <= hm[1]) last = i;
+    }
+    return first >= 0 && last > first ? 1e3 * double(hc[last] - hc[first]) / double(ht[last] - ht[first]) : -1;
+  }
+  unsigned long long *t = nullptr, *marks = nullptr;
+  long long* c = nullptr;
+};
