@@ -23,15 +23,8 @@
 
 namespace {
 
-struct Rec {
-  bool copy;
-  unsigned long long start, end;
-};
-
 constexpr int kCtas = 24, kThreads = 512;
 constexpr size_t kCopyBytes = 64ull << 20;
-
-
 
 }  // namespace
 
@@ -73,16 +66,11 @@ int main() {
       std::vector<unsigned long long> st(2 * kCtas * kCopies);
       CK(cudaMemcpy(st.data(), stamps, st.size() * sizeof(st[0]), cudaMemcpyDeviceToHost));
       // The GEMMs' and the copies' kernels (cuBLAS's nvjet, this program's copy16).
-      std::vector<Rec> recs;
-      for (const KernelRecord& k : take_kernel_records()) {
-        const bool copy = k.name.find("copy16") != std::string::npos;
-        if (copy || k.name.find("nvjet") != std::string::npos) recs.push_back({copy, k.start, k.end});
-      }
-      std::sort(recs.begin(), recs.end(), [](const Rec& a, const Rec& b) { return a.start < b.start; });
+      const std::vector<CopyOrGemm> recs = take_copies_and_gemms("copy16");
       if (recs.empty()) continue;
       const unsigned long long t0 = recs.front().start;
       int gi = 0, ci = 0;
-      for (const Rec& r : recs) {
+      for (const CopyOrGemm& r : recs) {
         if (r.copy && ci < kCopies) {
           unsigned long long fs = ~0ull, ls = 0, le = 0;
           for (int c = 0; c < kCtas; ++c) {

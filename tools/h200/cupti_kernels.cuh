@@ -5,6 +5,7 @@
 #pragma once
 #include <cupti.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
@@ -59,4 +60,21 @@ inline std::vector<KernelRecord> take_kernel_records() {
   std::vector<KernelRecord> out;
   out.swap(cupti_detail::records);
   return out;
+}
+
+// The copies' and the GEMMs' kernels among the records since the last call, in start
+// order: a copy if its name contains `copy_name`, a GEMM if it contains "nvjet" (cuBLAS's
+// Hopper kernels); the others are dropped (copy_gaps.cu, copy_phase.cu).
+struct CopyOrGemm {
+  bool copy;
+  unsigned long long start, end;
+};
+inline std::vector<CopyOrGemm> take_copies_and_gemms(const char* copy_name) {
+  std::vector<CopyOrGemm> recs;
+  for (const KernelRecord& k : take_kernel_records()) {
+    const bool copy = k.name.find(copy_name) != std::string::npos;
+    if (copy || k.name.find("nvjet") != std::string::npos) recs.push_back({copy, k.start, k.end});
+  }
+  std::sort(recs.begin(), recs.end(), [](const CopyOrGemm& a, const CopyOrGemm& b) { return a.start < b.start; });
+  return recs;
 }

@@ -94,9 +94,9 @@ struct TorchMmGemm {
 // interfere.py's copy16 (int4 loads and stores, 4 per thread in flight), with each CTA's
 // start and end stamped (thread 0, after a barrier at the end so the end is the CTA's
 // last store issued): stamps[2 b] and stamps[2 b + 1].
-__global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
-                       unsigned long long* stamps) {
-  if (threadIdx.x == 0) stamps[2 * blockIdx.x] = gtime();
+// The copy's loop, shared with the kernels that record more of their CTAs (copy_phase.cu).
+__device__ __forceinline__ void copy16_loop(const int4* __restrict__ src, int4* __restrict__ dst,
+                                            unsigned long long n16) {
   unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   for (; i + 3 * stride < n16; i += 4 * stride) {
@@ -104,6 +104,11 @@ __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, uns
     dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d;
   }
   for (; i < n16; i += stride) dst[i] = src[i];
+}
+__global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16,
+                       unsigned long long* stamps) {
+  if (threadIdx.x == 0) stamps[2 * blockIdx.x] = gtime();
+  copy16_loop(src, dst, n16);
   __syncthreads();
   if (threadIdx.x == 0) stamps[2 * blockIdx.x + 1] = gtime();
 }
