@@ -15,8 +15,9 @@
 // (times from the size's first kernel start, CUPTI's clock; sms and cta_* for copies only:
 // cta_first_start is the record's start, cta_last_end that plus the CTAs' span, first
 // start to last end, on %globaltimer).
-//   tools/h200/measure_program.sh copy_phase OUTDIR [GEMM...]; tools/h200/copy_phase.py OUTDIR/copy_phase.csv
-// (GEMM: gpt3.op.tp32 megagpt2.op.tp8 palm.fc2.tp32 tnlg.fc2.tp8; default the first two)
+//   tools/h200/measure_program.sh copy_phase OUTDIR [--push] [GEMM...]; tools/h200/copy_phase.py OUTDIR/copy_phase.csv
+// (GEMM: gpt3.op.tp32 megagpt2.op.tp8 palm.fc2.tp32 tnlg.fc2.tp8; default the first two;
+// --push: the copy stores into GPU 1's memory over NVLink, as sm_push, on two GPUs)
 
 #include <algorithm>
 #include <cstdint>
@@ -54,16 +55,26 @@ int main(int argc, char** argv) {
                          {"palm.fc2.tp32", 2048, 18432, 2304},
                          {"tnlg.fc2.tp8", 8192, 4256, 2128}};
   std::vector<Shape> shapes;
-  for (int a = 1; a < argc; ++a)
+  bool push = false;  // --push: the copy stores into GPU 1's memory (interference_2gpu.csv's sm_push)
+  for (int a = 1; a < argc; ++a) {
+    push = push || strcmp(argv[a], "--push") == 0;
     for (const Shape& s : known)
       if (strcmp(argv[a], s.name) == 0) shapes.push_back(s);
-  if (argc == 1) shapes = {known[0], known[1]};
+  }
+  if (shapes.empty()) shapes = {known[0], known[1]};
   if (!start_kernel_activity()) return 1;
   GemmAndSideStreams streams;
   constexpr size_t kMaxBytes = 94ull << 20;
   int4 *src, *dst;
   CK(cudaMalloc(&src, kMaxBytes));
-  CK(cudaMalloc(&dst, kMaxBytes));
+  if (push) {
+    CK(cudaSetDevice(1));
+    CK(cudaMalloc(&dst, kMaxBytes));
+    CK(cudaSetDevice(0));
+    CK(cudaDeviceEnablePeerAccess(1, 0));
+  } else {
+    CK(cudaMalloc(&dst, kMaxBytes));
+  }
   CK(cudaMemset(src, 1, kMaxBytes));
   unsigned long long* stamps;
   CK(cudaMalloc(&stamps, sizeof(unsigned long long) * 3 * kCtas * kCopies));

@@ -21,8 +21,12 @@ def load(paths):
     rows = defaultdict(lambda: {"gemm": [], "copy": []})
     for path in paths:
         with open(path) as f:
-            lines = [l for l in f if not l.startswith("#")]
-        load_rows(rows, csv.DictReader(lines))
+            lines = f.readlines()
+        # measure_program.sh's first line (and, with two GPUs, nvidia-smi's second) precede the header.
+        start = next((i for i, l in enumerate(lines) if l.startswith("gemm,")), None)
+        if start is None:
+            raise SystemExit(f"{path}: no 'gemm,...' header line: not copy_phase.cu's output")
+        load_rows(rows, csv.DictReader(lines[start:]))
     return rows
 
 
