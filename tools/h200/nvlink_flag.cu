@@ -8,9 +8,11 @@
 // measurement has given yet. This program ping-pongs a flag between one thread on GPU 0
 // and one on GPU 1, each storing into the other's memory and polling its own, N times;
 // a round trip over two is one flag's trip (store, NVLink and switch, visibility to the
-// poller). Variants: a plain volatile store; __threadfence_system() before it (NCCL's
-// Simple protocol fences its data before the flag); the same ping-pong within one GPU
-// (both threads on GPU 0, flags in its memory) for the part that is not the link.
+// poller). Variants: a plain volatile store; __threadfence_system() (fence.sc.sys) before
+// it ("fenced"); fence.acq_rel.sys before it, the fence NCCL's Simple protocol puts
+// between a step's data and its tail flag (src/device/prims_simple.h, postPeer); the same
+// ping-pong within one GPU (both threads on GPU 0, flags in its memory) for the part
+// that is not the link.
 //
 // Prints CSV: variant,round_trips,round_trip_ns_median,one_way_ns
 //   tools/h200/measure_program.sh nvlink_flag OUTDIR   (two GPUs with peer access)
@@ -28,12 +30,20 @@ constexpr int kTrips = 20000;
 // Player 0 starts: it stores i into the other's flag, waits for i back in its own.
 // Player 1 waits for i in its own flag, then stores i into the other's. Each records
 // player 0's round trips on the global timer.
-__global__ void ping(volatile unsigned* mine, volatile unsigned* theirs, int player, bool fence,
+// The fence before a store: none, NCCL's (fence.acq_rel.sys, prims_simple.h's postPeer
+// before it stores the tail), or __threadfence_system() (fence.sc.sys).
+enum Fence { kNone = 0, kAcqRel = 1, kSc = 2 };
+__device__ __forceinline__ void fence_before_store(int fence) {
+  if (fence == kAcqRel) asm volatile("fence.acq_rel.sys;" ::: "memory");
+  if (fence == kSc) __threadfence_system();
+}
+
+__global__ void ping(volatile unsigned* mine, volatile unsigned* theirs, int player, int fence,
                      unsigned long long* trip_ns) {
   for (int i = 1; i <= kTrips; ++i) {
     if (player == 0) {
       const unsigned long long t0 = gtime();
-      if (fence) __threadfence_system();
+      fence_before_store(fence);
       *theirs = i;
       while (*mine != unsigned(i)) {
       }
@@ -41,7 +51,7 @@ __global__ void ping(volatile unsigned* mine, volatile unsigned* theirs, int pla
     } else {
       while (*mine != unsigned(i)) {
       }
-      if (fence) __threadfence_system();
+      fence_before_store(fence);
       *theirs = i;
     }
   }
@@ -52,7 +62,7 @@ double median(std::vector<unsigned long long> v) {
   return double(v[v.size() / 2]);
 }
 
-void run(const char* variant, int dev0, int dev1, bool fence) {
+void run(const char* variant, int dev0, int dev1, int fence) {
   unsigned *flag0, *flag1;
   unsigned long long* trips;
   CK(cudaSetDevice(dev0));
@@ -91,15 +101,17 @@ int main() {
   int n = 0;
   CK(cudaGetDeviceCount(&n));
   printf("variant,round_trips,round_trip_ns_median,one_way_ns\n");
-  run("same_gpu", 0, 0, false);
-  run("same_gpu_fenced", 0, 0, true);
+  run("same_gpu", 0, 0, kNone);
+  run("same_gpu_fenced", 0, 0, kSc);
+  run("same_gpu_acq_rel", 0, 0, kAcqRel);
   if (n < 2) return 0;
   CK(cudaSetDevice(0));
   CK(cudaDeviceEnablePeerAccess(1, 0));
   CK(cudaSetDevice(1));
   CK(cudaDeviceEnablePeerAccess(0, 0));
   CK(cudaSetDevice(0));
-  run("nvlink", 0, 1, false);
-  run("nvlink_fenced", 0, 1, true);
+  run("nvlink", 0, 1, kNone);
+  run("nvlink_fenced", 0, 1, kSc);
+  run("nvlink_acq_rel", 0, 1, kAcqRel);
   return 0;
 }
