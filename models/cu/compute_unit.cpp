@@ -1,7 +1,9 @@
 #include "models/cu/compute_unit.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -47,6 +49,17 @@ CuConfig read_cu_config(ConfigNode node) {
   cfg.lds_bytes_per_cycle =
       static_cast<std::uint32_t>(node.get_uint("lds_bytes_per_cycle", cfg.lds_bytes_per_cycle, 0, 1u << 20));
   cfg.posted_stores = node.get_bool("posted_stores", cfg.posted_stores);
+  cfg.flag_latency = node.get_time("flag_latency", cfg.flag_latency, Tick::zero(), Tick::ms(1));
+  cfg.fence_latency = node.get_time("fence_latency", cfg.fence_latency, Tick::zero(), Tick::ms(1));
+  // A ratio in twentieths (1.2: 6/5), reduced: with LL's 2/1 or LL128's 16/15 it stays a
+  // small fraction (MemRequest's 8-bit wire_num / wire_den).
+  const double wire = node.get_double("remote_store_wire_ratio", 1.0, 1.0, 4.0);
+  const auto twentieths = static_cast<std::uint32_t>(std::lround(wire * 20));
+  if (std::abs(wire * 20 - twentieths) > 1e-9)
+    node.fail("remote_store_wire_ratio", fmt::format("expected a multiple of 0.05, got {}", wire));
+  const std::uint32_t g = std::gcd(twentieths, 20u);
+  cfg.remote_store_wire_num = static_cast<std::uint8_t>(twentieths / g);
+  cfg.remote_store_wire_den = static_cast<std::uint8_t>(20 / g);
   node.finish();
   return cfg;
 }
@@ -181,6 +194,9 @@ void ComputeUnit::launch(const WgLaunch& wg, Tick start) {
   w.waiting_flag = false;
   w.starting = false;
   w.waiting_tma = false;
+  w.waiting_fence = false;
+  w.stored_since_fence = false;
+  w.fence_done = Tick::zero();
   w.tma_issuing = false;
   w.outstanding = 0;
   w.next_piece = 0;
@@ -281,8 +297,19 @@ void ComputeUnit::advance(std::uint32_t s) {
           break;
         }
         // Release: the flag says "done" only after the WG's earlier computes finished
-        // and its earlier stores were acknowledged.
+        // and its earlier stores were acknowledged, and then its fence's own time
+        // (fence_latency) if it stored since the last one.
         if (w.computes_done < w.group || w.outstanding > 0 || !w.pending_stores.empty()) return;
+        if (cfg_.fence_latency > Tick::zero() && w.stored_since_fence) {
+          if (w.fence_done == Tick::zero()) {
+            w.fence_done = now() + cfg_.fence_latency;
+            wake_at(s, &Slot::waiting_fence, w.fence_done);
+            return;
+          }
+          if (now() < w.fence_done) return;
+        }
+        w.fence_done = Tick::zero();
+        w.stored_since_fence = false;
         issue_set(op);
         break;
       case TraceOpKind::kWait:
@@ -394,8 +421,12 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
 
 void ComputeUnit::issue_set(const WgOp& op) {
   if (op.remote()) {
+    // The destination GPU adds the flag's store-and-poll time when it lands (Gpu::land_flag).
     T3SIM_CHECK(remote_ != nullptr, "a remote flag set needs the multi-GPU system");
     remote_->set_peer_flag(static_cast<std::uint32_t>(op.peer), op.flag(), op.value());
+  } else if (cfg_.flag_latency > Tick::zero()) {
+    sim().events().schedule_callback(now() + cfg_.flag_latency,
+                                     [this, flag = op.flag(), value = op.value()] { flags_.set(flag, value); });
   } else {
     flags_.set(op.flag(), op.value());
   }
@@ -490,6 +521,15 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
     r.wire_num = 16;  // NCCL LL128: a 128 B line holds 120 B of data and an 8 B flag
     r.wire_den = 15;
   }
+  if (target != &memory_ && cfg_.remote_store_wire_num != cfg_.remote_store_wire_den) {
+    // The write packets' own overhead on the link, on top of the protocol's lines.
+    const std::uint32_t num = std::uint32_t{r.wire_num} * cfg_.remote_store_wire_num;
+    const std::uint32_t den = std::uint32_t{r.wire_den} * cfg_.remote_store_wire_den;
+    const std::uint32_t g = std::gcd(num, den);
+    T3SIM_CHECK(num / g <= 255 && den / g <= 255, "a remote store's wire ratio does not fit MemRequest's");
+    r.wire_num = static_cast<std::uint8_t>(num / g);
+    r.wire_den = static_cast<std::uint8_t>(den / g);
+  }
   if (mem_op != MemOp::kRead && routing != nullptr) {
     r.track_wg = w.launch.wg;  // T3 tracker metadata (§4.2.1) of a mapped producer's stores
     r.track_wf = static_cast<std::uint8_t>(op.wf >= 0 ? op.wf : 0);
@@ -554,7 +594,10 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
   (mem_op == MemOp::kRead ? load_bytes_ : store_bytes_) += r.total_bytes();
   target->accept(std::move(r));
   ++w.outstanding;
-  if (mem_op != MemOp::kRead) ++records_[w.record].stores_in_flight;
+  if (mem_op != MemOp::kRead) {
+    ++records_[w.record].stores_in_flight;
+    w.stored_since_fence = true;
+  }
   return true;
 }
 

@@ -103,6 +103,20 @@ struct CuConfig {
   std::uint32_t flops_per_cycle = 1024;
   // A WG frees its slot once only its stores are in flight (see the file comment).
   bool posted_stores = true;
+  // Flags (`set` / `wait`, NCCL's head and tail): a flag's value reaches a WG waiting on
+  // it this long after the set (local) or its arrival (remote): the flag's store into
+  // the L2 and the waiting warp's poll reading it there. 0: at once.
+  Tick flag_latency = Tick::zero();
+  // A fenced `set` (release: NCCL Simple's fence.acq_rel.sys before its tail flag) costs
+  // this much beyond waiting for the WG's earlier stores, when the WG has stored since
+  // its last fenced set (NCCL fences only after data: prims_simple.h postPeer's
+  // dataStored). 0: nothing beyond the wait.
+  Tick fence_latency = Tick::zero();
+  // Bytes on the wire per payload byte of a CU's remote store (its write packets'
+  // headers), as num / den, beside its protocol's own (LL, LL128: MemRequest::wire_num).
+  // A copy engine's transfers do not pay it (net.bandwidth is theirs). 1/1: none.
+  std::uint8_t remote_store_wire_num = 1;
+  std::uint8_t remote_store_wire_den = 1;
 };
 
 CuConfig read_cu_config(ConfigNode node);
@@ -224,6 +238,9 @@ class ComputeUnit final : public Component, public MemClient {
     bool starting = false;  // placed; its first op waits for its start time
     bool waiting_port = false;  // a store waits for the data port (store_bytes_per_cycle)
     bool waiting_tma = false;   // a TMA load waits for the SM's TMA unit (tma_free_)
+    bool waiting_fence = false;      // a fenced set waits out fence_latency
+    bool stored_since_fence = false;  // a write or update issued since the last fenced set
+    Tick fence_done;                 // when the fence of the set being processed ends (or zero)
     bool tma_issuing = false;   // the TMA unit took the load op being split (next_piece)
     std::uint32_t outstanding = 0;  // memory requests in flight
     std::uint32_t budget = 0;       // wfs x max_outstanding_per_wf

@@ -174,6 +174,14 @@ void Gpu::note_link_traffic() {
   if (sm_clock_) sm_clock_->note_link_traffic(now());
 }
 
+void Gpu::land_flag(std::uint64_t flag, std::uint64_t value) {
+  if (cfg_.cu.flag_latency == Tick::zero()) {
+    flags_.set(flag, value);
+    return;
+  }
+  sim().events().schedule_callback(now() + cfg_.cu.flag_latency, [this, flag, value] { flags_.set(flag, value); });
+}
+
 void Gpu::build() {
   memory_ = std::make_unique<GpuMemory>(*this, "mem", cfg_.memory);
   // One SM clock for all CUs, when the GPU has a power cap (models/cu/sm_clock.h).

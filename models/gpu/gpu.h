@@ -199,6 +199,8 @@ class Gpu final : public Component {
   ComputeUnit& cu(std::uint32_t i) { return *cus_[i]; }
   std::uint32_t num_cus() const { return static_cast<std::uint32_t>(cus_.size()); }
   FlagTable& flags() { return flags_; }
+  // A flag set from another GPU lands here: its waiters see it cu.flag_latency later.
+  void land_flag(std::uint64_t flag, std::uint64_t value);
   const GpuConfig& config() const { return cfg_; }
 
   // Steady-state sampling (run.sampling; stage_sampler.h): from now on, the stages of

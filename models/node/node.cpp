@@ -62,8 +62,7 @@ Node::Node(Simulator& sim, const NodeConfig& cfg) : cfg_(cfg) {
     Simulator::InPartition in(sim, partition(g));
     gpus_.push_back(std::make_unique<Gpu>(sim, fmt::format("gpu{}", g), cfg.gpu));
     Gpu& gpu = *gpus_.back();
-    FlagTable* flags = &gpu.flags();
-    net_->attach(g, gpu.memory(), [flags](std::uint64_t flag, std::uint64_t value) { flags->set(flag, value); });
+    net_->attach(g, gpu.memory(), [&gpu](std::uint64_t flag, std::uint64_t value) { gpu.land_flag(flag, value); });
     if (gpu.has_power_cap()) net_->observe_traffic(g, [&gpu] { gpu.note_link_traffic(); });
     gpu.connect(net_->access(g));
     dma_.emplace_back();
