@@ -492,6 +492,8 @@ TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
   EXPECT_THAT(cu_error("cu:\n  remote_store_wire_ratio: 0.8\n"), ::testing::HasSubstr("sys.yaml:2: cu.remote_store_wire_ratio:"));
   EXPECT_THAT(cu_error("cu:\n  remote_store_wire_ratio: 1.23\n"),
               ::testing::HasSubstr("sys.yaml:2: cu.remote_store_wire_ratio: expected a multiple of 0.05, got 1.23"));
+  EXPECT_THAT(cu_error("cu:\n  remote_store_wire_ratio: 3.95\n"),
+              ::testing::HasSubstr("sys.yaml:2: cu.remote_store_wire_ratio: 3.95 with LL128's lines does not fit"));
   EXPECT_EQ(cu_error("cu:\n  flag_latency: 256ns\n  fence_latency: 576ns\n  remote_store_wire_ratio: 1.2\n"), "no error");
   EXPECT_EQ(cu_error("cu:\n  load_request_bytes: 1KiB\n  max_inflight_load_bytes: 16KiB\n  load_bytes_per_cycle: 64\n"
                      "  load_latency: 20\n  lds_bytes_per_cycle: 128\n  store_bytes_per_cycle: 32\n"),

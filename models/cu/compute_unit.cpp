@@ -58,10 +58,31 @@ CuConfig read_cu_config(ConfigNode node) {
   if (std::abs(wire * 20 - twentieths) > 1e-9)
     node.fail("remote_store_wire_ratio", fmt::format("expected a multiple of 0.05, got {}", wire));
   const std::uint32_t g = std::gcd(twentieths, 20u);
+  if (twentieths / g > 255)
+    node.fail("remote_store_wire_ratio", fmt::format("expected at most 4, got {}", wire));
   cfg.remote_store_wire_num = static_cast<std::uint8_t>(twentieths / g);
   cfg.remote_store_wire_den = static_cast<std::uint8_t>(20 / g);
+  for (int protocol : {1, 2})
+    if (!store_wire_ratio(cfg, protocol, true))
+      node.fail("remote_store_wire_ratio",
+                fmt::format("{} with {}'s lines does not fit a request's 8-bit wire ratio (try a multiple of 0.25)",
+                            wire, protocol == 1 ? "LL" : "LL128"));
   node.finish();
   return cfg;
+}
+
+std::optional<WireRatio> store_wire_ratio(const CuConfig& cfg, int protocol, bool remote) {
+  // NCCL LL: a 16 B line holds 8 B of data and two 4 B flags; LL128: a 128 B line holds
+  // 120 B of data and an 8 B flag.
+  std::uint32_t num = protocol == 1 ? 2 : protocol == 2 ? 16 : 1;
+  std::uint32_t den = protocol == 2 ? 15 : 1;
+  if (remote) {  // the write packets' own overhead on the link, on top of the lines
+    num *= cfg.remote_store_wire_num;
+    den *= cfg.remote_store_wire_den;
+  }
+  const std::uint32_t g = std::gcd(num, den);
+  if (num / g > 255 || den / g > 255) return std::nullopt;
+  return WireRatio{static_cast<std::uint8_t>(num / g), static_cast<std::uint8_t>(den / g)};
 }
 
 // ---------------------------------------------------------------------------
@@ -151,6 +172,12 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
       flag_waiting_wgs_(time_weighted("flag_waiting_wgs", "WGs", "WGs holding their slot while they wait on a flag")) {
   if (cfg_.store_bytes_per_cycle > 0)
     store_port_waits_ = &counter("store_port_waits", "stores", "stores that waited for the data port (store_bytes_per_cycle)");
+  for (const bool remote : {false, true})
+    for (int protocol = 0; protocol < 3; ++protocol) {
+      const std::optional<WireRatio> wire = store_wire_ratio(cfg_, protocol, remote);
+      T3SIM_CHECK(wire.has_value(), "a store's wire ratio does not fit 8 bits (read_cu_config refuses such a ratio)");
+      store_wire_[remote][protocol] = *wire;
+    }
 }
 
 std::uint32_t wgs_per_cu(const CuConfig& cfg, const TraceResources& r) {
@@ -515,21 +542,10 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
   r.row_stride = op.stride();
   r.client = this;
   r.created = now();
-  if (op.flags & kTraceLl) {
-    r.wire_num = 2;  // NCCL LL: a 16 B line holds 8 B of data and two 4 B flags
-  } else if (op.flags & kTraceLl128) {
-    r.wire_num = 16;  // NCCL LL128: a 128 B line holds 120 B of data and an 8 B flag
-    r.wire_den = 15;
-  }
-  if (target != &memory_ && cfg_.remote_store_wire_num != cfg_.remote_store_wire_den) {
-    // The write packets' own overhead on the link, on top of the protocol's lines.
-    const std::uint32_t num = std::uint32_t{r.wire_num} * cfg_.remote_store_wire_num;
-    const std::uint32_t den = std::uint32_t{r.wire_den} * cfg_.remote_store_wire_den;
-    const std::uint32_t g = std::gcd(num, den);
-    T3SIM_CHECK(num / g <= 255 && den / g <= 255, "a remote store's wire ratio does not fit MemRequest's");
-    r.wire_num = static_cast<std::uint8_t>(num / g);
-    r.wire_den = static_cast<std::uint8_t>(den / g);
-  }
+  const WireRatio& wire =
+      store_wire_[target != &memory_][(op.flags & kTraceLl) ? 1 : (op.flags & kTraceLl128) ? 2 : 0];
+  r.wire_num = wire.num;
+  r.wire_den = wire.den;
   if (mem_op != MemOp::kRead && routing != nullptr) {
     r.track_wg = w.launch.wg;  // T3 tracker metadata (§4.2.1) of a mapped producer's stores
     r.track_wf = static_cast<std::uint8_t>(op.wf >= 0 ? op.wf : 0);

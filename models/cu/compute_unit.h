@@ -44,6 +44,7 @@
 // CU waits.
 
 #include <cstdint>
+#include <optional>
 #include <deque>
 #include <functional>
 #include <string>
@@ -120,6 +121,16 @@ struct CuConfig {
 };
 
 CuConfig read_cu_config(ConfigNode node);
+
+// A store's bytes on the wire per payload byte, as MemRequest::wire_num / wire_den.
+struct WireRatio {
+  std::uint8_t num = 1;
+  std::uint8_t den = 1;
+};
+// Of a store whose protocol's lines are `protocol` (0: plain, 1: NCCL LL, 2: LL128), to
+// another GPU (`remote`: times cfg's remote_store_wire_num / den) or not, reduced; none
+// if it does not fit 8 bits (read_cu_config refuses such a ratio).
+std::optional<WireRatio> store_wire_ratio(const CuConfig& cfg, int protocol, bool remote);
 
 // GPU-wide flags for `set` / `wait` ops (counters a WG waits on until >= value).
 class FlagTable {
@@ -362,6 +373,7 @@ class ComputeUnit final : public Component, public MemClient {
   std::vector<std::uint32_t> waiting_for_load_room_;  // slots, oldest first
   std::vector<std::uint32_t> wake_scratch_;           // wake_load_waiters' copy of it
   bool waking_ = false;
+  WireRatio store_wire_[2][3];  // store_wire_ratio by [remote][protocol], computed once
   Tick data_port_free_;                         // the data port (loads back, stores out) is busy until then
   Tick tma_free_;                               // the TMA unit takes its next bulk load then
   Tick room_stall_since_;                       // a slot has waited for room since then
