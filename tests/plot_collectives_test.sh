@@ -77,6 +77,27 @@ rc=0
 [ "$rc" -eq 2 ] || fail "bad --measured: exit $rc, expected 2"
 expect "$tmp/bad_stderr" "no 'array_MiB' column"
 
+# A measured size curve (tools/h200/nccl_sizes.py's CSV, a comment line first): its
+# kernel time is matched by collective, GPU count and size; another GPU count's row
+# matches nothing.
+{
+  echo "# NVIDIA H200, ..."
+  echo "op,gpus,array_bytes,iters,t_med_us,graph_med_us,kernel_med_us,kernel_min_us"
+  echo "reduce_scatter,4,4194304,10,99.0,50.0,30.0,20.0"
+  echo "all_gather,2,4194304,10,99.0,50.0,30.0,10.0"
+  echo "all_reduce,4,4194304,10,99.0,50.0,70.0,60.0"
+} > "$tmp/nccl_sizes.csv"
+"$python" "$script" "$tmp/sizes.csv" -o "$out" --measured "$tmp/nccl_sizes.csv" > /dev/null 2> "$tmp/stderr" \
+  || { cat "$tmp/stderr" >&2; fail "measured size plot failed"; }
+expect "$out/sizes.md" "| 4 MiB | ring-rs | 40.0 | 20.0 | 2.00 | 78.6 | 157.3 |"
+expect "$out/sizes.md" "| 4 MiB | ring-ag | 40.0 | - | - | 78.6 | - |"
+expect "$out/sizes.md" "| 4 MiB | ring-ar | 40.0 | - | - | 78.6 | - |"
+expect "$tmp/stderr" "1 measured row(s) left out"
+rc=0
+"$python" "$script" "$tmp/channels.csv" -o "$out" --measured "$tmp/nccl_sizes.csv" > /dev/null 2> "$tmp/bad_stderr" || rc=$?
+[ "$rc" -eq 2 ] || fail "size curve against channels: exit $rc, expected 2"
+expect "$tmp/bad_stderr" "needs a sweep against size"
+
 # Bad input: exit 2 and one line on stderr.
 bad_exit() {  # bad_exit CSV TEXT
   local rc=0

@@ -27,30 +27,33 @@ ProtocolTunerInput h200_rs(std::uint64_t bytes, bool ll128 = true) {
   in.channels = 24;
   in.link_bytes_per_second = 396e9;
   in.ll128 = ll128;
-  in.ll_max_gbps = 87.7;                 // configs/systems/h200.yaml (NCCL's Hopper caps)
+  in.ll_max_gbps = 141.0;                // configs/systems/h200.yaml (NCCL 2.28's Hopper caps)
   in.ll128_max_gbps_per_channel = 36.7;
   return in;
 }
 
 // The tuner's formula, checked by hand for LL on the H200 node: 3 steps, latency
-// 6.6 + 3 x 0.6 us, bus bandwidth a third of 396 GB/s capped at 87.7, algorithm
-// bandwidth x 4/3; 1 MiB.
+// 6.6 + 3 x 0.6 us, bus bandwidth a third of 396 GB/s (132, under the 141 cap),
+// algorithm bandwidth x 4/3; 1 MiB. All-reduce's LL takes a quarter; a lower cap binds.
 TEST(ProtocolTuner, EstimatesFollowNcclsModel) {
   const auto estimates = estimate_protocols(h200_rs(1 << 20));
   ASSERT_EQ(estimates.size(), 3u);
   const ProtocolEstimate& ll = estimates[1];
   EXPECT_EQ(ll.protocol, CollectiveProtocol::kLl);
   EXPECT_DOUBLE_EQ(ll.latency_us, 6.6 + 3 * 0.6);
-  EXPECT_DOUBLE_EQ(ll.bus_gbps, 87.7);
-  EXPECT_NEAR(ll.time_us, 6.6 + 3 * 0.6 + 1048576.0 / (1000.0 * 87.7 * 4 / 3), 1e-9);
+  EXPECT_DOUBLE_EQ(ll.bus_gbps, 132.0);
+  EXPECT_NEAR(ll.time_us, 6.6 + 3 * 0.6 + 1048576.0 / (1000.0 * 132.0 * 4 / 3), 1e-9);
   // LL128: 0.92 of the link, under 36.7 GB/s x 24 channels = 880.8.
   EXPECT_DOUBLE_EQ(estimates[2].bus_gbps, 364.32);
   ProtocolTunerInput few = h200_rs(1 << 20);
   few.channels = 2;
   EXPECT_DOUBLE_EQ(estimate_protocols(few)[2].bus_gbps, 73.4) << "the per-channel cap binds";
-  ProtocolTunerInput uncapped = h200_rs(1 << 20);
-  uncapped.ll_max_gbps = 0;
-  EXPECT_DOUBLE_EQ(estimate_protocols(uncapped)[1].bus_gbps, 132.0) << "no cap: a third of the link";
+  ProtocolTunerInput capped = h200_rs(1 << 20);
+  capped.ll_max_gbps = 87.7;
+  EXPECT_DOUBLE_EQ(estimate_protocols(capped)[1].bus_gbps, 87.7) << "the LL cap binds";
+  ProtocolTunerInput ar = h200_rs(1 << 20);
+  ar.kind = CollectiveKind::kRingAllReduce;
+  EXPECT_DOUBLE_EQ(estimate_protocols(ar)[1].bus_gbps, 99.0) << "all-reduce's LL: a quarter of the link";
 }
 
 // NCCL 2.28.9's choice on 4 x H200, ring, 24 channels (../shared/calibration/h200/
@@ -83,6 +86,40 @@ TEST(ProtocolTuner, AutoPicksWhatNccl228PicksOnFourH200s) {
   // Smaller sizes stay on LL (the table's sizes below each first one).
   ProtocolTunerInput tiny = h200_rs(4 * 4096);
   EXPECT_EQ(choose_protocol(tiny), CollectiveProtocol::kLl);
+}
+
+// NCCL 2.28.9's choice on 2 x H200, ring, 24 channels, read from its TUNING log
+// (results/h200-measurements/nccl_tuning_2gpu.log, point 30), by the per-rank chunk
+// (RS / AG) or the buffer (AR): LL up to 1,048,576 B and Simple from 2,097,152 for
+// all three (no LL128 on two GPUs). Two sizes the model gets wrong are left out, both
+// LL on the machine and Simple in the model: RS / AG at 1,048,576 B per rank (NCCL's
+// estimates 14.6 us for LL, 14.7 for Simple) and AR at 1,048,576 B (15.2 and 18.1).
+// NCCL's table there has LL at its 141 GB/s cap for all three and Simple at 360 GB/s of
+// bus bandwidth; the model's LL takes a third (RS / AG) or a quarter (AR) of the link's
+// 396 GB/s, 132 and 99, and its Simple the whole link.
+TEST(ProtocolTuner, AutoPicksWhatNccl228PicksOnTwoH200s) {
+  struct Row {
+    CollectiveKind kind;
+    std::uint64_t bytes;
+    CollectiveProtocol nccl;
+  };
+  const Row rows[] = {
+      {CollectiveKind::kRingReduceScatter, 4096, CollectiveProtocol::kLl},
+      {CollectiveKind::kRingReduceScatter, 524288, CollectiveProtocol::kLl},
+      {CollectiveKind::kRingReduceScatter, 2097152, CollectiveProtocol::kSimple},
+      {CollectiveKind::kRingReduceScatter, 201326592, CollectiveProtocol::kSimple},
+      {CollectiveKind::kRingAllGather, 524288, CollectiveProtocol::kLl},
+      {CollectiveKind::kRingAllGather, 2097152, CollectiveProtocol::kSimple},
+      {CollectiveKind::kRingAllReduce, 524288, CollectiveProtocol::kLl},
+      {CollectiveKind::kRingAllReduce, 2097152, CollectiveProtocol::kSimple},
+      {CollectiveKind::kRingAllReduce, 6291456, CollectiveProtocol::kSimple},
+  };
+  for (const Row& r : rows) {
+    ProtocolTunerInput in = h200_rs(r.kind.op == CollectiveOp::kAllReduce ? r.bytes : 2 * r.bytes);
+    in.kind = r.kind;
+    in.num_gpus = 2;
+    EXPECT_EQ(choose_protocol(in), r.nccl) << to_string(r.kind) << " " << r.bytes << " B";
+  }
 }
 
 // Without LL128 it is never chosen; direct kernels have Simple only.

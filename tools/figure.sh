@@ -24,7 +24,7 @@ figures=(
   "seed003-fig8|c3_table2 c3_table2_partition c3_table2_conccl c3_table2_conccl_rp|c3-table2|seed 003 Fig. 8, 10 and the fraction-of-ideal table"
   "seed003-fig9|c3_fig9|c3-fig9|seed 003 Fig. 9: DMA vs CU all-gather / all-to-all by size"
   "seed003-h200|c3_h200 c3_h200_copy_engine|c3-table2|issue 18: C3 of the Table 2 sub-layers on the H200-like node"
-  "h200-collectives|collectives_h200_channels collectives_h200_sizes|collectives|issue 42: H200 ring RS / AG / AR against channels (with NCCL's points) and size, 4 GPUs"
+  "h200-collectives|collectives_h200_channels collectives_h200_sizes|collectives|issue 42: H200 ring RS / AG / AR against channels (4 GPUs, NCCL's points) and size (2 and 4 GPUs, NCCL's 2-GPU kernels)"
 )
 
 usage() { echo "usage: tools/figure.sh FIGURE OUTDIR [t3sim sweep options] | --list" >&2; exit 2; }
@@ -79,7 +79,9 @@ case "$plot" in
       echo "figure.sh: no $measured: the channel curve without NCCL's points" >&2
       "$py" tools/plot_collectives.py "${csvs[0]}" -o "$out" --title "4 x H200, 96 MiB per GPU"
     fi
-    "$py" tools/plot_collectives.py "${csvs[1]}" -o "$out" --title "4 x H200, by size (NCCL's protocol choice)" ;;
+    # NCCL's own kernel times on two H200s (measured, in this repository: point 30).
+    "$py" tools/plot_collectives.py "${csvs[1]}" -o "$out" --title "2 and 4 x H200 by size (NCCL's 2-GPU kernels as squares)" \
+      --measured results/h200-measurements/nccl_sizes_2gpu.csv ;;
   overlap) "$py" tools/plot_overlap.py "${csvs[@]}" -o "$out" --name "$name" ;;
   c3-fig5) "$py" tools/plot_c3.py fig5 --gemm "${csvs[0]}" --collective "${csvs[1]}" -o "$out" ;;
   c3-fig9) "$py" tools/plot_c3.py fig9 "${csvs[0]}" -o "$out" ;;

@@ -23,11 +23,18 @@ values join the legend label).
 one value, else against size.
 
 --measured CSV draws calibration points beside the model's lines (unfilled markers in
-the line's colour) and adds their columns to the table: a CSV with the columns op
-(reduce_scatter, all_gather, all_reduce: NCCL's names for ring-rs, ring-ag, ring-ar),
-array_MiB, channels, t_med_us and busbw_GBps, as
-../shared/calibration/h200/nccl_ring_channels_4gpu.csv. A point is matched to a model
-point by collective and x (channels, or size = array_MiB).
+the line's colour) and adds their columns to the table. Two formats (lines starting
+with # are skipped):
+  * op (reduce_scatter, all_gather, all_reduce: NCCL's names for ring-rs, ring-ag,
+    ring-ar), array_MiB, channels, t_med_us and busbw_GBps, as
+    ../shared/calibration/h200/nccl_ring_channels_4gpu.csv; matched by collective and x
+    (channels, or size = array_MiB);
+  * tools/h200/nccl_sizes.py's: op, gpus, array_bytes and kernel_min_us (the NCCL
+    kernel's own time, which is what a single simulated op is: the eager and graph
+    columns hold the launch path too; results/h200-measurements point 30); matched by
+    collective, GPU count (the sweep's system.num_gpus) and size. A row whose kernel
+    took longer than graph_med_us (its kernels all waited for a peer's late launch) is
+    left out, with a count on stderr.
 
 Outputs (in OUTDIR, created if missing; STEM is the CSV's file name without .csv):
     STEM_time.png    time (us) per collective; log-log against size, log2 x against channels
@@ -42,35 +49,12 @@ matplotlib: one line on stderr and no PNG written.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import NoReturn
 
-MIB = 1024 * 1024
-
-
-def fail(message: str) -> NoReturn:
-    print(f"plot_collectives: error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    try:
-        with path.open(newline="") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            header = reader.fieldnames or []
-    except OSError as e:
-        fail(f"cannot read {path}: {e.strerror}")
-    return header, rows
-
-
-def size_label(nbytes: float) -> str:
-    mib = nbytes / MIB
-    return f"{mib:g} MiB" if mib >= 1 else f"{nbytes / 1024:g} KiB"
+from t3sim_tools import MIB, fail, pyplot, read_rows, size_label
 
 
 def main() -> int:
@@ -116,8 +100,10 @@ def main() -> int:
             fail(f"{args.csv}: point {r.get('point', '?')}: bad x value")
 
     lines: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    gpus_of: dict[str, str] = {}  # line -> its GPU count, where the sweep has the column
     for r in ok:
         label = r[collective_col] + "".join(f", {p.split('.')[-1]}={r[p]}" for p in split)
+        gpus_of[label] = r.get("system.num_gpus", r.get("num_gpus", ""))
         try:
             t_us = float(r["time_ps"]) * 1e-6
             busbw = float(r["busbw_GBps"])
@@ -127,20 +113,50 @@ def main() -> int:
     for pts in lines.values():
         pts.sort()
 
-    # Calibration points: (collective, x) -> (time us, busbw GB/s).
+    # Calibration points: (collective, GPU count or "", x) -> (time us, busbw GB/s).
     nccl_names = {"reduce_scatter": "ring-rs", "all_gather": "ring-ag", "all_reduce": "ring-ar"}
-    measured: dict[tuple[str, float], tuple[float, float]] = {}
+    measured: dict[tuple[str, str, float], tuple[float, float]] = {}
     if args.measured is not None:
         m_header, m_rows = read_rows(args.measured)
-        for col in ("op", "array_MiB", "channels", "t_med_us", "busbw_GBps"):
+        sizes_format = all(c in m_header for c in ("op", "gpus", "array_bytes", "kernel_min_us"))
+        needed = ("op", "gpus", "array_bytes", "kernel_min_us") if sizes_format else \
+                 ("op", "array_MiB", "channels", "t_med_us", "busbw_GBps")
+        for col in needed:
             if col not in m_header:
                 fail(f"{args.measured}: no '{col}' column")
+        if sizes_format and x_kind != "size":
+            fail(f"{args.measured}: a size curve (nccl_sizes.py) needs a sweep against size")
+        skewed = 0
         for r in m_rows:
             try:
-                x = float(r["channels"]) if x_kind == "channels" else float(r["array_MiB"]) * MIB
-                measured[(nccl_names.get(r["op"], r["op"]), x)] = (float(r["t_med_us"]), float(r["busbw_GBps"]))
+                name = nccl_names.get(r["op"], r["op"])
+                if sizes_format:
+                    n, nbytes, t_us = int(r["gpus"]), float(r["array_bytes"]), float(r["kernel_min_us"])
+                    # A kernel longer than the graph's whole time per op waited inside for
+                    # its peer's late launch (every one of the 10 timed): no clean point.
+                    if r.get("graph_med_us") and t_us > float(r["graph_med_us"]):
+                        skewed += 1
+                        continue
+                    factor = 2 * (n - 1) / n if r["op"] == "all_reduce" else (n - 1) / n
+                    measured[(name, str(n), nbytes)] = (t_us, nbytes / (t_us * 1e3) * factor)
+                else:
+                    x = float(r["channels"]) if x_kind == "channels" else float(r["array_MiB"]) * MIB
+                    measured[(name, "", x)] = (float(r["t_med_us"]), float(r["busbw_GBps"]))
             except ValueError:
                 fail(f"{args.measured}: a row's numbers do not parse: {r}")
+
+        if skewed:
+            print(f"plot_collectives: {skewed} measured row(s) left out: kernel_min_us above graph_med_us "
+                  "(the kernel waited for its peer's launch)", file=sys.stderr)
+
+    def measured_at(label: str, x: float):
+        collective = label.split(",")[0]
+        return measured.get((collective, gpus_of.get(label, ""), x), measured.get((collective, "", x)))
+
+    def measured_line(label: str) -> list[tuple[float, tuple[float, float]]]:
+        collective = label.split(",")[0]
+        return sorted((x, v) for (c, g, x), v in measured.items()
+                      if c == collective and g in ("", gpus_of.get(label, "")))
 
     x_head = "channels" if x_kind == "channels" else "size"
     if measured:
@@ -152,20 +168,14 @@ def main() -> int:
         for x, t_us, busbw in lines[label]:
             xs = f"{x:g}" if x_kind == "channels" else size_label(x)
             if measured:
-                m = measured.get((label.split(",")[0], x))
+                m = measured_at(label, x)
                 ms = (f"{m[0]:.1f} | {t_us / m[0]:.2f}", f"{m[1]:.1f}") if m else ("- | -", "-")
                 table.append(f"| {xs} | {label} | {t_us:.1f} | {ms[0]} | {busbw:.1f} | {ms[1]} |")
             else:
                 table.append(f"| {xs} | {label} | {t_us:.1f} | {busbw:.1f} |")
     text = "\n".join(table) + "\n"
 
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        fail("matplotlib is not installed (apt-get install python3-matplotlib)")
+    plt = pyplot()
 
     args.outdir.mkdir(parents=True, exist_ok=True)
     stem = args.csv.stem
@@ -181,11 +191,11 @@ def main() -> int:
         for label in sorted(lines):
             pts = lines[label]
             (line,) = ax.plot([p[0] * scale for p in pts], [p[column] for p in pts], marker="o", label=label)
-            mine = sorted((x, v) for (c, x), v in measured.items() if c == label.split(",")[0])
+            mine = measured_line(label)
             if mine:
                 ax.plot([x * scale for x, _ in mine], [v[column - 1] for _, v in mine], linestyle="none",
                         marker="s", markersize=8, markerfacecolor="none", color=line.get_color(),
-                        label=f"{label.split(',')[0]} measured")
+                        label=f"{label} measured")
         ax.set_xscale("log", base=2 if x_kind == "channels" else 10)
         if x_kind == "channels":  # the swept counts as plain numbers, not powers of two
             ticks = sorted({p[0] for pts in lines.values() for p in pts})

@@ -10,13 +10,14 @@
 //   busBw: simple = the ring's bandwidth; ll = a third of it (a quarter for AR), at
 //          most llMaxBw; ll128 = min(0.92 x it, perChMaxRingLL128Bw x channels)
 // and runs the fastest enabled one. The two caps depend on the GPU generation in NCCL
-// (llMaxBws, perChMaxRingLL128Bws: Hopper 87.7 and 36.7 GB/s on one node), so they are
+// (llMaxBws, perChMaxRingLL128Bws: NCCL 2.28's Hopper 141 and 36.7 GB/s on one node), so they are
 // the system's (gpu.collective.ll_max_bw, ll128_max_bw_per_channel; none when unset).
 // LL128 is enabled only where the system says so (gpu.collective.ll128: NCCL enables
 // it on NVLink on the GPUs it was tested on). With these the choice on 4 x H200 is
 // NCCL 2.28's at every size of ../shared/calibration/h200/README.md's table
-// (tests/test_protocol.cpp); whether 2.28's own constants are these was not checked
-// (b647562 is the newest tuning.cc available here).
+// (tests/test_protocol.cpp), and on 2 x H200 at every size of NCCL 2.28.9's own TUNING
+// log but 1 MiB (results/h200-measurements point 30: that log's table prints LL at
+// 141 GB/s of bus bandwidth and Simple at 360, where this model takes the link's 396).
 // Simplifications: the ring's bandwidth is the node's link bandwidth per direction
 // (NCCL's is its topology search's per-channel speed x channels); the NVLink
 // latencies are used on every system (RCCL's own tables are not modelled).
