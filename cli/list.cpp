@@ -1,5 +1,7 @@
 #include "cli/list.h"
 
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -20,40 +22,74 @@ namespace t3sim {
 
 namespace {
 
-void section(std::string& out, const char* title, const char* key, const std::vector<RegistryEntry>& entries) {
-  out += fmt::format("{} ({}):\n", title, key);
-  std::size_t width = 0;
-  for (const RegistryEntry& e : entries) width = std::max(width, e.name.size());
-  for (const RegistryEntry& e : entries) out += fmt::format("  {:<{}}  {}\n", e.name, width, e.description);
-  out += "\n";
+// One section of the listing: its title, the key it names in configs, where it sits in
+// the JSON form, and its entries.
+struct Section {
+  const char* title;
+  const char* key;
+  const char* json_path;  // "configurations/gemm" nests one level
+  std::vector<RegistryEntry> entries;
+  std::vector<nlohmann::json> details = {};  // per entry, merged into its JSON object (presets)
+};
+
+std::vector<Section> sections() {
+  std::vector<Section> out = {
+      {"configurations", "--config, run.config; kind gemm", "configurations/gemm", sublayer_configurations().listing()},
+      {"C3 configurations", "--config, run.config; kind c3", "configurations/c3", c3_configurations().listing()},
+      {"overlap configurations", "--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar, embedding_a2a",
+       "configurations/overlap", overlap_configurations().listing()},
+      {"workload kinds", "workload kind", "workload_kinds", workload_kinds().listing()},
+      {"MC arbiters", "system.memory.mc.arbiter.type", "arbiters", arbiter_types()},
+      {"DRAM command schedulers", "system.memory.mc.scheduler", "schedulers", scheduler_types()},
+      {"L2 replacement policies", "system.memory.l2.replacement", "replacement_policies", replacement_types()},
+      {"network topologies", "system.net.topology", "topologies", topology_types()},
+  };
+  Section presets{"GEMM presets", "workload preset", "gemm_presets", {}};
+  for (const GemmPreset& p : gemm_presets()) {
+    presets.entries.push_back(
+        {p.name, fmt::format("{} {}: {} x {} x {}, TP {}", p.model, p.layer, p.m, p.n, p.k, p.tp)});
+    presets.details.push_back({{"m", p.m}, {"n", p.n}, {"k", p.k}, {"tp", p.tp}});
+  }
+  out.push_back(std::move(presets));
+  Section c3_cases{"C3 presets", "kind c3, workload preset", "c3_presets", {}};
+  for (const C3Case& c : t3sim::c3_cases()) {
+    const C3Gemm& g = find_c3_gemm(c.gemm);
+    c3_cases.entries.push_back({c.name, fmt::format("{} ({} x {} x {}) with a {:.3f} GiB collective; {}, {}", c.gemm,
+                                                    g.m, g.n, g.k, static_cast<double>(c.collective_bytes) / (1ULL << 30),
+                                                    c.taxonomy, c.source)});
+    c3_cases.details.push_back(
+        {{"gemm", c.gemm}, {"collective_bytes", c.collective_bytes}, {"taxonomy", c.taxonomy}});
+  }
+  out.push_back(std::move(c3_cases));
+  return out;
 }
 
 }  // namespace
 
 std::string registry_listing() {
   std::string out;
-  section(out, "configurations", "--config, run.config; kind gemm", sublayer_configurations().listing());
-  section(out, "C3 configurations", "--config, run.config; kind c3", c3_configurations().listing());
-  section(out, "overlap configurations", "--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar, embedding_a2a",
-          overlap_configurations().listing());
-  section(out, "workload kinds", "workload kind", workload_kinds().listing());
-  section(out, "MC arbiters", "system.memory.mc.arbiter.type", arbiter_types());
-  section(out, "DRAM command schedulers", "system.memory.mc.scheduler", scheduler_types());
-  section(out, "L2 replacement policies", "system.memory.l2.replacement", replacement_types());
-  section(out, "network topologies", "system.net.topology", topology_types());
-  std::vector<RegistryEntry> presets;
-  for (const GemmPreset& p : gemm_presets())
-    presets.push_back({p.name, fmt::format("{} {}: {} x {} x {}, TP {}", p.model, p.layer, p.m, p.n, p.k, p.tp)});
-  section(out, "GEMM presets", "workload preset", presets);
-  std::vector<RegistryEntry> c3_cases;
-  for (const C3Case& c : t3sim::c3_cases()) {
-    const C3Gemm& g = find_c3_gemm(c.gemm);
-    c3_cases.push_back({c.name, fmt::format("{} ({} x {} x {}) with a {:.3f} GiB collective; {}, {}", c.gemm, g.m, g.n,
-                                            g.k, static_cast<double>(c.collective_bytes) / (1ULL << 30), c.taxonomy,
-                                            c.source)});
+  for (const Section& s : sections()) {
+    out += fmt::format("{} ({}):\n", s.title, s.key);
+    std::size_t width = 0;
+    for (const RegistryEntry& e : s.entries) width = std::max(width, e.name.size());
+    for (const RegistryEntry& e : s.entries) out += fmt::format("  {:<{}}  {}\n", e.name, width, e.description);
+    out += "\n";
   }
-  section(out, "C3 presets", "kind c3, workload preset", c3_cases);
   out.pop_back();
+  return out;
+}
+
+nlohmann::json registry_listing_json() {
+  nlohmann::json out = nlohmann::json::object();
+  for (const Section& s : sections()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (std::size_t i = 0; i < s.entries.size(); ++i) {
+      nlohmann::json entry = {{"name", s.entries[i].name}, {"description", s.entries[i].description}};
+      if (i < s.details.size()) entry.update(s.details[i]);
+      list.push_back(std::move(entry));
+    }
+    out[nlohmann::json::json_pointer(std::string("/") + s.json_path)] = std::move(list);
+  }
   return out;
 }
 

@@ -96,6 +96,8 @@ int main(int argc, char** argv) {
   CLI::App* list = app.add_subcommand(
       "list", "list the configurations, workload kinds, arbiters, topologies and GEMM presets, each with a "
               "one-line description");
+  bool list_json = false;
+  list->add_flag("--json", list_json, "the same as JSON, for scripts (tools/t3sim_tools.py)");
 
   t3sim::register_sweep_commands(app, exit_code);
 
@@ -117,7 +119,9 @@ int main(int argc, char** argv) {
 
   try {
     t3sim::set_log_level(log_level);
-    if (list->parsed()) std::cout << t3sim::registry_listing() << std::flush;
+    if (list->parsed())
+      std::cout << (list_json ? t3sim::registry_listing_json().dump(2) + "\n" : t3sim::registry_listing())
+                << std::flush;
     if (run->parsed() || validate->parsed()) {
       if (run->parsed()) req.output_dir = output_dir;
       req.progress = run->parsed() && !quiet;

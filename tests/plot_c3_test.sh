@@ -106,6 +106,17 @@ expect "$out/table2_cases.md" "| caseA | ring-ag | 2 | G-long | G-long | 1.500 |
 expect "$out/table2_cases.md" "| caseB | ring-ag | 2 | G-long | G-long | 1.500 | 1.000 (0%) | 1.300 (60%) | 1.200 (40%) | 1.300 (60%) | 1.300 (60%) |"
 png "$out/fig10.png"
 
+# A configuration the paper did not run (one added to the simulator, as CONTRIBUTING.md's
+# c3-priority) is a variant of its own: its rows do not fold into c3_base, and its
+# summary has no paper figure.
+cp "$tmp/t2.csv" "$tmp/t2_new.csv"
+row 4 c3-priority comm-first 0 caseA 1.35 0.7 >> "$tmp/t2_new.csv"
+"$python" "$script" table2 "$tmp/t2_new.csv" -o "$out" > "$tmp/stdout" 2>&1 \
+  || { cat "$tmp/stdout" >&2; fail "table2 with a new configuration failed"; }
+expect "$out/table2.md" "| c3_base | 2 | 10.0 | 21 | -11.0 |"
+expect "$out/table2.md" "| c3-priority | 1 | 70.0 | - | - |"
+expect "$out/table2_cases.md" "| caseA | ring-ag | 2 | G-long | G-long | 1.500 | 1.100 (20%) | 1.200 (40%) | 1.350 (70%) |"
+
 # ConCCL against the ideal with the DMA collective: caseA's CU collective (300) is twice
 # its DMA one (150) beside a GEMM of 100, so the row (time 150, speedup 400/150) is 500 %
 # of the CU ideal (400/300) and 100 % of the DMA one (400/150); caseB (GEMM 300, both

@@ -1,4 +1,5 @@
 // The t3sim executable as a user meets it: exit codes, messages, outputs.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -86,6 +87,45 @@ TEST_F(Cli, ListPrintsTheRegistries) {
         "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+  }
+}
+
+// `t3sim list --json`: the same registries as data, the text listing's names in each.
+TEST_F(Cli, ListJsonGivesTheRegistriesAsData) {
+  const auto r = t3sim("list --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  auto names = [&](const nlohmann::json& list) {
+    std::vector<std::string> out;
+    for (const auto& e : list) {
+      EXPECT_TRUE(e.contains("description")) << e.dump();
+      out.push_back(e.at("name").get<std::string>());
+    }
+    return out;
+  };
+  EXPECT_THAT(names(j["configurations"]["gemm"]), ::testing::IsSupersetOf({"sequential", "t3", "t3-mca", "fused"}));
+  EXPECT_THAT(names(j["configurations"]["c3"]), ::testing::IsSupersetOf({"c3", "conccl", "sequential"}));
+  EXPECT_THAT(names(j["configurations"]["overlap"]), ::testing::IsSupersetOf({"fused", "ideal-overlap", "sequential"}));
+  EXPECT_THAT(names(j["workload_kinds"]), ::testing::IsSupersetOf({"gemm", "collective", "c3", "interference"}));
+  EXPECT_THAT(names(j["arbiters"]), ::testing::Contains("mca"));
+  EXPECT_THAT(names(j["schedulers"]), ::testing::Contains("fcfs"));
+  EXPECT_THAT(names(j["replacement_policies"]), ::testing::Contains("lru"));
+  EXPECT_THAT(names(j["topologies"]), ::testing::Contains("fully-connected"));
+  // Presets carry their numbers: T-NLG FC-2 at TP 8 is 8192 x 4256 x 2128 (T3 Table 2).
+  const auto tnlg = std::find_if(j["gemm_presets"].begin(), j["gemm_presets"].end(),
+                                 [](const nlohmann::json& p) { return p["name"] == "tnlg.fc2.tp8"; });
+  ASSERT_NE(tnlg, j["gemm_presets"].end());
+  EXPECT_EQ((*tnlg)["m"], 8192);
+  EXPECT_EQ((*tnlg)["k"], 2128);
+  EXPECT_EQ((*tnlg)["tp"], 8);
+  EXPECT_FALSE(j["c3_presets"].empty());
+  EXPECT_TRUE(j["c3_presets"][0].contains("collective_bytes"));
+  // Every name of the JSON is in the text listing too (one source for both).
+  const auto text = t3sim("list").out;
+  for (const auto& [key, value] : j.items()) {
+    const auto lists = key == "configurations" ? value : nlohmann::json::object({{key, value}});
+    for (const auto& [_, list] : lists.items())
+      for (const std::string& name : names(list)) EXPECT_NE(text.find("  " + name + " "), std::string::npos) << name;
   }
 }
 

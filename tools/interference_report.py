@@ -33,11 +33,12 @@ model the copy engines' rows do not depend on the order). Two tables.
    does not have.
 """
 import argparse
-import csv
 import os
 import statistics
 import sys
 from collections import defaultdict
+
+from t3sim_tools import read_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_MEASURED = os.path.join(HERE, "..", "..", "shared", "calibration", "h200", "interference_2gpu.csv")
@@ -56,8 +57,7 @@ def first(text):
 
 
 def read_csv(path):
-    with open(path) as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    return read_rows(path)[1]
 
 
 def family_key(shape, interferer):

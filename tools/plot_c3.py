@@ -51,80 +51,27 @@ matplotlib: one line on stderr and no PNG written.
 from __future__ import annotations
 
 import argparse
-import csv
-import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import NoReturn
+
+from t3sim_tools import MIB, fail, ok_rows, parameter_columns, pyplot, read_rows, write_table
 
 # Seed 003's mean fraction of the ideal speedup realized: c3_base 21 % (§IV-C), c3_sp
 # 42 % (§V-A; CU partitioning "similar benefits", §V-B), ConCCL 66 % without
 # partitioning (§VI-D), 72 % with it (ConCCL_rp, §VI-F and the abstract).
 PAPER_FRACTION = {"c3_base": 21.0, "c3_sp": 42.0, "c3_rp": 42.0, "conccl": 66.0, "conccl_rp": 72.0}
 VARIANTS = ["c3_base", "c3_sp", "c3_rp", "conccl", "conccl_rp"]
-MIB = 1024 * 1024
-
-
-def fail(message: str) -> NoReturn:
-    print(f"plot_c3: error: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def read_ok_rows(paths: list[Path], needed: list[str]) -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
-    skipped = 0
     for path in paths:
-        try:
-            with path.open(newline="") as f:
-                reader = csv.DictReader(f)
-                header = reader.fieldnames or []
-                file_rows = list(reader)
-        except OSError as e:
-            fail(f"cannot read {path}: {e.strerror}")
-        missing = [c for c in needed if c not in header]
-        if missing:
-            fail(f"{path}: missing column(s) {', '.join(missing)}")
-        for row in file_rows:
-            if row.get("status") == "ok":
-                rows.append(row)
-            else:
-                skipped += 1
-    if not rows:
-        fail("no ok rows")
-    if skipped:
-        print(f"plot_c3: {skipped} row(s) not ok, left out", file=sys.stderr)
-    return rows
-
-
-def pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        fail("matplotlib is not installed (Debian: apt-get install python3-matplotlib)")
-    return plt
-
-
-def write_table(path: Path, header: list[str], lines: list[list[str]]) -> None:
-    text = "| " + " | ".join(header) + " |\n| " + " | ".join("---" for _ in header) + " |\n"
-    text += "".join("| " + " | ".join(line) + " |\n" for line in lines)
-    path.write_text(text)
-    sys.stdout.write(text)
-
-
-def parameter_columns(row_header: list[str]) -> list[str]:
-    """The sweep's parameter columns: between `point` and `status`."""
-    try:
-        return row_header[row_header.index("point") + 1 : row_header.index("status")]
-    except ValueError:
-        return []
+        rows += read_rows(path, needed)[1]
+    return ok_rows(rows)
 
 
 def header_of(path: Path) -> list[str]:
-    with path.open(newline="") as f:
-        return next(csv.reader(f), [])
+    return read_rows(path)[0]
 
 
 # ---------------------------------------------------------------------------- fig5
@@ -215,8 +162,14 @@ def fig9(args: argparse.Namespace) -> None:
 
 
 def variant(row: dict[str, str]) -> str:
-    if row["configuration"] == "conccl":
+    """Seed 003's variant of a row: c3 by its order and CU reservation, conccl by its
+    reservation; any other configuration (one added to the simulator, say c3-priority)
+    is a variant of its own name, so its rows never fold into another's."""
+    configuration = row["configuration"]
+    if configuration == "conccl":
         return "conccl_rp" if int(row["comm_cus"]) > 0 else "conccl"
+    if configuration != "c3":
+        return configuration
     if int(row["comm_cus"]) > 0:
         return "c3_rp"
     return "c3_sp" if row["order"] == "comm-first" else "c3_base"
@@ -251,6 +204,7 @@ def table2(args: argparse.Namespace) -> None:
                 by[(c, coll, "conccl_rp")] = r
     ideal = {(case_of(r), r["collective"]): float(r["ideal_speedup"]) for r in rows}
     present = [v for v in VARIANTS if any(k[2] == v for k in by)]
+    present += sorted({k[2] for k in by} - set(VARIANTS))  # configurations the paper has not
     plt = pyplot()
 
     # Figure 8: speedup per case, one panel per collective.
@@ -309,12 +263,15 @@ def table2(args: argparse.Namespace) -> None:
     write_table(args.output / "table2_cases.md", header, lines)
     summary = []
 
-    def add_summary(label: str, paper: float, fr: list[float]) -> None:
+    def add_summary(label: str, paper: float | None, fr: list[float]) -> None:
         mean = sum(fr) / len(fr)
-        summary.append([label, str(len(fr)), f"{mean:.1f}", f"{paper:.0f}", f"{mean - paper:+.1f}"])
+        if paper is None:  # a configuration the paper did not run
+            summary.append([label, str(len(fr)), f"{mean:.1f}", "-", "-"])
+        else:
+            summary.append([label, str(len(fr)), f"{mean:.1f}", f"{paper:.0f}", f"{mean - paper:+.1f}"])
 
     for v in present:
-        add_summary(v, PAPER_FRACTION[v], [100 * float(r["fraction_of_ideal"]) for k, r in by.items() if k[2] == v])
+        add_summary(v, PAPER_FRACTION.get(v), [100 * float(r["fraction_of_ideal"]) for k, r in by.items() if k[2] == v])
     # The paper's ideal is the CU collective's (its DMA and CU collectives run at par at
     # these sizes, Figure 9). Where the model's DMA collective is faster than its CU one
     # (the all-gather: the CU ring reaches 4 of MI300X's 7 links' bandwidth, as RCCL's

@@ -23,15 +23,11 @@ import argparse
 import csv
 import sys
 from pathlib import Path
-from typing import NoReturn
+
+from t3sim_tools import fail, pyplot
 
 NEEDED = ["status", "configuration", "num_gpus", "time_ps", "sequential_ps", "isolated_compute_ps",
           "isolated_collective_ps", "ideal_ps"]
-
-
-def fail(message: str) -> NoReturn:
-    print(f"plot_overlap: error: {message}", file=sys.stderr)
-    sys.exit(2)
 
 
 def case_name(path: Path, row: dict[str, str], swept: list[str]) -> str:
@@ -103,12 +99,7 @@ def main() -> None:
     parser.add_argument("--name", default="overlap", help="output file stem (default: overlap)")
     args = parser.parse_args()
     cases = read(args.csv)
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        fail("matplotlib is not installed (apt-get install python3-matplotlib)")
+    plt = pyplot()
     args.out.mkdir(parents=True, exist_ok=True)
     md = table(cases)
     (args.out / f"{args.name}.md").write_text(md)

@@ -54,6 +54,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from t3sim_tools import pyplot
+
 SEQUENTIAL = "sequential"  # the baseline every speedup is over (T3 §5.3)
 # The other configurations come from the CSV (build_cases), so a configuration added
 # to the simulator shows up in the tables and plots without touching this script:
@@ -560,13 +562,6 @@ def write_summary_csv(path: Path, cases: list[Case], aggs: dict[str, Aggregate])
 
 
 # --- Figures ------------------------------------------------------------------------------
-
-
-def pyplot():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
 
 
 def plot_speedup(path: Path, cases: list[Case], aggs: dict[str, Aggregate]) -> None:

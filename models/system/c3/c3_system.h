@@ -2,7 +2,7 @@
 // Concurrent computation and communication, C3 (../shared/seeds/003): on every GPU of
 // a node, a GEMM and an *independent* collective (no data dependency: FSDP's
 // all-gather of the next layer's weights beside this layer's GEMM), under one of the
-// registered C3 configurations (c3_configuration.h; one file each under
+// registered C3 configurations (C3Configuration, below; one file each under
 // configurations/):
 //
 //   sequential  the GEMM, then the collective, each alone (the baseline)
