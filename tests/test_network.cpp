@@ -242,7 +242,7 @@ TEST(Topology, TheRegistryNamesEachTopologyOnceWithADescription) {
     EXPECT_FALSE(t.description.empty()) << t.name;
     EXPECT_EQ(make_topology(t.name, 4, test_config(t.name))->num_gpus(), 4u) << t.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"fully-connected", "ring", "switch"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fully-connected", "ring", "switch", "torus-2d"}));
 }
 
 TEST(Topology, RingLinksNeighboursAndRoutesTheShortWayTieForward) {
@@ -292,6 +292,8 @@ TEST(Topology, SwitchGoesUpAndDownThroughOneSwitchNode) {
 TEST(Topology, TheNetworkBuildsItsTopologysLinksInOrder) {
   for (const RegistryEntry& t : topology_types()) {
     for (const NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
+      if (mode == NetMode::kHomogeneous && !make_topology(t.name, 4, test_config(t.name))->shift_symmetric())
+        continue;  // refused (TorusTwoD.HomogeneousModeIsRefusedAtTheTopologyKey)
       Rig rig(4, test_config(t.name), mode);
       const Topology& topology = rig.net.topology();
       std::vector<std::string> expected;
@@ -303,6 +305,57 @@ TEST(Topology, TheNetworkBuildsItsTopologysLinksInOrder) {
       EXPECT_EQ(built, expected) << t.name << " " << (mode == NetMode::kFull ? "full" : "homogeneous");
     }
   }
+}
+
+// torus-2d (impl/torus_2d.cpp): 8 GPUs as 2 x 4 by default (the largest divisor up to
+// sqrt 8), row by row; a ring along each row and each column, dimension-order routes.
+TEST(Topology, TorusTwoDLinksFourNeighboursAndRoutesColumnsThenRows) {
+  const auto t = make_topology("torus-2d", 8, test_config("torus-2d"));
+  EXPECT_EQ(t->switch_nodes(), 0u);
+  EXPECT_FALSE(t->direct_links());
+  EXPECT_FALSE(t->shift_symmetric()) << "GPU 3 is not GPU 4's neighbour";
+  EXPECT_FALSE(t->problem().has_value());
+  // GPU 5 = row 1, column 1: columns 2 and 0 of its row, then row 0 (two rows: one link).
+  EXPECT_EQ(links_of(*t, 5), (std::vector<std::string>{"gpu5_gpu6@500", "gpu5_gpu4@500", "gpu5_gpu1@500"}));
+  // 0 -> 6 (row 1, column 2): along row 0 to column 2 (a tie: forward), then down.
+  EXPECT_EQ(t->path(0, 6), (std::vector<std::uint32_t>{0, 1, 2, 6}));
+  EXPECT_EQ(t->path(0, 7), (std::vector<std::uint32_t>{0, 3, 7}));  // column 3 is one step back
+  EXPECT_EQ(t->path_latency(0, 6), Tick::ns(1500));
+  EXPECT_EQ(t->path_latency(7, 0), Tick::ns(1000));
+  // 16 GPUs: 4 x 4, four links each, at most 2 + 2 hops.
+  const auto sq = make_topology("torus-2d", 16, test_config("torus-2d"));
+  EXPECT_EQ(sq->links_of(5).size(), 4u);
+  EXPECT_EQ(sq->path_latency(0, 10), Tick::ns(2000));
+  // One row is a ring, which the shift does map onto itself.
+  NetConfig one_row = test_config("torus-2d");
+  one_row.torus_rows = 1;
+  const auto ring = make_topology("torus-2d", 5, one_row);
+  EXPECT_TRUE(ring->shift_symmetric());
+  EXPECT_EQ(links_of(*ring, 0), (std::vector<std::string>{"gpu0_gpu1@500", "gpu0_gpu4@500"}));
+  // Rows that do not divide the GPUs: a problem naming the key.
+  NetConfig three = test_config("torus-2d");
+  three.torus_rows = 3;
+  const auto bad = make_topology("torus-2d", 8, three);
+  ASSERT_TRUE(bad->problem().has_value());
+  EXPECT_EQ(bad->problem()->key, "torus_rows");
+  EXPECT_THAT(bad->problem()->message, HasSubstr("8 GPUs do not fill 3 rows"));
+}
+
+// Every GPU pair's path on a torus is the sum of its two rings' short ways, and every
+// route ends where it should (the network's routing tables walk these).
+TEST(Topology, TorusTwoDPathsAreShortestPerDimension) {
+  NetConfig cfg = test_config("torus-2d");
+  cfg.torus_rows = 3;
+  const auto t = make_topology("torus-2d", 12, cfg);  // 3 x 4
+  for (std::uint32_t s = 0; s < 12; ++s)
+    for (std::uint32_t d = 0; d < 12; ++d) {
+      const auto path = t->path(s, d);
+      ASSERT_EQ(path.back(), d);
+      const std::uint32_t dc = std::min((d % 4 + 4 - s % 4) % 4, (s % 4 + 4 - d % 4) % 4);
+      const std::uint32_t dr = std::min((d / 4 + 3 - s / 4) % 3, (s / 4 + 3 - d / 4) % 3);
+      EXPECT_EQ(path.size() - 1, dc + dr) << s << " -> " << d;
+      EXPECT_EQ(t->path_latency(s, d), Tick::ns(500) * (dc + dr)) << s << " -> " << d;
+    }
 }
 
 TEST(Topology, CallersWithoutANetworkAskThroughTheConfig) {
@@ -879,8 +932,16 @@ TEST(NetworkConfig, AnUnknownTopologyNamesTheKey) {
     ADD_FAILURE() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_EQ(e.key(), "net.topology");
-    EXPECT_THAT(e.what(), HasSubstr("sys.yaml:2: net.topology: expected one of fully-connected, ring, switch"));
+    EXPECT_THAT(e.what(), HasSubstr("sys.yaml:2: net.topology: expected one of fully-connected, ring, switch, torus-2d"));
   }
+  try {
+    read("net:\n  topology: ring\n  torus_rows: 2\n");
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "net.torus_rows");
+    EXPECT_THAT(e.what(), HasSubstr("only topology torus-2d has rows (this network is a ring)"));
+  }
+  EXPECT_EQ(read("net: {topology: torus-2d, torus_rows: 2}\n").torus_rows, 2u);
   try {
     read("net:\n  topology: swich\n");
     ADD_FAILURE() << "expected a ConfigError";

@@ -15,6 +15,7 @@
 #include "models/collectives/node_collective.h"
 #include "models/system/sublayer_system.h"
 #include "sim/config.h"
+#include "sim/error.h"
 #include "sim/simulator.h"
 #include "tests/table1_node.h"
 #include "trace/copy_kernel.h"
@@ -126,6 +127,11 @@ INSTANTIATE_TEST_SUITE_P(
                                      CollectiveProtocol::kLl128},
                       FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "switch", 4,
                                      CollectiveProtocol::kLl128},
+                      // A 2-D torus (2 x 4; 2 x 2): the ring's next GPU is a row's end
+                      // away at the row's end, so some steps relay through a GPU between.
+                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "torus-2d", 8},
+                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "torus-2d", 4},
+                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "torus-2d", 8},
                       // Fully connected: the channels run the rings of strides 1, 4, 2, 3.
                       FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "fully-connected", 5},
                       FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "fully-connected", 5,
@@ -311,6 +317,30 @@ TEST(NodeTiming, FullyConnectedRingsSpreadOverTheLinks) {
   EXPECT_GT(hom.words_checked, 0u);
   const CollectiveRun ful = run_collective(full, v);
   EXPECT_NEAR(seconds(hom.time), seconds(ful.time), seconds(ful.time) * 0.02);
+}
+
+// Homogeneous mode mirrors GPU 0 by shifting the GPUs' numbers; a topology that shift
+// does not map onto itself (a torus of more than one row) is refused at its key, as are
+// torus rows that do not divide the GPUs.
+TEST(NodeConfigTopology, HomogeneousModeRefusesATopologyTheShiftDoesNotMap) {
+  try {
+    table1(8, NetMode::kHomogeneous, {"net.topology=torus-2d"});
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "net.topology");
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("does not map torus-2d on 8 GPUs onto itself: run.mode full"));
+  }
+  EXPECT_NO_THROW(table1(8, NetMode::kHomogeneous, {"net.topology=torus-2d", "net.torus_rows=1"}));  // a ring
+  EXPECT_NO_THROW(table1(8, NetMode::kFull, {"net.topology=torus-2d"}));
+  for (const char* t : {"ring", "fully-connected", "switch"})
+    EXPECT_NO_THROW(table1(8, NetMode::kHomogeneous, {std::string("net.topology=") + t})) << t;
+  try {
+    table1(8, NetMode::kFull, {"net.topology=torus-2d", "net.torus_rows=3"});
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.key(), "net.torus_rows");
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("8 GPUs do not fill 3 rows"));
+  }
 }
 
 // The H200 system (configs/systems/h200.yaml) with `overrides` applied, as a node of

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,20 @@ class Topology {
   // dst without bandwidth (the sum of its links' latencies): what an
   // acknowledgment takes.
   virtual Tick path_latency(std::uint32_t src, std::uint32_t dst) const = 0;
+  // Whether shifting every GPU's number by one (g -> g + 1 mod N) maps the topology
+  // onto itself: its links, routes and latencies. Homogeneous mode (network.h)
+  // simulates GPU 0 and mirrors its peers by exactly that shift (what GPU 0 sends GPU
+  // d is what GPU N - d sends GPU 0), so it refuses a topology that answers no
+  // (node.cpp's read_node_config, at system.net.topology).
+  virtual bool shift_symmetric() const = 0;
+  // A problem with this topology at this GPU count ("8 GPUs do not fill 3 rows"), with
+  // the `system.net` key it concerns; empty when there is none. Checked where the
+  // GPU count is known (read_node_config).
+  struct Problem {
+    std::string key;
+    std::string message;
+  };
+  virtual std::optional<Problem> problem() const { return std::nullopt; }
 
   std::uint32_t nodes() const { return num_gpus_ + switch_nodes(); }
   // "gpu3", or "sw" for the switch: the parts of a link's name ("net.gpu3_sw").

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "models/net/i_topology.h"
 
 namespace t3sim {
@@ -35,6 +37,11 @@ NetConfig read_net_config(ConfigNode node) {
   cfg.flag_bytes = static_cast<std::uint32_t>(node.get_bytes("flag_size", cfg.flag_bytes, 1, 1u << 20));
   cfg.injection_queue_packets = static_cast<std::uint32_t>(
       node.get_uint("injection_queue_packets", cfg.injection_queue_packets, 1, 1u << 20));
+  if (node.has("torus_rows")) {
+    if (cfg.topology != "torus-2d")
+      node.fail("torus_rows", fmt::format("only topology torus-2d has rows (this network is a {})", cfg.topology));
+    cfg.torus_rows = static_cast<std::uint32_t>(node.get_uint("torus_rows", 1, 1, 1024));
+  }
   node.finish();
   return cfg;
 }

@@ -316,6 +316,10 @@ Network::Impl::Impl(Network& owner, std::uint32_t num_gpus, const NetConfig& cfg
   T3SIM_CHECK(n_ >= 2 && n_ < (1u << kSrcBits), fmt::format("a network of {} GPUs", n_));
   T3SIM_CHECK(cfg_.packet_bytes >= 1 && cfg_.packet_bytes <= UINT32_MAX,
               fmt::format("packet size {} B", cfg_.packet_bytes));
+  // The mirror below (mirror(), deliver's `seen`) is the shift g -> g + 1 mod N; read_node_config
+  // refuses the others at the config.
+  T3SIM_CHECK(mode_ == NetMode::kFull || topology_->shift_symmetric(),
+              fmt::format("homogeneous mode on {}, which the GPUs' shift does not map onto itself", cfg.topology));
   // Partitioned (Node::partitioned): one partition per GPU, then the switch's.
   const Simulator& sim = owner.sim();
   partitioned_ = sim.partitions() > 1;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "models/net/i_topology.h"
 #include "sim/config.h"
 #include "trace/collective.h"
 #include "sim/error.h"
@@ -35,6 +36,17 @@ NodeConfig read_node_config(ConfigNode system, NetMode mode) {
                                      "workload's keys)");
   cfg.gpu = read_gpu_config(system.child("gpu"), system.child("memory"));
   cfg.net = read_net_config(system.child("net"));
+  {
+    // The topology at this GPU count: its own problems, and whether homogeneous mode's
+    // mirror (GPU 0 shifted by one GPU at a time) is one of its symmetries.
+    const std::unique_ptr<Topology> topology = make_topology(cfg.net.topology, cfg.num_gpus, cfg.net);
+    ConfigNode net = system.child("net");
+    if (const auto problem = topology->problem()) net.fail(problem->key, problem->message);
+    if (mode == NetMode::kHomogeneous && !topology->shift_symmetric())
+      net.fail("topology", fmt::format("run.mode homogeneous simulates GPU 0 and mirrors its peers by shifting the GPUs' "
+                                       "numbers, which does not map {} on {} GPUs onto itself: run.mode full",
+                                       cfg.net.topology, cfg.num_gpus));
+  }
   ConfigNode dma = system.child("dma");
   cfg.dma_engines = static_cast<std::uint32_t>(dma.get_uint("engines", cfg.dma_engines, 1, 256));
   cfg.dma = read_dma_config(dma);

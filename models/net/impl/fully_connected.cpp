@@ -16,6 +16,9 @@ class FullyConnectedTopology final : public Topology {
   std::uint32_t switch_nodes() const override { return 0; }
   bool direct_links() const override { return true; }
 
+  // Every pair has its link: any renumbering maps it onto itself.
+  bool shift_symmetric() const override { return true; }
+
   std::vector<TopologyLink> links_of(std::uint32_t gpu) const override {
     std::vector<TopologyLink> links;
     for (std::uint32_t d = 0; d < num_gpus(); ++d)

@@ -20,6 +20,9 @@ class RingTopology final : public Topology {
   // algorithms on any ring.
   bool direct_links() const override { return false; }
 
+  // g -> g + 1 takes each neighbour pair to the next one.
+  bool shift_symmetric() const override { return true; }
+
   std::vector<TopologyLink> links_of(std::uint32_t gpu) const override {
     std::vector<TopologyLink> links{{gpu, (gpu + 1) % num_gpus(), latency_}};
     // Two GPUs: next and previous are the same peer; one link each way.

@@ -16,6 +16,9 @@ class SwitchTopology final : public Topology {
   std::uint32_t switch_nodes() const override { return 1; }
   bool direct_links() const override { return false; }
 
+  // Every GPU hangs off the one switch alike.
+  bool shift_symmetric() const override { return true; }
+
   // The switch's traversal time is folded into its downlinks' latency: a packet
   // arrives at the same time as through a switch that forwards after
   // switch_latency, and a blocked downlink still holds it in the switch's input.
