@@ -61,11 +61,12 @@ C3Result run(const NodeConfig& node, const C3Spec& s, const std::string& configu
 struct Dispatch {
   KernelStats gemm, collective;
 };
-Dispatch dispatch(const NodeConfig& node, C3Spec s, bool comm_first) {
+Dispatch dispatch(const NodeConfig& node, C3Spec s, bool comm_first, const std::string& configuration = "c3") {
   s.comm_first = comm_first;
+  auto config = c3_configurations().get(configuration, "C3 configuration").make();
+  config->shape(s);
   Simulator sim(1);
   C3Run r(sim, node, s, /*with_cu=*/true, /*with_dma=*/false);
-  auto config = c3_configurations().get("c3", "C3 configuration").make();
   {
     Simulator::InPartition in(sim, r.node().partition(0));
     config->start(r, 0);
@@ -107,6 +108,31 @@ TEST(C3Dispatch, ReservedCusAreHonoured) {
   EXPECT_EQ(d.gemm.concurrent_slots, 240u);
   EXPECT_EQ(d.gemm.stages(), 2u);
   EXPECT_EQ(d.collective.first_dispatch, Tick::zero());
+}
+
+// c3-priority (models/system/c3/configurations/c3_priority.cpp, one file): launched
+// GEMM-first like c3_base, so the GEMM's first wave takes every CU, but as the first WGs
+// end the collective's are placed before the GEMM's 80 waiting ones: it starts as soon
+// as a slot frees, where c3_base places it only behind the GEMM's whole grid.
+TEST(C3Dispatch, APriorityCollectiveTakesTheFirstFreedSlots) {
+  const NodeConfig node = mi300x();
+  const C3Spec s = spec(node, kM, kN, kK, 8u << 20);
+  const Dispatch base = dispatch(node, s, /*comm_first=*/false);
+  const Dispatch prio = dispatch(node, s, /*comm_first=*/false, "c3-priority");
+  EXPECT_EQ(prio.gemm.first_dispatch, Tick::zero());
+  EXPECT_EQ(prio.gemm.concurrent_slots, 304u) << "the GEMM's first wave is not held back";
+  EXPECT_GT(prio.collective.first_dispatch, Tick::zero());
+  EXPECT_LT(prio.collective.first_dispatch, base.collective.first_dispatch);
+  EXPECT_LT(prio.collective.done, base.collective.done);
+  // Through the experiment: its own row, the isolated times shared with c3.
+  const C3Spec small = spec(node, kM, kN, kK, 1u << 20);
+  const C3Result rb = run(node, small, "c3");
+  const C3Result rp = run(node, small, "c3-priority");
+  EXPECT_EQ(rp.isolated_gemm, rb.isolated_gemm);
+  EXPECT_EQ(rp.isolated_collective, rb.isolated_collective);
+  EXPECT_LE(rp.collective.end, rb.collective.end);
+  EXPECT_EQ(rp.words_checked, rb.words_checked);
+  EXPECT_GT(rp.words_checked, 0u) << "values checked under the priority too";
 }
 
 // The isolated times are the kernels alone as launched by default: reserving CUs for

@@ -180,6 +180,12 @@ struct C3Run::Snapshots {
   StreamSnapshot cu_start, cu_end, dma_start, dma_end;
 };
 
+C3Spec C3System::concurrent_spec() const {
+  C3Spec s = spec_;
+  config_->shape(s);
+  return s;
+}
+
 C3Run::C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool with_cu, bool with_dma)
     : sim_(sim), spec_(spec), with_dma_(with_dma), snap_(std::make_unique<Snapshots>()) {
   node_ = std::make_unique<Node>(sim, node);
@@ -327,7 +333,8 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
     if (!config_->concurrent())
       throw std::invalid_argument("C3 without isolated runs needs a concurrent configuration");
     // Nothing but the concurrent run, built now so that validate sees what cannot be built.
-    conc_only_ = std::make_unique<C3Run>(sim_, node_, spec_, /*with_cu=*/!config_->uses_dma(), config_->uses_dma());
+    conc_only_ = std::make_unique<C3Run>(sim_, node_, concurrent_spec(), /*with_cu=*/!config_->uses_dma(),
+                                         config_->uses_dma());
     return;
   }
   if (config_->concurrent()) own_sim_ = std::make_unique<Simulator>(seed_);
@@ -433,7 +440,7 @@ C3Result C3System::run(Tick max_time) {
 
   if (concurrent) {
     std::unique_ptr<C3Run> built = std::move(conc_only_);
-    if (!built) built = std::make_unique<C3Run>(sim_, node_, spec_, /*with_cu=*/!dma, dma);
+    if (!built) built = std::make_unique<C3Run>(sim_, node_, concurrent_spec(), /*with_cu=*/!dma, dma);
     C3Run& conc = *built;
     for (std::uint32_t g = 0; g < conc.node().simulated_gpus(); ++g) {
       Simulator::InPartition in(sim_, conc.node().partition(g));

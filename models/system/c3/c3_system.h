@@ -98,6 +98,12 @@ class C3Configuration {
   virtual bool concurrent() const = 0;
   // The collective runs on the DMA engines (the isolated run then adds a DMA phase).
   virtual bool uses_dma() const { return false; }
+  // What the concurrent run builds, as this configuration wants it: the collective's
+  // kernel priority (spec.collective.priority: the dispatcher places a higher one's WGs
+  // first as slots free), its launch order (comm_first), the CUs reserved for it
+  // (comm_cus). Applied to the concurrent run only; the isolated runs are the kernels
+  // alone as the workload describes them. The default changes nothing.
+  virtual void shape(C3Spec& spec) const { (void)spec; }
   // Starts GPU g of a concurrent run at time zero (the caller is in its partition).
   virtual void start(C3Run& run, std::uint32_t g) { (void)run, (void)g; }
   // The configuration's time, given the run (for non-concurrent ones: the sequential run).
@@ -184,6 +190,9 @@ class C3System {
   const std::string& configuration() const { return configuration_; }
 
  private:
+  // spec_ as the configuration shapes it for its concurrent run (C3Configuration::shape).
+  C3Spec concurrent_spec() const;
+
   Simulator& sim_;
   NodeConfig node_;
   C3Spec spec_;

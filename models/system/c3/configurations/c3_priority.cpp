@@ -1,0 +1,45 @@
+// `c3-priority` (seed 003 §V-A's schedule prioritization, as a stream priority instead
+// of a launch order): the GEMM and the CU collective at once on two streams, the
+// collective's at a higher priority. Launched in the workload's order (gemm-first, the
+// default, is the case the priority is for), so the GEMM may fill every free slot
+// first; from then on, whenever slots free, the dispatcher places the collective's
+// waiting WGs before the GEMM's (models/gpu/gpu.h), as HIP's and CUDA's stream
+// priorities order the hardware queues. `comm_cus` reserves CUs as for `c3`.
+//
+// What it shows beside c3_base and c3_sp: a starved collective waits for the first
+// slots to free, not for the GEMM's whole grid to be placed (c3_base), yet the GEMM's
+// first wave is not held back (c3_sp).
+
+#include <fmt/format.h>
+
+#include "models/system/c3/c3_system.h"
+
+namespace t3sim {
+namespace {
+
+class C3Priority final : public C3Configuration {
+ public:
+  bool concurrent() const override { return true; }
+  void shape(C3Spec& spec) const override { spec.collective.priority = 1; }
+  void start(C3Run& run, std::uint32_t g) override {
+    if (run.spec().comm_first) run.start_collective(g, C3Run::Coll::kCu);
+    run.launch_gemm(g, run.gemm_cus());
+    if (!run.spec().comm_first) run.start_collective(g, C3Run::Coll::kCu);
+  }
+  Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
+  std::string describe(const C3Spec& s) const override {
+    std::string d = fmt::format("{} launched first, the collective's kernel at a higher priority",
+                                s.comm_first ? "collective" : "GEMM");
+    if (s.comm_cus > 0) d += fmt::format(", the last {} CUs reserved for the collective", s.comm_cus);
+    return d;
+  }
+};
+
+}  // namespace
+
+T3SIM_REGISTER(c3_configurations, "c3-priority",
+               "as c3, the collective's kernel at a higher priority: placed first whenever WG slots free "
+               "(seed 003 §V-A's prioritization as a stream priority)",
+               [] { return std::make_unique<C3Priority>(); })
+
+}  // namespace t3sim
