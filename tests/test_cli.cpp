@@ -577,7 +577,7 @@ TEST_F(Cli, NodeRunBadInputNamesTheKey) {
       {"configs/workloads/gemm/small.yaml --config sequential --set workload.collective.chanels=4",
        "unknown key (did you mean 'channels'?)"},
       {"configs/workloads/gemm/small.yaml --config fusde",
-       "run.config: expected one of c3, conccl, fused, ideal, ideal-overlap, ideal-rs-nmc, sequential, t3, t3-mca; "
+       "run.config: expected one of c3, c3-priority, conccl, fused, ideal, ideal-overlap, ideal-rs-nmc, sequential, t3, t3-mca; "
        "got 'fusde'"},
       {"configs/workloads/gemm/small.yaml --config conccl",
        "run.config: kind gemm takes one of the sub-layer configurations (fused, ideal-overlap, ideal-rs-nmc, "
@@ -819,7 +819,7 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
   };
   const std::string small = "configs/workloads/c3/small.yaml";
   const Case cases[] = {
-      {small + " --config t3", "run.config: kind c3 takes one of the C3 configurations (c3, conccl, ideal, "
+      {small + " --config t3", "run.config: kind c3 takes one of the C3 configurations (c3, c3-priority, conccl, ideal, "
                                "sequential), not 't3'"},
       {small + " --set workload.order=later", "workload.order: expected one of gemm-first, comm-first; got 'later'"},
       {small + " --set workload.comm_cus=304", "workload.comm_cus: 304 is greater than the maximum 303"},
