@@ -102,6 +102,13 @@ const std::vector<GoldenCase>& cases() {
         "workload.order=comm-first"}},
       {"c3_conccl_homogeneous", "configs/systems/mi300x.yaml", "configs/workloads/c3/small.yaml", "conccl",
        {"system.num_gpus=4", "run.mode=homogeneous", "workload.gemm.k=256", "workload.collective.size=4MiB"}},
+      // Stop 62: c3-priority with a wave and a half of tiles (so slots free while the
+      // collective waits), and a ring RS on a 2 x 2 torus (full mode).
+      {"c3_priority_homogeneous", "configs/systems/mi300x.yaml", "configs/workloads/c3/small.yaml", "c3-priority",
+       {"system.num_gpus=4", "run.mode=homogeneous", "workload.gemm.m=6144", "workload.gemm.k=256",
+        "workload.collective.size=4MiB"}},
+      {"ring_rs_torus_2d", "configs/systems/table1.yaml", "configs/workloads/collectives/ring_rs.yaml", "",
+       {"system.num_gpus=4", "system.net.topology=torus-2d", "workload.size=2MB"}},
       // The four overlap kinds (seeds 000 and 001) under sequential and fused, each a
       // small case of its shipped workload.
       {"ag_gemm_sequential", "configs/systems/mi300x.yaml", "configs/workloads/ag_gemm/seed001.yaml", "sequential",
