@@ -217,6 +217,17 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool wi
 
 C3Run::~C3Run() = default;
 
+void C3Run::launch_in_spec_order(std::uint32_t g) {
+  if (spec_.comm_first) start_collective(g, Coll::kCu);
+  launch_gemm(g, gemm_cus());
+  if (!spec_.comm_first) start_collective(g, Coll::kCu);
+}
+
+std::string reserved_cus_note(const C3Spec& spec) {
+  return spec.comm_cus > 0 ? fmt::format(", the last {} CUs reserved for the collective", spec.comm_cus)
+                           : std::string();
+}
+
 void C3Run::launch_gemm(std::uint32_t g, std::vector<std::uint32_t> cus) {
   Gpu& gpu = node_->gpu(g);
   KernelLaunch k;

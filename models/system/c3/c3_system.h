@@ -135,6 +135,9 @@ class C3Run {
   // The CUs the GEMM may use: all but the last spec().comm_cus (reserved for the
   // communication stream); empty (every CU) when none are reserved.
   std::vector<std::uint32_t> gemm_cus() const;
+  // GPU g's GEMM (on gemm_cus()) and CU collective, in the spec's order: the
+  // collective first when spec().comm_first, else the GEMM.
+  void launch_in_spec_order(std::uint32_t g);
 
   // ---- the driver
   // The sequential procedure on GPU g: GEMM, then the CU collective, then (with_dma)
@@ -210,6 +213,10 @@ class C3System {
 // `kind: c3` as an experiment.
 std::unique_ptr<Experiment> make_c3_experiment(Simulator& sim, ConfigNode system, ConfigNode workload,
                                                const RunOptions& run);
+
+// ", the last N CUs reserved for the collective" when the spec reserves N > 0, else "":
+// the end of a concurrent configuration's describe().
+std::string reserved_cus_note(const C3Spec& spec);
 
 // The taxonomy of two isolated times (seed 003 §III): GC-equal when within 15 % of
 // each other (the longer at most 1.15x the shorter), else G-long or C-long.

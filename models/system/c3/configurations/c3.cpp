@@ -6,7 +6,7 @@
 // reserves the last N CUs for the collective's stream and the others for the GEMM's
 // (§V-B, CU masks), whatever the order.
 
-#include <fmt/format.h>
+#include <algorithm>
 
 #include "models/system/c3/c3_system.h"
 
@@ -16,20 +16,11 @@ namespace {
 class C3Concurrent final : public C3Configuration {
  public:
   bool concurrent() const override { return true; }
-  void start(C3Run& run, std::uint32_t g) override {
-    if (run.spec().comm_first) {
-      run.start_collective(g, C3Run::Coll::kCu);
-      run.launch_gemm(g, run.gemm_cus());
-    } else {
-      run.launch_gemm(g, run.gemm_cus());
-      run.start_collective(g, C3Run::Coll::kCu);
-    }
-  }
+  void start(C3Run& run, std::uint32_t g) override { run.launch_in_spec_order(g); }
   Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
   std::string describe(const C3Spec& s) const override {
-    std::string d = s.comm_first ? "collective launched first (c3_sp)" : "GEMM launched first (c3_base)";
-    if (s.comm_cus > 0) d += fmt::format(", the last {} CUs reserved for the collective", s.comm_cus);
-    return d;
+    return (s.comm_first ? "collective launched first (c3_sp)" : "GEMM launched first (c3_base)") +
+           reserved_cus_note(s);
   }
 };
 

@@ -21,17 +21,12 @@ class C3Priority final : public C3Configuration {
  public:
   bool concurrent() const override { return true; }
   void shape(C3Spec& spec) const override { spec.collective.priority = 1; }
-  void start(C3Run& run, std::uint32_t g) override {
-    if (run.spec().comm_first) run.start_collective(g, C3Run::Coll::kCu);
-    run.launch_gemm(g, run.gemm_cus());
-    if (!run.spec().comm_first) run.start_collective(g, C3Run::Coll::kCu);
-  }
+  void start(C3Run& run, std::uint32_t g) override { run.launch_in_spec_order(g); }
   Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
   std::string describe(const C3Spec& s) const override {
-    std::string d = fmt::format("{} launched first, the collective's kernel at a higher priority",
-                                s.comm_first ? "collective" : "GEMM");
-    if (s.comm_cus > 0) d += fmt::format(", the last {} CUs reserved for the collective", s.comm_cus);
-    return d;
+    return fmt::format("{} launched first, the collective's kernel at a higher priority",
+                       s.comm_first ? "collective" : "GEMM") +
+           reserved_cus_note(s);
   }
 };
 
