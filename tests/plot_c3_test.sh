@@ -169,4 +169,23 @@ bad_exit "--tile: expected MxN" explain "$tmp/explain.csv" --tile 256
 { head -1 "$tmp/explain.csv"; tail -1 "$tmp/explain.csv"; } > "$tmp/conccl_only.csv"
 bad_exit "no ok c3 rows" explain "$tmp/conccl_only.csv"
 
+# The scripts' shared module reads the registered names from `t3sim list --json`
+# (tools/t3sim_tools.py): the C3 configurations, c3-priority among them; a missing
+# binary or an unknown family is one line on stderr and exit 2.
+if [ -n "${2:-}" ]; then
+  names_of() {  # names_of FAMILY
+    "$python" -c "import sys; sys.path.insert(0, '$src/tools'); import t3sim_tools as t; print(','.join(t.configuration_names('$1')))"
+  }
+  names=$(T3SIM="$2" names_of c3) || fail "configuration_names('c3') failed"
+  [ "$names" = "c3,c3-priority,conccl,ideal,sequential" ] || fail "configuration_names('c3') gave '$names'"
+  rc=0
+  T3SIM="$tmp/no-such-t3sim" names_of c3 > /dev/null 2> "$tmp/bad_stderr" || rc=$?
+  [ "$rc" -eq 2 ] || fail "a missing binary: exit $rc, expected 2"
+  expect "$tmp/bad_stderr" "no such program"
+  rc=0
+  T3SIM="$2" names_of c4 > /dev/null 2> "$tmp/bad_stderr" || rc=$?
+  [ "$rc" -eq 2 ] || fail "an unknown family: exit $rc, expected 2"
+  expect "$tmp/bad_stderr" "t3sim lists no 'c4' configurations"
+fi
+
 echo "plot_c3_test: all checks passed"

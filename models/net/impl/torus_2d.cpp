@@ -2,8 +2,12 @@
 // (GPU g at row g / C, column g % C), each linked to its four neighbours with the
 // edges wrapping around: a ring in each dimension, as astra-network-analytical
 // composes a [ring, ring] network. A packet crosses the columns first, then the
-// rows (dimension order, deadlock-free on a torus with the links' credits), each
-// dimension the shorter way round, a tie going forward, through the GPUs between.
+// rows (dimension order), each dimension the shorter way round, a tie going forward,
+// through the GPUs between. Dimension order alone does not keep a torus's wrapped
+// rings free of deadlock; what does here is the network's relay, as on the ring: a GPU
+// forwards a relayed packet without waiting for its own transmit buffer
+// (models/net/README.md, "Deadlock freedom"). The collectives' rings keep the GPUs'
+// order, so a step from a row's end to the next row crosses two links.
 // `system.net.torus_rows` sets R; unset, R is the largest divisor of N up to
 // sqrt(N) (4 GPUs: 2 x 2, 8: 2 x 4, 16: 4 x 4).
 //
