@@ -324,10 +324,30 @@ void EventQueue::dispatch(Event* ev, bool from_edge) {
   ev->stamp_ = 0;
   --live_;
   ++dispatched_;
+  const std::uint32_t place = (ev->biased_priority_ << EventSource::kBits) | ev->source_;
+  if (now_ != furthest_time_) {
+    furthest_time_ = now_;
+    furthest_place_ = place;
+  } else {
+    furthest_place_ = std::max(furthest_place_, place);
+  }
   const std::uint32_t outer = current_source_;
+  const bool outer_running = running_;
   current_source_ = ev->source_;
+  running_ = true;
   ev->process();
   current_source_ = outer;
+  running_ = outer_running;
+}
+
+bool EventQueue::running_after(Tick when, EventPriority priority, EventSource source) const {
+  if (now_ != when) return now_ > when;
+  if (!running_ || furthest_time_ != now_) return true;  // outside any event: every event at now has run
+  // An event that would have been queued at (when, priority, source) has run once an
+  // event at or after its place has: the queue dispatches in key order, but an event
+  // scheduled at the current time ahead of the furthest one (by an earlier source)
+  // still runs after it.
+  return furthest_place_ >= ((Event::bias(priority) << EventSource::kBits) | (source.id & EventSource::kMax));
 }
 
 std::uint64_t EventQueue::run(Tick until) {

@@ -162,6 +162,15 @@ class EventQueue {
   std::uint64_t run(Tick until = Tick::max());
 
   std::uint64_t dispatched() const { return dispatched_; }
+  // Whether an event of `source` at (when, priority), had it been queued, would have
+  // run before the code running now: now() is later, or an event at or after its place
+  // in the canonical order has run at now() (an event scheduled at now() ahead of the
+  // ones that ran, by a later source, still runs after them), or no event is running
+  // (a run ends after every event at its end time). A component that decided not to
+  // schedule an event which would have done nothing (MemoryController's skipped memory
+  // cycles) asks it, to act as if that event had run. An event of `source` itself at
+  // that (time, priority) counts as later: the caller is that event's only user.
+  bool running_after(Tick when, EventPriority priority, EventSource source) const;
   // Contract: t >= now() and no live event is earlier than t. Moves the clock without
   // dispatching (a partitioned run ends every partition at the same time).
   void advance_to(Tick t);
@@ -260,6 +269,10 @@ class EventQueue {
   // Each source's last sequence number in this queue, by source id (grown on demand).
   std::vector<std::uint32_t> source_seq_;
   std::uint32_t current_source_ = 0;  // of the event running now; 0 outside one
+  bool running_ = false;                // inside an event's process()
+  // The furthest (priority << 24 | source) dispatched at furthest_time_ (running_after).
+  Tick furthest_time_ = Tick::max();
+  std::uint32_t furthest_place_ = 0;
   Tick now_;
   std::size_t live_ = 0;
   std::uint64_t dispatched_ = 0;

@@ -342,6 +342,37 @@ TEST(MemoryController, SleepsWhenIdle) {
   EXPECT_EQ(rig.sim.events().pending(), 0u);
 }
 
+TEST(MemoryController, SkipsTheCyclesInWhichNothingCanIssue) {
+  // Eight reads of one row of one bank: after the ACT the column commands wait tRCD,
+  // then tCCDL apart; the controller ticks only at the cycles that issue something,
+  // and the reads complete exactly as a tick per cycle would have them.
+  Rig rig;
+  for (std::uint64_t i = 0; i < 8; ++i) rig.send(i, MemOp::kRead, rig.addr(0, 0, 5, static_cast<std::uint32_t>(i)));
+  rig.sim.run();
+  const HbmTimings t = rig.hbm_cfg.timing;
+  ASSERT_EQ(rig.client.order.size(), 8u);
+  for (std::uint64_t i = 0; i < 8; ++i) EXPECT_EQ(rig.ns(i), t.tRCD + i * t.tCCDL + t.tCL + t.tBL + 10u) << i;
+  // Ticks at the 8 admissions (the ACT with the first) and the 8 column commands, and 8
+  // responses: 24 events and the first accept's wake-up. A tick per cycle after progress
+  // makes 32 (one at cycle 8, and the 7 cycles between the column commands).
+  EXPECT_LE(rig.sim.events().dispatched(), 25u);
+}
+
+TEST(MemoryController, AClientWaitingWithAnEmptyIngressIsToldAtTheNextCycleEvenIfThatCycleWasSkipped) {
+  // The L2 may wait for a controller whose ingress is empty (same-line order across its
+  // streams); the next tick tells it, even one that has nothing to issue.
+  Rig rig;
+  rig.send(1, MemOp::kRead, rig.addr(0, 0, 5));
+  rig.sim.run(Tick::zero());  // cycle 0: admitted, ACT; the RD waits tRCD, so cycles 1.. are skipped
+  EXPECT_EQ(rig.client.retries, 0);
+  rig.ctrl.wait_for_space(&rig.client);
+  rig.sim.run(Tick::ns(1));  // the tick of cycle 1 runs after all
+  EXPECT_EQ(rig.client.retries, 1);
+  rig.sim.run();
+  const HbmTimings t = rig.hbm_cfg.timing;
+  EXPECT_EQ(rig.ns(1), t.tRCD + t.tCL + t.tBL + 10u);
+}
+
 TEST(MemoryController, RefreshIsIssuedEveryTrefi) {
   HbmConfig h = one_channel();
   h.refresh = true;

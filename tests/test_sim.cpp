@@ -169,6 +169,36 @@ TEST(EventQueue, DispatchOrderMatchesAReferenceUnderRescheduleAndCancel) {
     EXPECT_GT(dispatched.size(), 1000u);
   }
 }
+TEST(EventQueue, RunningAfterSaysWhetherAnUnqueuedEventWouldHaveRunAlready) {
+  // A component that skips an event which would have done nothing (the memory
+  // controllers' idle cycles) asks where that event would have run.
+  EventQueue q;
+  std::vector<bool> seen;
+  const Tick t10(10);
+  CallbackEvent early(EventSource{2}, "late insert", [&] {
+    // Scheduled by source 9's tick at now, ahead of it in key order: it runs after it,
+    // so an event at (10, tick, 7) would have run before this one.
+    seen.push_back(q.running_after(t10, EventPriority::kTick, EventSource{7}));
+  }, EventPriority::kDelivery);
+  CallbackEvent five(EventSource{5}, "five", [&] {
+    seen.push_back(q.running_after(t10, EventPriority::kTick, EventSource{7}));      // 7 runs after 5
+    seen.push_back(q.running_after(t10, EventPriority::kTick, EventSource{3}));      // 3 ran
+    seen.push_back(q.running_after(t10, EventPriority::kTick, EventSource{5}));      // its own place: after
+    seen.push_back(q.running_after(t10, EventPriority::kDelivery, EventSource{9}));  // deliveries first
+    seen.push_back(q.running_after(t10, EventPriority::kLast, EventSource{1}));
+    seen.push_back(q.running_after(Tick(9), EventPriority::kLast, EventSource{1}));  // earlier time
+    seen.push_back(q.running_after(Tick(11), EventPriority::kFirst, EventSource{1}));
+  }, EventPriority::kTick);
+  CallbackEvent nine(EventSource{9}, "nine", [&] { q.schedule(early, q.now()); }, EventPriority::kTick);
+  q.schedule(five, t10);
+  q.schedule(nine, t10);
+  q.run();
+  EXPECT_EQ(seen, (std::vector<bool>{false, true, true, true, false, true, false, true}));
+  // Outside any event every event at now has run.
+  EXPECT_TRUE(q.running_after(t10, EventPriority::kLast, EventSource{EventSource::kMax}));
+  EXPECT_FALSE(q.running_after(Tick(11), EventPriority::kFirst, EventSource{0}));
+}
+
 // ---------------------------------------------------------------- clocks
 
 TEST(ClockDomain, NonIntegerPeriodNeverDrifts) {

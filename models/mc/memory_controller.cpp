@@ -200,6 +200,7 @@ void MemoryController::accept(MemRequest&& req) {
   e.response_event = &response_events_[slot];
   const int s = index(e.stream);
   entries_[slot] = e;
+  has_plan_ = false;  // the next tick admits it first: its scan may choose otherwise
   ingress_[s].push_back(slot);
   ++ingress_count_[s];
   ingress_occupancy_[s]->set(now(), static_cast<std::int64_t>(ingress_count_[s]));
@@ -209,6 +210,15 @@ void MemoryController::accept(MemRequest&& req) {
 void MemoryController::wait_for_space(MemClient* client) {
   if (std::find(waiting_clients_.begin(), waiting_clients_.end(), client) == waiting_clients_.end())
     waiting_clients_.push_back(client);
+  // A client may wait with the ingress empty (the L2 keeps same-line requests in order
+  // behind the other stream's): the next tick, even one with nothing to issue, tells
+  // it. If that tick was skipped and is still ahead, it runs after all.
+  if (skipped_tick_ahead()) wake_at(skipped_cycle_);
+}
+
+bool MemoryController::skipped_tick_ahead() const {
+  return skipped_cycle_ > last_evaluated_ &&
+         !sim().events().running_after(clock_.edge(skipped_cycle_), EventPriority::kTick, event_source());
 }
 
 void MemoryController::set_admission_observer(AdmissionObserver* observer) {
@@ -259,7 +269,11 @@ void MemoryController::on_admission_room() {
 
 void MemoryController::wake_at(Cycles c) {
   // One evaluation per memory cycle: a wake-up for a cycle already evaluated moves on.
-  if (c <= last_evaluated_ && evaluated_once_) c = last_evaluated_ + Cycles(1);
+  // A skipped cycle (next_cycle_with_work) counts as evaluated once its tick would have
+  // run: the run is then the one in which that tick ran and did nothing.
+  Cycles evaluated = last_evaluated_;
+  if (skipped_cycle_ > evaluated && !skipped_tick_ahead()) evaluated = skipped_cycle_;
+  if (c <= evaluated && evaluated_once_) c = evaluated + Cycles(1);
   const Tick when = clock_.edge(c);
   if (tick_event_.scheduled() && tick_event_.when() <= when) return;
   tick_cycle_ = c;
@@ -290,7 +304,14 @@ void MemoryController::tick() {
   // An admission already makes this cycle progress, so the next tick is the next cycle
   // and the scheduler's wake-up time would go unused: it is not computed.
   const bool refreshed = issued;
-  if (!issued && !refresh_pending_) issued = schedule_command(now_c, next, /*want_next=*/!progress);
+  if (!issued && !refresh_pending_) {
+    if (has_plan_ && plan_cycle_ == now_c && !progress) {
+      issued = issue_scheduled(fr_fcfs_->choose(plan_), now_c);  // next_cycle_with_work's scan of this cycle
+    } else {
+      issued = schedule_command(now_c, next, /*want_next=*/!progress);
+    }
+  }
+  has_plan_ = false;
   // Refresh is upkeep, not progress: a controller whose requests can never issue (a
   // held head) keeps refreshing, and that must not hide the stall from the watchdog.
   if (progress || (issued && !refreshed)) sim().note_progress();
@@ -308,7 +329,12 @@ void MemoryController::tick() {
     return;
   }
   if (progress) {
-    wake_at(now_c + Cycles(1));
+    // The next cycle, unless its tick would find nothing to do (issue 43: a third of
+    // an H200 GEMM's events were such ticks).
+    const Cycles following = now_c + Cycles(1);
+    const Cycles wake = next_cycle_with_work(following);
+    if (wake != following) skipped_cycle_ = following;
+    wake_at(wake);
     return;
   }
   if (ingress_size(0) > 0 || ingress_size(1) > 0) {
@@ -451,34 +477,41 @@ bool MemoryController::refresh(Cycles now_c, Cycles& next) {
   return false;
 }
 
+bool MemoryController::write_waited_too_long(Cycles now_c) const {
+  return !write_q_.empty() && now_c >= write_front_admitted_ + Cycles(cfg_.write_drain_timeout);
+}
+
 // Writes drain between the watermarks (or when no read waits, or, with the "drain"
-// timeout action, after the timeout): that decides the active queue; the scheduler
-// picks the command within it. With "oldest-first" a write past the timeout goes first.
+// timeout action, after the timeout). With oldest-first, a write past the timeout does
+// not start a drain (schedule_command).
+bool MemoryController::drains_at(Cycles now_c) const {
+  const bool timeout_drains = oldest_first_ == nullptr && write_waited_too_long(now_c);
+  if (!draining_writes_)
+    return write_q_.size() >= cfg_.write_high_watermark || timeout_drains || (read_q_.empty() && !write_q_.empty());
+  return !(write_q_.empty() ||
+           (write_q_.size() <= cfg_.write_low_watermark && !read_q_.empty() && !timeout_drains));
+}
+
+// The drain mode decides the active queue; the scheduler picks the command within it.
+// With "oldest-first" a write past the timeout goes first.
 bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_next) {
-  const bool write_waited_too_long =
-      !write_q_.empty() && now_c >= write_front_admitted_ + Cycles(cfg_.write_drain_timeout);
-  // With oldest-first, a write past the timeout does not start a drain (below).
-  const bool timeout_drains = oldest_first_ == nullptr && write_waited_too_long;
-  if (!draining_writes_ && (write_q_.size() >= cfg_.write_high_watermark || timeout_drains ||
-                            (read_q_.empty() && !write_q_.empty()))) {
-    draining_writes_ = true;
-    ++counts_.write_drains;
-  } else if (!draining_writes_ && !write_q_.empty()) {
+  const bool drain = drains_at(now_c);
+  const bool stays_undrained = !drain && !draining_writes_;
+  if (drain && !draining_writes_) ++counts_.write_drains;
+  draining_writes_ = drain;
+  if (stays_undrained && !write_q_.empty()) {
     // oldest-first: below the watermarks, a write that waited write_drain_timeout
     // cycles (the oldest, in arrival order) issues its next command as soon as timing
     // allows, and the reads go on around it. (The drain instead serves every row hit of
     // the write queue first and holds the reads for as long: on the H200 a GEMM after
     // another, whose write-backs it meets, took 1.10x its first, where the machine
     // takes 0.99x; models/mc/README.md.)
-    if (oldest_first_ != nullptr && write_waited_too_long) {
+    if (oldest_first_ != nullptr && write_waited_too_long(now_c)) {
       const ScheduledCommand c = oldest_first_->schedule(write_q_, read_q_, now_c, next, want_next);
       if (c.queue != nullptr) return issue_scheduled(c, now_c);
     } else {
       next = std::min(next, write_front_admitted_ + Cycles(cfg_.write_drain_timeout));
     }
-  } else if (draining_writes_ && (write_q_.empty() || (write_q_.size() <= cfg_.write_low_watermark &&
-                                                       !read_q_.empty() && !timeout_drains))) {
-    draining_writes_ = false;
   }
   DramQueue* chosen = draining_writes_ ? &write_q_ : &read_q_;
   if (chosen->free == 0) {
@@ -493,6 +526,40 @@ bool MemoryController::schedule_command(Cycles now_c, Cycles& next, bool want_ne
                                                  : scheduler_->schedule(*chosen, other, now_c, next, want_next);
   if (c.queue == nullptr) return false;
   return issue_scheduled(c, now_c);
+}
+
+// The tick after a progress tick, at `c`, would find nothing to do when nothing can
+// reach the controller before it (no request waits at the ingress, no client waits
+// for room), the drain mode would not change, no refresh is due and the scheduler has
+// no command for c: it would only compute when to wake, which this does instead, as
+// that tick would (same state, same scan: the scan's cached bounds come out the same).
+// Otherwise, and for schedulers other than FR-FCFS (no side-effect-free scan), c.
+// Anything that reaches the controller meanwhile wakes it (wake_at) as it would have.
+Cycles MemoryController::next_cycle_with_work(Cycles c) {
+  if (fr_fcfs_ == nullptr || ingress_size(0) > 0 || ingress_size(1) > 0 || !waiting_clients_.empty() ||
+      refresh_pending_ || dram_.refresh_due() <= c)
+    return c;
+  const bool drain = drains_at(c);
+  if (drain != draining_writes_) return c;
+  Cycles next = dram_.refresh_due();
+  if (!drain && !write_q_.empty()) {
+    if (oldest_first_ != nullptr && write_waited_too_long(c)) return c;
+    next = std::min(next, write_front_admitted_ + Cycles(cfg_.write_drain_timeout));
+  }
+  DramQueue* chosen = drain ? &write_q_ : &read_q_;
+  if (chosen->free == 0) return c;  // the other queue's turn: left to the tick
+  DramQueue& other = chosen == &write_q_ ? read_q_ : write_q_;
+  const ScheduledCommand planned = fr_fcfs_->look(*chosen, other, c, next);
+  if (planned.queue != nullptr) {
+    // The tick at c issues this unless a request arrives first (accept() drops it): the
+    // scan is not made twice.
+    plan_ = planned;
+    plan_cycle_ = c;
+    has_plan_ = true;
+    return c;
+  }
+  if (next == kNever) return c;
+  return std::max(next, c + Cycles(1));
 }
 
 bool MemoryController::issue_scheduled(const ScheduledCommand& c, Cycles now_c) {

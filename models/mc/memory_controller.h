@@ -145,6 +145,14 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   // When none issues and want_next, lowers `next` to the earliest cycle one may
   // (otherwise `next` is left as it may be).
   bool schedule_command(Cycles now, Cycles& next, bool want_next);
+  bool write_waited_too_long(Cycles now) const;
+  // The drain mode schedule_command would set at `now`, from the queues as they are.
+  bool drains_at(Cycles now) const;
+  // After a progress tick: the cycle of the next tick that can do something, `c` (the
+  // following cycle) unless its tick would provably do nothing but sleep.
+  Cycles next_cycle_with_work(Cycles c);
+  // Whether the tick of skipped_cycle_ was skipped and would not have run yet.
+  bool skipped_tick_ahead() const;
   bool issue_scheduled(const ScheduledCommand& c, Cycles now_c);  // schedule_command's choice
   // Bank `bank` (all banks if kAllBanks) opened or closed: its requests' next commands change.
   static constexpr std::uint32_t kAllBanks = ~std::uint32_t{0};
@@ -171,6 +179,12 @@ class MemoryController final : public Component, public MemTarget, public Admiss
   bool asleep_ = true;     // nothing queued since the last tick (refresh catch-up on wake)
   Cycles last_evaluated_;  // the last cycle tick() ran (one evaluation per cycle)
   Cycles tick_cycle_;      // the cycle tick_event_ is scheduled for
+  Cycles skipped_cycle_;   // the last cycle whose tick next_cycle_with_work found idle and skipped
+  // The command next_cycle_with_work found for plan_cycle_, which that cycle's tick
+  // issues without scanning again (dropped when a request arrives: it is admitted first).
+  bool has_plan_ = false;
+  Cycles plan_cycle_;
+  ScheduledCommand plan_;
   std::uint64_t next_seq_ = 1;
   DramQueue read_q_, write_q_;
   // The counts behind the counters below (Counter::bind): here, next to the state the

@@ -24,18 +24,45 @@ class FrFcfsScheduler final : public DramScheduler {
     return scan(active, other, now, next, want_next);
   }
   [[gnu::always_inline]] inline ScheduledCommand scan(DramQueue& active, DramQueue& other, Cycles now, Cycles& next,
-                                                      bool want_next);
+                                                      bool want_next) {
+    return scan_for<true>(active, other, now, next, want_next);
+  }
+  // Whether scan would find a command to issue at `now`: that command, not yet chosen
+  // (no state changes but the cached bounds scan updates too; choose() it to issue it
+  // at `now` as scan would have), or none, after lowering `next` as scan with
+  // want_next does. The controller's look at the next cycle.
+  ScheduledCommand look(DramQueue& active, DramQueue& other, Cycles now, Cycles& next) {
+    return scan_for<false>(active, other, now, next, true);
+  }
+  // Issues what look() returned, as scan would have on returning it.
+  ScheduledCommand choose(const ScheduledCommand& c) {
+    count_choice(c);
+    return c;
+  }
 
  private:
   const HbmChannel& dram_;
   std::uint32_t row_hit_cap_;
   std::vector<std::uint32_t> hits_since_activate_;  // per bank
+
+  void count_choice(const ScheduledCommand& c) {
+    if (is_column(c.command)) {
+      ++hits_since_activate_[c.bank];
+    } else if (c.command == DramCommand::kActivate) {
+      hits_since_activate_[c.bank] = 0;  // a row opens: its hits are counted from here
+    }
+  }
+  // kChoose: the choice is issued (its row-hit count kept), else only looked at.
+  template <bool kChoose>
+  [[gnu::always_inline]] inline ScheduledCommand scan_for(DramQueue& active, DramQueue& other, Cycles now,
+                                                          Cycles& next, bool want_next);
 };
 
 inline constexpr Cycles kFrFcfsNever{std::numeric_limits<Cycles::rep>::max()};
 
-inline ScheduledCommand FrFcfsScheduler::scan(DramQueue& active, DramQueue& other, Cycles now_c, Cycles& next,
-                                           bool want_next) {
+template <bool kChoose>
+inline ScheduledCommand FrFcfsScheduler::scan_for(DramQueue& active, DramQueue& other, Cycles now_c, Cycles& next,
+                                                  bool want_next) {
   // FR-FCFS in two passes over the active queue's banks: the column commands (row hits)
   // first, and only when none of them issues the ACT/PRE commands. A bank's oldest row
   // hit stands for its other hits and its oldest row miss for its other misses
@@ -107,12 +134,10 @@ inline ScheduledCommand FrFcfsScheduler::scan(DramQueue& active, DramQueue& othe
     if (want_next) next = std::min(next, soonest);
     return {};
   }
-  if (is_column(chosen.command)) {
-    ++hits_since_activate_[chosen.bank];
-  } else if (chosen.command == DramCommand::kActivate) {
-    hits_since_activate_[chosen.bank] = 0;  // a row opens: its hits are counted from here
-  }
-  return {chosen.queue, chosen.bank, chosen.queue->banks[chosen.bank].index_of(chosen.seq), chosen.command};
+  const ScheduledCommand c{chosen.queue, chosen.bank, chosen.queue->banks[chosen.bank].index_of(chosen.seq),
+                           chosen.command};
+  if constexpr (kChoose) count_choice(c);
+  return c;
 }
 
 }  // namespace t3sim
