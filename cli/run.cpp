@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "cli/result_directory.h"
 #include "models/system/experiment.h"
 #include "models/system/sublayer_configuration.h"
 #include "sim/config.h"
@@ -166,7 +168,8 @@ RunOutcome run_simulation(const RunRequest& req) {
   options.sampling.period = run.get_time("sampling_period", options.sampling.period, Tick::ns(10), Tick::ms(1));
   // run.isolated_cache: a directory where c3 keeps its isolated runs (a sweep's own
   // cache directory if the request names one and the run does not).
-  options.isolated_cache = run.get_string("isolated_cache", req.isolated_cache.string());
+  if (const std::string dir = run.get_string("isolated_cache", req.isolated_cache.string()); !dir.empty())
+    options.isolated_store = std::make_shared<ResultDirectory>(dir);
   const unsigned threads = req.threads > 0     ? req.threads
                            : threads_key > 0 ? threads_key
                                              : host_cores_free();

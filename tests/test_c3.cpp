@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/result_directory.h"
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
 #include "sim/config.h"
@@ -256,7 +257,8 @@ C3Result run_cached(const NodeConfig& node, const C3Spec& s, const std::string& 
                     const std::filesystem::path& dir, const std::string& key) {
   Simulator sim(1);
   C3System c3(sim, node, s, configuration, 1);
-  c3.set_isolated_cache(dir, key);
+  ResultDirectory store(dir);
+  c3.set_isolated_store(&store, key);
   C3Result r = c3.run();
   r.extra_events += sim.dispatched();
   return r;

@@ -33,6 +33,7 @@
 #include "trace/collective.h"  // CollectiveKind
 #include "trace/gemm.h"  // GemmParams
 #include "trace/trace.h"  // KernelTrace
+#include "models/system/result_store.h"
 #include "sim/config.h"
 #include "sim/host_memory.h"
 #include "sim/registry.h"
@@ -52,8 +53,9 @@ struct RunOptions {
   SamplingConfig sampling;
   SourceLocation sampling_where;
   // Where kinds that run isolated kernels first (c3) may keep and reuse those runs'
-  // results (run.isolated_cache; a sweep sets it to its CSV's directory). Empty: none.
-  std::string isolated_cache;
+  // results (the front end's store for run.isolated_cache; a sweep's is beside its
+  // CSV). Null: none.
+  std::shared_ptr<ResultStore> isolated_store;
   [[noreturn]] void reject_sampling(const std::string& message) const {
     throw ConfigError(sampling_where, "run.sampling", message);
   }

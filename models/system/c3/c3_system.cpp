@@ -1,10 +1,8 @@
 #include "models/system/c3/c3_system.h"
 
 #include <algorithm>
-#include <fstream>
 #include <optional>
 
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -109,56 +107,10 @@ SamplingReport sampling_from_cache(const nlohmann::json& j) {
   return r;
 }
 
-// The checksum an entry carries: FNV-1a of its JSON without the checksum itself
-// (nlohmann::json keeps an object's keys sorted, so the text is canonical).
-std::uint64_t cache_checksum(nlohmann::json j) {
-  j.erase("checksum");
-  return fnv1a(j.dump());
-}
-
-// Reads the cache entry at `file` for `key`. nullopt and `why` empty: a miss (no file,
-// or an entry for another key: a hash collision); nullopt with `why`: an entry that
-// cannot be trusted (not a regular file, not JSON, a checksum that does not match its
-// contents, a field missing or of the wrong type). Never opens anything but a regular
-// file (a FIFO would block the run).
-std::optional<nlohmann::json> read_cache_entry(const std::filesystem::path& file, const std::string& key,
-                                               std::string& why) {
-  why.clear();
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(file, ec);
-  if (ec || st.type() == std::filesystem::file_type::not_found) return std::nullopt;
-  if (st.type() != std::filesystem::file_type::regular) {
-    why = "not a regular file";
-    return std::nullopt;
-  }
-  constexpr std::uintmax_t kMaxBytes = 1 << 20;  // an entry is a few hundred bytes
-  if (std::filesystem::file_size(file, ec) > kMaxBytes || ec) {
-    why = ec ? "unreadable" : "larger than any entry";
-    return std::nullopt;
-  }
-  std::ifstream in(file);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    why = "not a JSON object (torn or damaged)";
-    return std::nullopt;
-  }
-  if (!j.contains("key") || !j.at("key").is_string()) {
-    why = "no key";
-    return std::nullopt;
-  }
-  if (j.at("key").get<std::string>() != key) return std::nullopt;  // another key's entry
-  if (!j.contains("checksum") || !j.at("checksum").is_number_unsigned() ||
-      j.at("checksum").get<std::uint64_t>() != cache_checksum(j)) {
-    why = "its checksum does not match its contents (edited or damaged)";
-    return std::nullopt;
-  }
-  return j;
-}
-
 }  // namespace
 
-void C3System::set_isolated_cache(std::filesystem::path dir, std::string key) {
-  cache_dir_ = std::move(dir);
+void C3System::set_isolated_store(ResultStore* store, std::string key) {
+  store_ = store;
   cache_key_ = std::move(key);
 }
 
@@ -374,13 +326,11 @@ C3Result C3System::run(Tick max_time) {
   r.isolated = spec_.isolated;
   // Only a concurrent configuration's isolated run is on a simulator of its own; the
   // others' is their run (its events are the main simulator's).
-  const std::filesystem::path cache_file = cache_dir_.empty() || !concurrent
-                                               ? std::filesystem::path()
-                                               : cache_dir_ / fmt::format("{:016x}.json", fnv1a(cache_key_));
-  bool cached = !spec_.isolated;  // without isolated runs, as if they came from a cache
-  if (!cache_file.empty() && !cached) {
+  ResultStore* const store = concurrent ? store_ : nullptr;
+  bool cached = !spec_.isolated;  // without isolated runs, as if they came from a store
+  if (store != nullptr && !cached) {
     std::string why;
-    if (const std::optional<nlohmann::json> j = read_cache_entry(cache_file, cache_key_, why)) {
+    if (const std::optional<nlohmann::json> j = store->load(cache_key_, why)) {
       try {
         iso_gemm = kernel_from_cache(cached_object(*j, "gemm"));
         iso_cu = kernel_from_cache(cached_object(*j, "collective"));
@@ -397,10 +347,8 @@ C3Result C3System::run(Tick max_time) {
         why = bad.why;
       }
     }
-    if (!why.empty()) {
-      make_logger("c3")->warn("isolated-run cache entry {}: {}; simulating the isolated runs again", cache_file.string(),
-                              why);
-    }
+    if (!why.empty())
+      make_logger("c3")->warn("isolated-run cache entry {}; simulating the isolated runs again", why);
   }
   if (!cached) {
     Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
@@ -418,9 +366,8 @@ C3Result C3System::run(Tick max_time) {
     channels = seq.collective_channels();
     r.isolated_sampling = seq.sampling_report();
     if (concurrent) r.extra_events = seq.events();
-    if (!cache_file.empty()) {
-      nlohmann::json j = {{"key", cache_key_},
-                          {"gemm", kernel_cache_json(iso_gemm)},
+    if (store != nullptr) {
+      nlohmann::json j = {{"gemm", kernel_cache_json(iso_gemm)},
                           {"collective", kernel_cache_json(iso_cu)},
                           {"words_checked", r.words_checked},
                           {"stages", stages},
@@ -428,17 +375,7 @@ C3Result C3System::run(Tick max_time) {
                           {"sampling", sampling_cache_json(r.isolated_sampling)},
                           {"events", seq.events()}};
       if (iso_dma) j["dma_collective"] = kernel_cache_json(*iso_dma);
-      j["checksum"] = cache_checksum(j);
-      // Written whole under a temporary name, then renamed: a reader never sees half.
-      std::error_code ec;
-      std::filesystem::create_directories(cache_dir_, ec);
-      const std::filesystem::path tmp = cache_file.string() + fmt::format(".tmp{}", ::getpid());
-      {
-        std::ofstream out(tmp);
-        out << j.dump() << "\n";
-      }
-      std::filesystem::rename(tmp, cache_file, ec);
-      if (ec) std::filesystem::remove(tmp, ec);  // a cache that cannot be written is only slower
+      store->save(cache_key_, j);
     }
     seq_.reset();  // its node is gone before the concurrent run builds one
     own_sim_.reset();

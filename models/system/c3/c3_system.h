@@ -22,7 +22,6 @@
 // compute stream, the collective the communication stream).
 
 #include <cstdint>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +32,7 @@
 #include "models/collectives/node_collective.h"
 #include "models/node/node.h"
 #include "models/system/gemm_system.h"
+#include "models/system/result_store.h"
 #include "sim/registry.h"
 
 namespace t3sim {
@@ -182,13 +182,14 @@ class C3System {
   ~C3System();
   C3Result run(Tick max_time = Tick::max());
   std::string summary(const C3Result& r) const;
-  // Keep the isolated run's results in `dir` under `key` (the text of everything the
-  // isolated run depends on: the binary, the system, the workload but for order and
-  // comm_cus, mode, seed, DMA, sampling), and reuse them when a run with the same key
-  // finds them: a sweep's c3_base, c3_sp and CU-partitioned points of one case then
-  // simulate the isolated kernels once. The results are the same either way (the run
-  // is deterministic); the file holds the key, so a hash collision is a miss.
-  void set_isolated_cache(std::filesystem::path dir, std::string key);
+  // Keep the isolated run's results in `store` (which must outlive the run) under `key`
+  // (the text of everything the isolated run depends on: the binary, the system, the
+  // workload but for order and comm_cus, mode, seed, DMA, sampling), and reuse them
+  // when a run with the same key finds them: a sweep's c3_base, c3_sp and
+  // CU-partitioned points of one case then simulate the isolated kernels once. The
+  // results are the same either way (the run is deterministic). An entry whose fields
+  // are missing or of the wrong type is simulated again, with a warning, and replaced.
+  void set_isolated_store(ResultStore* store, std::string key);
   const C3Spec& spec() const { return spec_; }
   const std::string& configuration() const { return configuration_; }
 
@@ -206,7 +207,7 @@ class C3System {
   std::unique_ptr<C3Run> seq_;          // built at construction (validate), run and dropped by run()
   std::unique_ptr<C3Run> conc_only_;    // isolated = false: the concurrent run, built at construction (validate)
   bool ran_ = false;
-  std::filesystem::path cache_dir_;      // empty: no isolated-run cache
+  ResultStore* store_ = nullptr;         // none: no isolated-run cache
   std::string cache_key_;
 };
 

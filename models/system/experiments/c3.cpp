@@ -238,7 +238,7 @@ class C3Experiment final : public Experiment {
                                           "all_gather or all_to_all, not {}",
                                           configuration_, to_string(k)));
     std::string cache_key;
-    if (!run.isolated_cache.empty() && spec.isolated) {
+    if (run.isolated_store && spec.isolated) {
       // Everything the isolated run depends on; order and comm_cus only shape the
       // concurrent run (the isolated collective runs on any CU).
       const SamplingConfig& sc = spec.sampling;
@@ -251,7 +251,10 @@ class C3Experiment final : public Experiment {
     }
     try {
       model_.emplace(sim, node_, std::move(spec), configuration_, run.seed);
-      if (!cache_key.empty()) model_->set_isolated_cache(run.isolated_cache, cache_key);
+      if (!cache_key.empty()) {
+        store_ = run.isolated_store;  // kept for as long as the model
+        model_->set_isolated_store(store_.get(), cache_key);
+      }
     } catch (const ConfigError&) {
       throw;
     } catch (const WgDoesNotFit&) {
@@ -348,6 +351,7 @@ class C3Experiment final : public Experiment {
  private:
   std::string configuration_;
   NodeConfig node_;
+  std::shared_ptr<ResultStore> store_;  // before model_: it outlives the model
   std::optional<C3System> model_;
   bool sampling_ = false;
 };
