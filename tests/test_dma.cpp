@@ -26,8 +26,8 @@ class FakeMemory final : public MemTarget {
     ++in_flight_;
     max_in_flight = std::max(max_in_flight, in_flight_);
     ops.push_back(r.op);
-    last_track_wg = r.track_wg;
-    last_track_wf = r.track_wf;
+    last_track_wg = r.track.wg;
+    last_track_wf = r.track.wf;
     for (std::size_t i = 0; i < r.data.words.size(); ++i) {
       const std::uint64_t a = r.address + i * kGranule;
       if (r.op == MemOp::kRead) r.data.words[i] = words[a];
@@ -154,8 +154,8 @@ TEST(Dma, TwoDimensionalCommandCopiesRowsAndCarriesTheTrackerTag) {
   DmaCommand c = rig.copy(256);
   c.rows = 3;
   c.row_stride = 8192;
-  c.track_wg = 17;
-  c.track_wf = 2;
+  c.track.wg = 17;
+  c.track.wf = 2;
   for (std::uint64_t r = 0; r < 3; ++r)
     for (std::uint64_t i = 0; i < 256 / kGranule; ++i) rig.local.words[0x1000 + r * 8192 + i * kGranule] = r * 100 + i;
   rig.dma.trigger(rig.dma.prequeue(c));

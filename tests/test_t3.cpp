@@ -60,8 +60,8 @@ struct TrackerBench {
     r.op = op;
     r.address = address;
     r.bytes = bytes;
-    r.track_wg = wg;
-    r.track_wf = wf;
+    r.track.wg = wg;
+    r.track.wf = wf;
     return r;
   }
 };
@@ -106,7 +106,7 @@ TEST(Tracker, ReadsUntaggedAndUnprogrammedAccessesAreNotCounted) {
   TrackerBench b;
   b.tracker->on_admit(TrackerBench::write(5, 0, 0, 256, MemOp::kRead));
   MemRequest untagged = TrackerBench::write(5, 0, 0, 256);
-  untagged.track_wg = MemRequest::kNoWg;
+  untagged.track.wg = MemRequest::kNoWg;
   b.tracker->on_admit(untagged);
   b.tracker->on_admit(TrackerBench::write(b.program.untracked_wg, 0, 0, 256));
   b.sim.run();

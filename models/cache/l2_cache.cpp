@@ -847,8 +847,7 @@ void L2Cache::send_piece(std::uint32_t ti, std::uint32_t pi, const Piece& p, boo
   r.uncached = uncached;
   r.address = p.address;
   r.bytes = p.bytes;
-  r.track_wg = t.req.track_wg;
-  r.track_wf = t.req.track_wf;
+  r.track = t.req.track;
   r.tag = make_tag(Kind::kPiece, ti, pi);
   r.client = this;
   r.created = now();

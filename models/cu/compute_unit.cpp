@@ -547,8 +547,8 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
   r.wire_num = wire.num;
   r.wire_den = wire.den;
   if (mem_op != MemOp::kRead && routing != nullptr) {
-    r.track_wg = w.launch.wg;  // T3 tracker metadata (§4.2.1) of a mapped producer's stores
-    r.track_wf = static_cast<std::uint8_t>(op.wf >= 0 ? op.wf : 0);
+    // T3 tracker metadata (§4.2.1) of a mapped producer's stores.
+    r.track = TrackerTag{w.launch.wg, static_cast<std::uint8_t>(op.wf >= 0 ? op.wf : 0)};
   }
   const std::uint64_t words = granule > 0 ? r.total_bytes() / granule : 0;
   if (granule > 0 && mem_op != MemOp::kRead) {

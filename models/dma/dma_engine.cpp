@@ -200,8 +200,7 @@ void DmaEngine::on_mem_response(MemRequest&& req) {
     w.address = a.cmd.dst + offset;
     w.bytes = req.bytes;
     w.tag = req.tag | kWriteBit;
-    w.track_wg = a.cmd.track_wg;
-    w.track_wf = a.cmd.track_wf;
+    w.track = a.cmd.track;
     w.client = this;
     w.created = now();
     w.data = std::move(req.data);

@@ -56,8 +56,7 @@ struct DmaCommand {
   std::uint64_t row_stride = 0;
   MemOp op = MemOp::kWrite;        // kWrite (store) or kUpdate (near-memory reduction)
   // T3 tracker metadata the destination's tracker counts the writes against.
-  std::uint32_t track_wg = MemRequest::kNoWg;
-  std::uint8_t track_wf = 0;
+  TrackerTag track;
   MemTarget* destination = nullptr;  // the peer's memory (or a network port), or local
   // Functional data (values granule of the memory system; 0 = timing only): chunks
   // read their words and carry them to the destination.

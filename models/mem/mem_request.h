@@ -50,6 +50,16 @@ constexpr int index(Stream s) { return static_cast<int>(s); }
 
 class MemClient;
 
+// T3 tracker metadata (T3 §4.2.1): the WG and WF whose output a write or update
+// carries. Declared here once: every carrier of the bytes (MemRequest, the L2's
+// pieces, NetPacket, DmaCommand, Network::MirroredWrite) holds one and copies it whole.
+struct TrackerTag {
+  static constexpr std::uint32_t kNoWg = UINT32_MAX;  // untracked
+  std::uint32_t wg = kNoWg;
+  std::uint8_t wf = 0;
+  bool tracked() const { return wg != kNoWg; }
+};
+
 struct MemRequest {
   MemOp op = MemOp::kRead;
   Stream stream = Stream::kCompute;
@@ -64,6 +74,12 @@ struct MemRequest {
   // Who sent it into the memory system (see Ingress): CUs and the traffic generator
   // kSm, the DMA engines and the network's arrivals kHub.
   Ingress ingress = Ingress::kSm;
+  // A remote write's bytes on the wire per payload byte, as wire_num / wire_den: a
+  // collective protocol that carries its flags inside the data (NCCL LL: 8 B of data
+  // per 16 B line, 2/1; LL128: 120 B per 128 B line, 16/15). Only the network reads it.
+  // (Here, in the padding before `address`.)
+  std::uint8_t wire_num = 1;
+  std::uint8_t wire_den = 1;
   // A request is `rows` rows of `bytes` bytes each, row r at address + r * row_stride:
   // a 2D tile (e.g. a GEMM tile load of 256 rows x 64 B with a 4256 B stride) issued
   // as one transaction. rows = 1 (the default) is a plain contiguous request and
@@ -87,16 +103,9 @@ struct MemRequest {
   // T3 tracker metadata (T3 §4.2.1): the WG and WF whose output this write or update
   // carries. Set by the CU on stores and kept by everything that forwards the bytes
   // (L2 pieces, network packets, DMA commands); the tracker at the destination's
-  // memory controllers counts it against (track_wg, track_wf). kNoWg: untracked.
-  static constexpr std::uint32_t kNoWg = UINT32_MAX;
-  std::uint32_t track_wg = kNoWg;
-  std::uint8_t track_wf = 0;
-
-  // A remote write's bytes on the wire per payload byte, as wire_num / wire_den: a
-  // collective protocol that carries its flags inside the data (NCCL LL: 8 B of data
-  // per 16 B line, 2/1; LL128: 120 B per 128 B line, 16/15). Only the network reads it.
-  std::uint8_t wire_num = 1;
-  std::uint8_t wire_den = 1;
+  // memory controllers counts it against (track.wg, track.wf). kNoWg: untracked.
+  static constexpr std::uint32_t kNoWg = TrackerTag::kNoWg;
+  TrackerTag track;
 
   // Bytes moved: all rows (the gaps between rows excluded).
   std::uint64_t total_bytes() const { return std::uint64_t{bytes} * rows; }

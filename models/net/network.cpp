@@ -542,8 +542,7 @@ NetPacket Network::Impl::cut(PeerPort& port) {
   pkt.bytes = len;
   pkt.wire_bytes = static_cast<std::uint32_t>((std::uint64_t{len} * r.wire_num + r.wire_den - 1) / r.wire_den);
   pkt.request = e.slot;
-  pkt.track_wg = r.track_wg;
-  pkt.track_wf = r.track_wf;
+  pkt.track = r.track;
   if (p.granule != 0) {
     const std::size_t count = len / p.granule;
     if (count == r.data.words.size()) {
@@ -619,8 +618,7 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   req.ingress = Ingress::kHub;  // arrives by the NVLink port on the hub, beside the copy engines
   req.address = head.address;
   req.bytes = head.bytes;
-  req.track_wg = head.track_wg;
-  req.track_wf = head.track_wf;
+  req.track = head.track;
   if (mode_ == NetMode::kHomogeneous) mirror(head, req);
   req.rows = 1;
   req.tag = (std::uint64_t{static_cast<std::uint32_t>(head.request)} << kSrcBits) | seen;
@@ -655,12 +653,11 @@ void Network::Impl::add_mirror_blocks(std::uint64_t base, std::uint64_t block_by
 }
 
 void Network::Impl::mirror(const NetPacket& p, MemRequest& req) const {
-  Network::MirroredWrite w{p.address, p.bytes, p.track_wg, p.track_wf};
+  Network::MirroredWrite w{p.address, p.bytes, p.track};
   for (const MirrorTranslator& t : mirror_translators_) {
     if (t(w, p.dst)) {
       req.address = w.address;
-      req.track_wg = w.track_wg;
-      req.track_wf = w.track_wf;
+      req.track = w.track;
       return;
     }
   }

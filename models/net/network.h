@@ -68,8 +68,7 @@ struct NetPacket {
   std::uint64_t value = 0;       // kFlag
   std::uint64_t request = 0;     // the sender's pending-request id (for the ack)
   std::uint32_t wire_bytes = 0;  // what the link serializes (payload, or flag_bytes)
-  std::uint32_t track_wg = MemRequest::kNoWg;  // T3 tracker metadata of the request
-  std::uint8_t track_wf = 0;
+  TrackerTag track;              // T3 tracker metadata of the request
   std::uint16_t links_crossed = 0;  // links it has been sent on (kHomogeneous: GPU-to-GPU hops done)
   std::uint64_t size_bytes() const { return wire_bytes; }
 };
@@ -107,8 +106,7 @@ class Network final : public Component {
   struct MirroredWrite {
     std::uint64_t address;
     std::uint32_t bytes;
-    std::uint32_t track_wg;
-    std::uint8_t track_wf;
+    TrackerTag track;
   };
   using MirrorTranslator = std::function<bool(MirroredWrite& write, std::uint32_t d)>;
   void add_mirror_translator(MirrorTranslator translate);

@@ -57,8 +57,8 @@ class T3Collective::GpuState final : public TrackerProgram {
             cmd.op = m.op;
             cmd.destination = &node.dma_destination(g_, peer);
             cmd.value_granule = owner_.p_.values ? owner_.granule_ : 0;
-            cmd.track_wg = wg;  // the destination's tracker counts it against the same WF (T3 §4.2.2)
-            cmd.track_wf = static_cast<std::uint8_t>(wf);
+            // The destination's tracker counts it against the same WF (T3 §4.2.2).
+            cmd.track = TrackerTag{wg, static_cast<std::uint8_t>(wf)};
             cmd.on_done = [this] {
               --dma_left_;
               check_done();
@@ -163,11 +163,11 @@ T3Collective::T3Collective(Node& node, const KernelTrace& producer, const T3Coll
                                       wg));
       }
     node.network().add_mirror_translator([this, n](Network::MirroredWrite& w, std::uint32_t d) {
-      if (w.track_wg == MemRequest::kNoWg || w.address < out_lo_ || w.address >= out_hi_) return false;
-      std::uint32_t wg = w.track_wg;
+      if (!w.track.tracked() || w.address < out_lo_ || w.address >= out_hi_) return false;
+      std::uint32_t wg = w.track.wg;
       std::uint64_t a = w.address;
-      if (!shift(wg, w.track_wf, a, n - d)) return false;
-      w.track_wg = wg;
+      if (!shift(wg, w.track.wf, a, n - d)) return false;
+      w.track.wg = wg;
       w.address = a;
       return true;
     });

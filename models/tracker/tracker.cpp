@@ -65,9 +65,9 @@ int Tracker::free_way(std::uint32_t set) const {
 
 bool Tracker::can_count_tracked(const MemRequest& req) const {
   if (cfg_.set_full == SetFullPolicy::kOverflow) return true;  // a full set overflows
-  if (find(req.track_wg, req.track_wf) >= 0) return true;
-  if (program_->expected_bytes(req.track_wg, req.track_wf, req.address) == 0) return true;
-  return free_way(req.track_wg % cfg_.sets) >= 0;
+  if (find(req.track.wg, req.track.wf) >= 0) return true;
+  if (program_->expected_bytes(req.track.wg, req.track.wf, req.address) == 0) return true;
+  return free_way(req.track.wg % cfg_.sets) >= 0;
 }
 
 bool Tracker::add(Entry& e, std::uint64_t address, std::uint32_t bytes) {
@@ -80,26 +80,26 @@ bool Tracker::add(Entry& e, std::uint64_t address, std::uint32_t bytes) {
 }
 
 void Tracker::count_tracked(const MemRequest& req) {
-  int i = find(req.track_wg, req.track_wf);
+  int i = find(req.track.wg, req.track.wf);
   if (i < 0) {
-    if (!overflow_.empty() && overflow_.count(key(req.track_wg, req.track_wf)) > 0) {
+    if (!overflow_.empty() && overflow_.count(key(req.track.wg, req.track.wf)) > 0) {
       overflow(req);  // the region lives in the backing table: count it there
       return;
     }
-    const std::uint64_t expected = program_->expected_bytes(req.track_wg, req.track_wf, req.address);
+    const std::uint64_t expected = program_->expected_bytes(req.track.wg, req.track.wf, req.address);
     if (expected == 0) return;  // not tracked here
-    i = free_way(req.track_wg % cfg_.sets);
+    i = free_way(req.track.wg % cfg_.sets);
     if (i < 0) {
       T3SIM_CHECK(cfg_.set_full == SetFullPolicy::kOverflow,
                   "on_admit() into a full set (the controller must check can_admit first)");
-      overflow_.emplace(key(req.track_wg, req.track_wf), Entry{true, req.track_wg, req.track_wf, req.address, 0,
+      overflow_.emplace(key(req.track.wg, req.track.wf), Entry{true, req.track.wg, req.track.wf, req.address, 0,
                                                                expected});
       ++overflow_regions_;
       overflow(req);
       return;
     }
     Entry& e = entries_[static_cast<std::size_t>(i)];
-    e = Entry{true, req.track_wg, req.track_wf, req.address, 0, expected};
+    e = Entry{true, req.track.wg, req.track.wf, req.address, 0, expected};
     ++live_;
     ++fills_;
     if (live_ > max_live_.value()) max_live_ += live_ - max_live_.value();
@@ -123,7 +123,7 @@ void Tracker::overflow(const MemRequest& req) {
   ++accesses_;
   ++overflow_accesses_;
   bytes_counted_ += req.bytes;
-  const std::uint64_t k = key(req.track_wg, req.track_wf);
+  const std::uint64_t k = key(req.track.wg, req.track.wf);
   const std::uint64_t address = req.address;
   const std::uint32_t bytes = req.bytes;
   sim().events().schedule_callback(now() + cfg_.overflow_latency,

@@ -119,7 +119,7 @@ class Tracker final : public Component, public AdmissionObserver {
  private:
   // Inline so every controller's writes pay one test while nothing is programmed.
   bool counts(const MemRequest& req) const {
-    return program_ != nullptr && req.track_wg != MemRequest::kNoWg && req.op != MemOp::kRead;
+    return program_ != nullptr && req.track.tracked() && req.op != MemOp::kRead;
   }
   bool can_count_tracked(const MemRequest& req) const;
   void count_tracked(const MemRequest& req);
