@@ -7,6 +7,7 @@
 // communication (T3 §4.5). Results compared with bounds, never exact values.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,11 @@ class T3BeatsSequential : public testing::TestWithParam<std::string> {};
 
 TEST_P(T3BeatsSequential, AndStaysAboveTheIdealOverlap) {
   const Case c{GetParam(), {}};
+  // The TP-16 halves of the 16 cases run with T3SIM_LONG_TESTS=1 only (CI's budget,
+  // README.md "How long CI takes"): they are the TP-8 cases' sub-layers split over 16 GPUs,
+  // and the T3 reproduction (results/t3-fig16) holds all 16 to the same claim.
+  if (c.preset.find(".tp16") != std::string::npos && std::getenv("T3SIM_LONG_TESTS") == nullptr)
+    GTEST_SKIP() << "a TP-16 case: T3SIM_LONG_TESTS=1 runs it";
   const SublayerResult seq = run_case(c, "sequential");
   const SublayerResult t3 = run_case(c, "t3");
   // T3 §6.1.3 on the memory-intensive sub-layers (not OP, whose GEMM fits the L2).
