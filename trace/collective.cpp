@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "sim/config.h"
+#include "sim/int_math.h"
 
 namespace t3sim {
 
@@ -77,9 +78,6 @@ constexpr std::uint64_t kBaseAlign = 2ull << 20;
 constexpr std::uint64_t kMaxBytes = 1ull << 50;  // array, slice
 constexpr std::uint64_t kMaxBase = 1ull << 56;   // base addresses: room for the buffers after them
 constexpr std::uint64_t kMaxRingOps = 4'000'000;  // ops of one GPU's ring kernel (about 0.25 GB)
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-std::uint64_t align_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 
 // (a mod n) for a possibly negative a.
 std::uint32_t wrap(std::int64_t a, std::uint32_t n) {

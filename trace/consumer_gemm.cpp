@@ -5,12 +5,9 @@
 #include <fmt/format.h>
 
 #include "sim/error.h"
+#include "sim/int_math.h"
 
 namespace t3sim {
-
-namespace {
-std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
-}  // namespace
 
 void validate_consumer_gemm(const ConsumerGemmParams& p) {
   validate_gemm(p.gemm);

@@ -7,18 +7,15 @@
 
 #include "sim/error.h"
 #include "sim/hash.h"
+#include "sim/int_math.h"
 
 namespace t3sim {
 
 namespace {
 
-std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
-
 std::uint64_t mix(std::uint64_t seed, std::uint64_t table, std::uint64_t sample, std::uint64_t i) {
   return splitmix64(splitmix64(splitmix64(seed ^ 0x656d62656464ULL) ^ table) ^ (sample << 20 | i));
 }
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 
 constexpr std::int64_t kIndexBytes = 8;  // int64 offsets and indices
 

@@ -5,12 +5,11 @@
 #include <fmt/format.h>
 
 #include "sim/error.h"
+#include "sim/int_math.h"
 
 namespace t3sim {
 
 namespace {
-
-std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
 
 // One tile's rows inside one chunk.
 struct Segment {

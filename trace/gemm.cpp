@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "sim/config.h"
+#include "sim/int_math.h"
 #include "sim/time.h"
 
 namespace t3sim {
@@ -45,9 +46,6 @@ MatrixLayout parse_matrix_layout(std::string_view text) {
 namespace {
 
 constexpr std::uint64_t kBaseAlign = 2ull << 20;
-
-std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
-std::uint64_t align_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 
 WfGrid wf_grid(const GemmParams& p) {
   if (p.wf_grid_m != 0 || p.wf_grid_n != 0) return {p.wf_grid_m, p.wf_grid_n};

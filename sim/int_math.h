@@ -1,0 +1,16 @@
+#pragma once
+// Integer helpers the trace generators and models share (one definition each, so that
+// no file keeps its own copy in an anonymous namespace).
+
+#include <cstdint>
+
+namespace t3sim {
+
+// ceil(a / b), b > 0.
+constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+// The smallest multiple of b at or above a, b > 0.
+constexpr std::uint64_t align_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
+// A byte count or address as a trace expression's signed coefficient.
+constexpr std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+
+}  // namespace t3sim
