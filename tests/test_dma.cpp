@@ -41,7 +41,7 @@ class FakeMemory final : public MemTarget {
   std::map<std::uint64_t, std::uint64_t> words;
   std::vector<MemOp> ops;
   std::uint32_t max_in_flight = 0;
-  std::uint32_t last_track_wg = MemRequest::kNoWg;
+  std::uint32_t last_track_wg = TrackerTag::kNoWg;
   std::uint32_t last_track_wf = 0;
 
  private:

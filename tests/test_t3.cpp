@@ -106,7 +106,7 @@ TEST(Tracker, ReadsUntaggedAndUnprogrammedAccessesAreNotCounted) {
   TrackerBench b;
   b.tracker->on_admit(TrackerBench::write(5, 0, 0, 256, MemOp::kRead));
   MemRequest untagged = TrackerBench::write(5, 0, 0, 256);
-  untagged.track.wg = MemRequest::kNoWg;
+  untagged.track = TrackerTag{};  // untracked
   b.tracker->on_admit(untagged);
   b.tracker->on_admit(TrackerBench::write(b.program.untracked_wg, 0, 0, 256));
   b.sim.run();

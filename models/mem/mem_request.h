@@ -103,8 +103,7 @@ struct MemRequest {
   // T3 tracker metadata (T3 §4.2.1): the WG and WF whose output this write or update
   // carries. Set by the CU on stores and kept by everything that forwards the bytes
   // (L2 pieces, network packets, DMA commands); the tracker at the destination's
-  // memory controllers counts it against (track.wg, track.wf). kNoWg: untracked.
-  static constexpr std::uint32_t kNoWg = TrackerTag::kNoWg;
+  // memory controllers counts it against (track.wg, track.wf). Untracked by default.
   TrackerTag track;
 
   // Bytes moved: all rows (the gaps between rows excluded).

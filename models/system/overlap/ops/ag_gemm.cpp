@@ -27,13 +27,13 @@
 
 #include "models/system/overlap/ops.h"
 #include "sim/error.h"
+#include "sim/int_math.h"
 #include "trace/consumer_gemm.h"
 
 namespace t3sim {
 namespace {
 
 constexpr std::uint64_t kAlign = 2ULL << 20;
-std::uint64_t align_up(std::uint64_t a) { return (a + kAlign - 1) / kAlign * kAlign; }
 // The consumer's chunk signals, apart from the CU collective's flags (1 << 32).
 constexpr std::uint64_t kConsumerFlagBase = 1ULL << 35;
 
@@ -78,8 +78,8 @@ class AgGemmOp final : public OverlapOp {
     p.data_base = 0;
     p.array_bytes = g.m * g.k * g.dtype_bytes;
     ag_ = std::make_unique<NodeCollective>(node, p);
-    g.b_base = align_up(collective_out_base(ag_->trace_params(0)) + p.array_bytes);
-    g.c_base = align_up(*g.b_base + g.k * g.n * g.dtype_bytes);
+    g.b_base = align_up(collective_out_base(ag_->trace_params(0)) + p.array_bytes, kAlign);
+    g.c_base = align_up(*g.b_base + g.k * g.n * g.dtype_bytes, kAlign);
     library_gemm_ = make_gemm_trace(g);
     ag_->preload();
     gemm_launch_.assign(node.simulated_gpus(), Tick());

@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 
 #include "sim/error.h"
+#include "sim/int_math.h"
 
 namespace t3sim {
 
 namespace {
 constexpr std::uint64_t kAlign = 2ULL << 20;
-std::uint64_t align_up(std::uint64_t a) { return (a + kAlign - 1) / kAlign * kAlign; }
 constexpr std::uint64_t kFusedFlagBase = 1ULL << 34;  // apart from the CU collective's (1 << 32)
 }  // namespace
 
@@ -28,7 +28,7 @@ void FusedKernelOp::build(OverlapRun& run) {
   collective_run_->preload();
   params_.gemm = g;
   params_.num_gpus = node.num_gpus();
-  params_.staging_base = align_up(collective_out_base(collective_run_->trace_params(0)) + p.array_bytes);
+  params_.staging_base = align_up(collective_out_base(collective_run_->trace_params(0)) + p.array_bytes, kAlign);
   params_.flag_base = kFusedFlagBase;
   const GpuConfig& gpu = node.config().gpu;
   if (params_.grid == 0) params_.grid = gpu.num_cus * wgs_per_cu(gpu.cu, gemm_resources(g));
