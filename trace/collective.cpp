@@ -74,7 +74,6 @@ CollectiveKind parse_collective_kind(std::string_view text) {
 
 namespace {
 
-constexpr std::uint64_t kBaseAlign = 2ull << 20;
 constexpr std::uint64_t kMaxBytes = 1ull << 50;  // array, slice
 constexpr std::uint64_t kMaxBase = 1ull << 56;   // base addresses: room for the buffers after them
 constexpr std::uint64_t kMaxRingOps = 4'000'000;  // ops of one GPU's ring kernel (about 0.25 GB)
@@ -226,12 +225,12 @@ std::uint64_t collective_fifo_slot(const CollectiveTraceParams& p, std::uint32_t
 }
 
 std::uint64_t collective_recv_base(const CollectiveTraceParams& p) {
-  return p.recv_base_set ? p.recv_base : align_up(p.data_base + p.array_bytes, kBaseAlign);
+  return p.recv_base_set ? p.recv_base : align_up(p.data_base + p.array_bytes, kBufferAlign);
 }
 
 std::uint64_t collective_out_base(const CollectiveTraceParams& p) {
   if (p.out_base_set) return p.out_base;
-  return align_up(collective_recv_base(p) + collective_recv_bytes(p), kBaseAlign);
+  return align_up(collective_recv_base(p) + collective_recv_bytes(p), kBufferAlign);
 }
 
 std::vector<std::uint32_t> coprime_ring_strides(std::uint32_t num_gpus) {

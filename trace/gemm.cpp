@@ -45,7 +45,6 @@ MatrixLayout parse_matrix_layout(std::string_view text) {
 
 namespace {
 
-constexpr std::uint64_t kBaseAlign = 2ull << 20;
 
 WfGrid wf_grid(const GemmParams& p) {
   if (p.wf_grid_m != 0 || p.wf_grid_n != 0) return {p.wf_grid_m, p.wf_grid_n};
@@ -113,8 +112,8 @@ void validate_gemm(const GemmParams& p) {
 GemmAddresses gemm_addresses(const GemmParams& p) {
   GemmAddresses r;
   r.a = p.a_base.value_or(0);
-  r.b = p.b_base.value_or(align_up(r.a + p.m * p.k * p.dtype_bytes, kBaseAlign));
-  r.c = p.c_base.value_or(align_up(r.b + p.k * p.n * p.dtype_bytes, kBaseAlign));
+  r.b = p.b_base.value_or(align_up(r.a + p.m * p.k * p.dtype_bytes, kBufferAlign));
+  r.c = p.c_base.value_or(align_up(r.b + p.k * p.n * p.dtype_bytes, kBufferAlign));
   return r;
 }
 

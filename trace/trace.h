@@ -30,6 +30,10 @@
 namespace t3sim {
 
 inline constexpr int kTraceFormatVersion = 1;
+// Where a workload's buffers start: on 2 MiB boundaries (a large page), each after the
+// one before it, so the buffers of a GEMM, a collective and a copy never share a page and
+// their addresses interleave over the memory channels the same way whatever came before.
+inline constexpr std::uint64_t kBufferAlign = std::uint64_t{2} << 20;
 inline constexpr std::size_t kTraceMaxVars = 32;       // parameters + loop variables
 inline constexpr std::size_t kTraceMaxLoopDepth = 8;
 

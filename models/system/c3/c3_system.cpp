@@ -15,7 +15,6 @@ namespace t3sim {
 
 namespace {
 
-constexpr std::uint64_t kAlign = 2ULL << 20;  // buffers start on 2 MiB boundaries, as the GEMM's do
 double ms(Tick t) { return static_cast<double>(t.ps()) * 1e-9; }
 double mb(std::uint64_t b) { return static_cast<double>(b) / 1e6; }
 
@@ -144,7 +143,7 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool wi
   const GemmParams& gp = *spec_.gemm.params;
   // Memory: the GEMM's A, B, C (trace/gemm.h), then the collective's buffers, then
   // the DMA collective's: independent kernels, so nothing is shared.
-  std::uint64_t next = align_up(gemm_addresses(gp).c + gp.m * gp.n * gp.dtype_bytes, kAlign);
+  std::uint64_t next = align_up(gemm_addresses(gp).c + gp.m * gp.n * gp.dtype_bytes, kBufferAlign);
   auto make = [&](CollectiveEngine engine) {
     NodeCollectiveParams p = spec_.collective;
     p.engine = engine;
@@ -152,7 +151,7 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool wi
     if (engine == CollectiveEngine::kCu) p.cus = spec_.comm_cus;
     auto c = std::make_unique<NodeCollective>(*node_, p);
     // Past its array, receive FIFOs and (all-to-all) output.
-    next = align_up(collective_out_base(c->trace_params(0)) + p.array_bytes, kAlign);
+    next = align_up(collective_out_base(c->trace_params(0)) + p.array_bytes, kBufferAlign);
     return c;
   };
   if (with_cu) cu_ = make(CollectiveEngine::kCu);

@@ -26,6 +26,7 @@
 #include "models/system/sublayer_system.h"
 #include "sim/error.h"
 #include "sim/host_memory.h"
+#include "sim/int_math.h"
 #include "trace/collective.h"
 #include "models/system/fused_routing.h"
 #include "trace/fused_gemm.h"
@@ -33,7 +34,6 @@
 namespace t3sim {
 namespace {
 
-constexpr std::uint64_t kAlign = 2ULL << 20;
 constexpr std::uint64_t kFusedFlagBase = 1ULL << 34;  // apart from the CU collectives' (sublayer_system.cpp)
 // Host bytes of the persistent kernel per output tile and GPU: its ops (104 B each)
 // and their expression terms: 1,306 B measured on T-NLG FC-2 TP8 (13,328 ops and
@@ -46,8 +46,7 @@ class FusedConfiguration final : public SublayerConfiguration {
     Node& node = s.node();
     const GpuConfig& gpu = node.config().gpu;
     ag_ = s.make_ring_collective(CollectiveKind::kRingAllGather, /*uncached=*/false, s.values());
-    const std::uint64_t staging =
-        (collective_out_base(ag_->trace_params(0)) + s.array_bytes() + kAlign - 1) / kAlign * kAlign;
+    const std::uint64_t staging = align_up(collective_out_base(ag_->trace_params(0)) + s.array_bytes(), kBufferAlign);
     FusedGemmRsParams p;
     p.gemm = *s.gemm().params;
     p.num_gpus = node.num_gpus();

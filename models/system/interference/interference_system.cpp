@@ -12,7 +12,6 @@ namespace t3sim {
 
 namespace {
 
-constexpr std::uint64_t kAlign = 2ULL << 20;  // buffers on 2 MiB boundaries, as the GEMM's
 double us(Tick t) { return static_cast<double>(t.ps()) * 1e-6; }
 // (completions - 1) x bytes over the span of their times, GB/s; none with fewer than `least`.
 std::optional<double> rate(const std::vector<Tick>& done, std::uint64_t bytes, std::size_t least) {
@@ -63,8 +62,8 @@ struct InterferenceSystem::Run {
       std::uint32_t copy_count)
       : sim(s), spec(what), node(s, cfg) {
     const GemmParams& gp = *spec.gemm.params;
-    const std::uint64_t src = align_up(gemm_addresses(gp).c + gp.m * gp.n * gp.dtype_bytes, kAlign);
-    const std::uint64_t region = align_up(spec.copy_bytes, kAlign);
+    const std::uint64_t src = align_up(gemm_addresses(gp).c + gp.m * gp.n * gp.dtype_bytes, kBufferAlign);
+    const std::uint64_t region = align_up(spec.copy_bytes, kBufferAlign);
     // dst_from[g]: where GPU g's copies land (on the destination GPU); src on every GPU.
     const std::uint64_t dst_from[2] = {src + region, src + 2 * region};
     const std::optional<CopyKernelParams> kernel = copy_kernel_of(copies, spec, cfg.gpu);

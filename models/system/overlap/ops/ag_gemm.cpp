@@ -33,7 +33,6 @@
 namespace t3sim {
 namespace {
 
-constexpr std::uint64_t kAlign = 2ULL << 20;
 // The consumer's chunk signals, apart from the CU collective's flags (1 << 32).
 constexpr std::uint64_t kConsumerFlagBase = 1ULL << 35;
 
@@ -78,8 +77,8 @@ class AgGemmOp final : public OverlapOp {
     p.data_base = 0;
     p.array_bytes = g.m * g.k * g.dtype_bytes;
     ag_ = std::make_unique<NodeCollective>(node, p);
-    g.b_base = align_up(collective_out_base(ag_->trace_params(0)) + p.array_bytes, kAlign);
-    g.c_base = align_up(*g.b_base + g.k * g.n * g.dtype_bytes, kAlign);
+    g.b_base = align_up(collective_out_base(ag_->trace_params(0)) + p.array_bytes, kBufferAlign);
+    g.c_base = align_up(*g.b_base + g.k * g.n * g.dtype_bytes, kBufferAlign);
     library_gemm_ = make_gemm_trace(g);
     ag_->preload();
     gemm_launch_.assign(node.simulated_gpus(), Tick());

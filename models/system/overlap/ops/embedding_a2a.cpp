@@ -27,7 +27,6 @@
 namespace t3sim {
 namespace {
 
-constexpr std::uint64_t kAlign = 2ULL << 20;
 constexpr std::uint64_t kFusedFlagBase = 1ULL << 34;  // apart from the CU collective's (1 << 32)
 
 // The fused kernel's values: loads of table rows bring their words, a store carries
@@ -66,8 +65,8 @@ class EmbeddingA2aOp final : public OverlapOp {
     e.table_base = 0;
     const std::uint64_t v = embedding_vector_bytes(e);
     tables_end_ = std::uint64_t{e.tables} * e.rows * v;
-    e.index_base = align_up(tables_end_, kAlign);  // offsets and indices: they carry no values
-    e.out_base = align_up(e.index_base + embedding_index_bytes(e), kAlign);
+    e.index_base = align_up(tables_end_, kBufferAlign);  // offsets and indices: they carry no values
+    e.out_base = align_up(e.index_base + embedding_index_bytes(e), kBufferAlign);
     NodeCollectiveParams p = spec_.a2a;
     p.engine = CollectiveEngine::kCu;
     p.kind = CollectiveKind::kAllToAll;
@@ -75,7 +74,7 @@ class EmbeddingA2aOp final : public OverlapOp {
     p.array_bytes = e.batch * e.tables * v;
     a2a_ = std::make_unique<NodeCollective>(node, p);
     a2a_->preload();
-    e.recv_base = align_up(collective_out_base(a2a_->trace_params(0)) + p.array_bytes, kAlign);
+    e.recv_base = align_up(collective_out_base(a2a_->trace_params(0)) + p.array_bytes, kBufferAlign);
     e.flag_base = kFusedFlagBase;
     const GpuConfig& gpu = node.config().gpu;
     granule_ = gpu.memory.hbm.value_granule;
