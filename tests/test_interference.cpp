@@ -18,6 +18,7 @@
 #include "cli/run.h"
 #include "models/cu/compute_unit.h"
 #include "models/system/interference/interference_system.h"
+#include "tests/long_tests.h"
 #include "tests/table1_node.h"
 #include "trace/copy_kernel.h"
 
@@ -311,8 +312,7 @@ void PrintTo(const MeasuredFamily& f, std::ostream* os) {
 class H200InterferenceFamily : public ::testing::TestWithParam<MeasuredFamily> {};
 
 TEST_P(H200InterferenceFamily, SteadySlowdownWithin008AndCopyWithin25Percent) {
-  if (std::getenv("T3SIM_LONG_TESTS") == nullptr)
-    GTEST_SKIP() << "a row simulates for minutes: T3SIM_LONG_TESTS=1 runs it";
+  T3SIM_SKIP_UNLESS_LONG_TESTS("a row simulates for minutes");
   const MeasuredFamily& m = GetParam();
   const t3sim::RunOutcome out = run_row({fmt::format("workload.gemm.preset={}", m.preset),
                                          fmt::format("workload.interferer={}", m.interferer)});
@@ -365,8 +365,7 @@ void PrintTo(const CopyPhaseSweep& s, std::ostream* os) {
 class H200CopyPhase : public ::testing::TestWithParam<CopyPhaseSweep> {};
 
 TEST_P(H200CopyPhase, CopyKernelRateOverThePhaseWithin25Percent) {
-  if (std::getenv("T3SIM_LONG_TESTS") == nullptr)
-    GTEST_SKIP() << "sixteen rows simulate for minutes each: T3SIM_LONG_TESTS=1 runs them";
+  T3SIM_SKIP_UNLESS_LONG_TESTS("sixteen rows simulate for minutes each");
   const CopyPhaseSweep& s = GetParam();
   double sum = 0;
   int sizes = 0;

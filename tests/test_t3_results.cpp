@@ -15,6 +15,7 @@
 
 #include "models/system/sublayer_system.h"
 #include "sim/simulator.h"
+#include "tests/long_tests.h"
 #include "tests/table1_node.h"
 #include "trace/gemm.h"
 
@@ -55,8 +56,7 @@ TEST_P(T3BeatsSequential, AndStaysAboveTheIdealOverlap) {
   // The TP-16 halves of the 16 cases run with T3SIM_LONG_TESTS=1 only (CI's budget,
   // README.md "How long CI takes"): they are the TP-8 cases' sub-layers split over 16 GPUs,
   // and the T3 reproduction (results/t3-fig16) holds all 16 to the same claim.
-  if (c.preset.find(".tp16") != std::string::npos && std::getenv("T3SIM_LONG_TESTS") == nullptr)
-    GTEST_SKIP() << "a TP-16 case: T3SIM_LONG_TESTS=1 runs it";
+  if (c.preset.find(".tp16") != std::string::npos) T3SIM_SKIP_UNLESS_LONG_TESTS("a TP-16 case");
   const SublayerResult seq = run_case(c, "sequential");
   const SublayerResult t3 = run_case(c, "t3");
   // T3 §6.1.3 on the memory-intensive sub-layers (not OP, whose GEMM fits the L2).
