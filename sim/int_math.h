@@ -12,5 +12,7 @@ constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a +
 constexpr std::uint64_t align_up(std::uint64_t a, std::uint64_t b) { return ceil_div(a, b) * b; }
 // A byte count or address as a trace expression's signed coefficient.
 constexpr std::int64_t i64(std::uint64_t v) { return static_cast<std::int64_t>(v); }
+// A byte count in decimal megabytes, as the run summaries print traffic.
+constexpr double megabytes(std::uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
 }  // namespace t3sim

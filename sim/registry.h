@@ -87,7 +87,7 @@ class Registry {
 // function-local static, so it exists before any registration uses it).
 #define T3SIM_REGISTER(registry, name, description, factory)                              \
   namespace {                                                                           \
-  [[maybe_unused]] const bool T3SIM_REGISTRY_CONCAT(t3sim_registered_, __LINE__) =       \
+  [[maybe_unused]] const bool T3SIM_REGISTRY_CONCAT(t3sim_registered_, __COUNTER__) =       \
       registry().add(name, description, factory);                                        \
   }
 #define T3SIM_REGISTRY_CONCAT_(a, b) a##b

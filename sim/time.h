@@ -34,6 +34,7 @@ class Tick {
   constexpr rep ps() const { return ps_; }
   constexpr double ns() const { return static_cast<double>(ps_) * 1e-3; }
   constexpr double us() const { return static_cast<double>(ps_) * 1e-6; }
+  constexpr double ms() const { return static_cast<double>(ps_) * 1e-9; }
   constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
 
   constexpr auto operator<=>(const Tick&) const = default;

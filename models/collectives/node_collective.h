@@ -26,6 +26,12 @@
 namespace t3sim {
 
 
+// Where kernels' flags live (flag ids, FlagTable): a CU collective's from
+// kCollectiveFlagBase (a sub-layer's all-gather from twice that), a fused kernel's (a GEMM
+// that signals its collective, T3SIM's overlap ops) from kFusedKernelFlagBase, apart.
+inline constexpr std::uint64_t kCollectiveFlagBase = 1ULL << 32;
+inline constexpr std::uint64_t kFusedKernelFlagBase = 1ULL << 34;
+
 struct NodeCollectiveParams {
   CollectiveKind kind = CollectiveKind::kRingReduceScatter;
   CollectiveEngine engine = CollectiveEngine::kCu;
@@ -37,7 +43,7 @@ struct NodeCollectiveParams {
   std::uint64_t data_base = 0;       // the array (e.g. a GEMM's output)
   bool data_uncached = false;        // the array is an uncached allocation (T3's GEMM output)
   bool in_place = true;              // ring all-gather: false copies the own chunk too (CollectiveTraceParams)
-  std::uint64_t flag_base = 1ULL << 32;
+  std::uint64_t flag_base = kCollectiveFlagBase;
   int priority = 0;
   bool values = false;               // carry and check functional values
   std::uint64_t seed = 1;

@@ -7,6 +7,7 @@
 #include "models/system/sublayer_configuration.h"
 #include "sim/config.h"
 #include "sim/error.h"
+#include "sim/int_math.h"
 
 namespace t3sim {
 
@@ -91,8 +92,6 @@ namespace {
 PhaseTraffic minus(const PhaseTraffic& a, const PhaseTraffic& b) {
   return PhaseTraffic{a.read - b.read, a.write - b.write, a.update - b.update};
 }
-double ms(Tick t) { return static_cast<double>(t.ps()) * 1e-9; }
-double mb(std::uint64_t b) { return static_cast<double>(b) / 1e6; }
 }  // namespace
 
 SublayerConfigurations& sublayer_configurations() {
@@ -150,7 +149,7 @@ std::unique_ptr<NodeCollective> SublayerSystem::make_ring_collective(CollectiveK
   c.values = values;
   c.seed = seed_;
   // The RS's and the AG's flags apart, so an AG never sees the RS's.
-  c.flag_base = kind.op == CollectiveOp::kAllGather ? 1ULL << 33 : 1ULL << 32;
+  c.flag_base = kind.op == CollectiveOp::kAllGather ? 2 * kCollectiveFlagBase : kCollectiveFlagBase;
   auto collective = std::make_unique<NodeCollective>(*node_, c);
   collective_channels_ = collective->channels();
   return collective;
@@ -284,12 +283,12 @@ std::string SublayerSystem::summary(const SublayerResult& r, std::string_view la
       "  all-gather         {:.4f} ms{}\n"
       "  DRAM per GPU (MB)  {:>8} {:>8} {:>8}\n",
       gemm_.description, c.num_gpus, c.net.topology, to_string(c.mode), label.empty() ? configuration_ : label,
-      ms(r.total), ms(r.gemm), ms(r.rs), config_->rs_label(*this), ms(r.ag),
+      r.total.ms(), r.gemm.ms(), r.rs.ms(), config_->rs_label(*this), r.ag.ms(),
       ag_label.empty() ? std::string() : fmt::format(" ({})", ag_label), "read", "write", "update");
   const char* names[kPhases] = {"GEMM", "RS", "AG"};
   for (int ph = 0; ph < kPhases; ++ph)
-    s += fmt::format("    {:<16} {:>8.1f} {:>8.1f} {:>8.1f}\n", names[ph], mb(r.traffic[ph].read),
-                     mb(r.traffic[ph].write), mb(r.traffic[ph].update));
+    s += fmt::format("    {:<16} {:>8.1f} {:>8.1f} {:>8.1f}\n", names[ph], megabytes(r.traffic[ph].read),
+                     megabytes(r.traffic[ph].write), megabytes(r.traffic[ph].update));
   s += fmt::format("  functional check   {}\n",
                    r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
                                     : fmt::format("not run ({})", values_off_));

@@ -13,23 +13,23 @@
 
 namespace t3sim {
 
-namespace {
-
-double ms(Tick t) { return static_cast<double>(t.ps()) * 1e-9; }
-double mb(std::uint64_t b) { return static_cast<double>(b) / 1e6; }
-
-// GPU g's traffic of stream `s` so far: DRAM at the controllers, requests at the L2.
-struct StreamSnapshot {
+// GPU g's traffic of stream `s` so far: DRAM at the controllers, requests at the L2 (a
+// member of C3Run::Snapshots, so not in the anonymous namespace).
+struct C3StreamSnapshot {
   McStreamStats dram;
   L2Cache::StreamTotals l2;
 };
-StreamSnapshot snapshot(Gpu& gpu, Stream s) {
-  return StreamSnapshot{gpu.memory().stream_totals(s), gpu.memory().l2_stream_totals(s)};
+
+namespace {
+
+
+C3StreamSnapshot snapshot(Gpu& gpu, Stream s) {
+  return C3StreamSnapshot{gpu.memory().stream_totals(s), gpu.memory().l2_stream_totals(s)};
 }
-void add_traffic(C3KernelResult& k, const StreamSnapshot& to, const StreamSnapshot* from) {
+void add_traffic(C3KernelResult& k, const C3StreamSnapshot& to, const C3StreamSnapshot* from) {
   auto d = [](std::uint64_t a, std::uint64_t b) { return a - b; };
-  const StreamSnapshot zero{};
-  const StreamSnapshot& f = from != nullptr ? *from : zero;
+  const C3StreamSnapshot zero{};
+  const C3StreamSnapshot& f = from != nullptr ? *from : zero;
   k.dram_read = d(to.dram.bytes[index(MemOp::kRead)], f.dram.bytes[index(MemOp::kRead)]);
   k.dram_write = d(to.dram.bytes[index(MemOp::kWrite)], f.dram.bytes[index(MemOp::kWrite)]);
   k.dram_update = d(to.dram.bytes[index(MemOp::kUpdate)], f.dram.bytes[index(MemOp::kUpdate)]);
@@ -128,7 +128,7 @@ std::string c3_taxonomy(Tick gemm, Tick collective) {
 // ---------------------------------------------------------------------------- C3Run
 
 struct C3Run::Snapshots {
-  StreamSnapshot cu_start, cu_end, dma_start, dma_end;
+  C3StreamSnapshot cu_start, cu_end, dma_start, dma_end;
 };
 
 C3Spec C3System::concurrent_spec() const {
@@ -467,13 +467,13 @@ std::string C3System::summary(const C3Result& r) const {
   // A kernel's line; with its isolated time when there is one, for the slowdown.
   auto line = [](const char* what, const C3KernelResult& k, std::optional<Tick> isolated) {
     const std::string alone =
-        isolated ? fmt::format(" (alone {:.4f} ms, x{:.3f})", ms(*isolated),
+        isolated ? fmt::format(" (alone {:.4f} ms, x{:.3f})", isolated->ms(),
                                isolated->ps() ? static_cast<double>(k.time().ps()) / static_cast<double>(isolated->ps())
                                               : 0.0)
                  : std::string();
     return fmt::format("  {:<18} {:.4f} ms{}; DRAM {:.1f} MB read {:.1f} MB written; L2 {:.1f} MB\n", what,
-                       ms(k.time()), alone, mb(k.dram_read), mb(k.dram_write + k.dram_update),
-                       mb(k.l2_read + k.l2_write));
+                       k.time().ms(), alone, megabytes(k.dram_read), megabytes(k.dram_write + k.dram_update),
+                       megabytes(k.l2_read + k.l2_write));
   };
   const std::string functional_check =
       r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
@@ -486,7 +486,7 @@ std::string C3System::summary(const C3Result& r) const {
       spec_.preset.empty() ? spec_.gemm_label : spec_.preset,
       spec_.scale > 1 ? fmt::format(" (scaled 1/{})", spec_.scale) : std::string(), node_.num_gpus,
       to_string(node_.mode), configuration_, config_->describe(spec_), spec_.gemm_label,
-      to_string(cp.kind), mb(cp.array_bytes), ms(r.time));
+      to_string(cp.kind), megabytes(cp.array_bytes), r.time.ms());
   if (!r.isolated) {
     s += line("GEMM", r.gemm, std::nullopt);
     s += line("collective", r.collective, std::nullopt);
@@ -502,7 +502,7 @@ std::string C3System::summary(const C3Result& r) const {
       "  sequential         {:.4f} ms (GEMM alone + CU collective alone; taxonomy {}{})\n"
       "  speedup            {:.3f}x of an ideal {:.3f}x: {:.1f}% of the ideal realized\n"
       "  functional check   {}\n",
-      ms(r.isolated_gemm + r.isolated_collective), r.taxonomy,
+      (r.isolated_gemm + r.isolated_collective).ms(), r.taxonomy,
       spec_.paper_taxonomy.empty() ? std::string() : fmt::format(", paper {}", spec_.paper_taxonomy), r.speedup,
       r.ideal_speedup, r.fraction_of_ideal * 100.0, functional_check);
   return s;

@@ -34,7 +34,6 @@
 namespace t3sim {
 namespace {
 
-constexpr std::uint64_t kFusedFlagBase = 1ULL << 34;  // apart from the CU collectives' (sublayer_system.cpp)
 // Host bytes of the persistent kernel per output tile and GPU: its ops (104 B each)
 // and their expression terms: 1,306 B measured on T-NLG FC-2 TP8 (13,328 ops and
 // 2,176 terms for 1,088 tiles), with room for the vectors' slack.
@@ -53,7 +52,7 @@ class FusedConfiguration final : public SublayerConfiguration {
     p.comm_aware = s.options().fused_order == "comm-aware";
     p.atomic = s.options().fused_reduction == "atomic";
     p.staging_base = staging;
-    p.flag_base = kFusedFlagBase;
+    p.flag_base = kFusedKernelFlagBase;
     const std::uint32_t cus = s.gemm().cus > 0 ? s.gemm().cus : gpu.num_cus;
     p.grid = cus * wgs_per_cu(gpu.cu, s.gemm().trace.resources);
     if (p.gemm.m % p.num_gpus != 0)

@@ -12,7 +12,6 @@ namespace t3sim {
 
 namespace {
 
-double us(Tick t) { return static_cast<double>(t.ps()) * 1e-6; }
 // (completions - 1) x bytes over the span of their times, GB/s; none with fewer than `least`.
 std::optional<double> rate(const std::vector<Tick>& done, std::uint64_t bytes, std::size_t least) {
   if (done.size() < least || done.size() < 2 || done.back() <= done.front()) return std::nullopt;
@@ -311,11 +310,11 @@ std::string InterferenceSystem::summary(const InterferenceResult& r) const {
   std::string s = fmt::format("interference: {} x {} on GPU 0 beside {} ({}), 2 GPUs\n", r.gemms,
                               spec_.gemm_label, to_string(spec_.interferer),
                               spec_.comm_first ? "comm-first" : "gemm-first");
-  s += fmt::format("  GEMM alone         {:.3f} us\n", us(r.gemm_alone));
-  s += fmt::format("  GEMM beside        {:.3f} us  (slowdown {:.4f})\n", us(r.gemm), r.slowdown);
+  s += fmt::format("  GEMM alone         {:.3f} us\n", r.gemm_alone.us());
+  s += fmt::format("  GEMM beside        {:.3f} us  (slowdown {:.4f})\n", r.gemm.us(), r.slowdown);
   if (spec_.interferer != Interferer::kNone) {
     s += fmt::format("  copy alone         {:.1f} GB/s ({} B in {:.3f} us); {} queued\n", r.copy_alone_GBps,
-                     spec_.copy_bytes, us(r.copy_alone), r.copies);
+                     spec_.copy_bytes, r.copy_alone.us(), r.copies);
     s += fmt::format("  copy during        {}\n",
                      r.copy_during_GBps ? fmt::format("{:.1f} GB/s", *r.copy_during_GBps) : std::string("-"));
     std::string after;

@@ -14,7 +14,6 @@
 namespace t3sim {
 
 namespace {
-double ms(Tick t) { return static_cast<double>(t.ps()) * 1e-9; }
 }  // namespace
 
 OverlapConfigurations& overlap_configurations() {
@@ -245,11 +244,11 @@ std::string OverlapSystem::summary(const OverlapResult& r) const {
       "  sequential         {:.4f} ms (compute {:.4f} ms, collective {:.4f} ms)\n"
       "  speedup            {:.3f}x of an ideal {:.3f}x: {:.1f}% of the ideal realized\n",
       describer_->label(), node_.num_gpus, to_string(node_.mode), configuration_, config_->describe(*describer_),
-      ms(r.time), ms(r.sequential), ms(r.isolated_compute), ms(r.isolated_collective), r.speedup, r.ideal_speedup,
+      r.time.ms(), r.sequential.ms(), r.isolated_compute.ms(), r.isolated_collective.ms(), r.speedup, r.ideal_speedup,
       r.fraction_of_ideal * 100.0);
   if (config_->fused())
     s += fmt::format("  fused              ended {:.4f} ms; {} blocking flag waits on GPU 0; GPU end skew {:.2f}%\n",
-                     ms(r.fused), r.flag_waits, 100.0 * r.skew);
+                     r.fused.ms(), r.flag_waits, 100.0 * r.skew);
   s += fmt::format("  functional check   {}\n", r.values_checked ? fmt::format("passed ({} words)", r.words_checked)
                                                                : std::string("not run (collective.functional off, the arrays above collective.values_limit, or not in whole value granules)"));
   return s;

@@ -27,7 +27,6 @@
 namespace t3sim {
 namespace {
 
-constexpr std::uint64_t kFusedFlagBase = 1ULL << 34;  // apart from the CU collective's (1 << 32)
 
 // The fused kernel's values: loads of table rows bring their words, a store carries
 // the sum of its bag's loads.
@@ -75,7 +74,7 @@ class EmbeddingA2aOp final : public OverlapOp {
     a2a_ = std::make_unique<NodeCollective>(node, p);
     a2a_->preload();
     e.recv_base = align_up(collective_out_base(a2a_->trace_params(0)) + p.array_bytes, kBufferAlign);
-    e.flag_base = kFusedFlagBase;
+    e.flag_base = kFusedKernelFlagBase;
     const GpuConfig& gpu = node.config().gpu;
     granule_ = gpu.memory.hbm.value_granule;
     for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {

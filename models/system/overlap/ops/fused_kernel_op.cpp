@@ -10,7 +10,6 @@
 namespace t3sim {
 
 namespace {
-constexpr std::uint64_t kFusedFlagBase = 1ULL << 34;  // apart from the CU collective's (1 << 32)
 }  // namespace
 
 void FusedKernelOp::build(OverlapRun& run) {
@@ -28,7 +27,7 @@ void FusedKernelOp::build(OverlapRun& run) {
   params_.gemm = g;
   params_.num_gpus = node.num_gpus();
   params_.staging_base = align_up(collective_out_base(collective_run_->trace_params(0)) + p.array_bytes, kBufferAlign);
-  params_.flag_base = kFusedFlagBase;
+  params_.flag_base = kFusedKernelFlagBase;
   const GpuConfig& gpu = node.config().gpu;
   if (params_.grid == 0) params_.grid = gpu.num_cus * wgs_per_cu(gpu.cu, gemm_resources(g));
   layout_ = fused_rs_layout(params_);
