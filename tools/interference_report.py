@@ -43,7 +43,8 @@ from t3sim_tools import read_rows
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_MEASURED = os.path.join(HERE, "..", "..", "shared", "calibration", "h200", "interference_2gpu.csv")
 DEFAULT_TRACE = os.path.join(HERE, "..", "results", "h200-measurements")
-TRACES = ["interfere_trace_1gpu.csv", "interfere_trace_2gpu_local.csv", "interfere_trace_2gpu_peer.csv"]
+TRACES = ["interfere_trace_1gpu.csv", "interfere_trace_2gpu_local.csv", "interfere_trace_2gpu_peer.csv",
+          "interfere_trace_1gpu_ce_local_stop65.csv"]
 COPY_BYTES = 64 << 20
 QUEUED_COPIES = 508      # copies (each with its event) queued when the host blocks (point 19: 507-510)
 QUEUED_GEMMS = 512       # torch.mm launches queued when the host blocks (1,024 entries, 2 each)
