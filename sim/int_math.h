@@ -1,6 +1,7 @@
 #pragma once
-// Integer helpers the trace generators and models share (one definition each, so that
-// no file keeps its own copy in an anonymous namespace).
+// Integer helpers the trace generators and models share, and the byte count the run
+// summaries print (one definition each, so that no file keeps its own copy in an
+// anonymous namespace: CONTRIBUTING.md's unity-build rule).
 
 #include <cstdint>
 

@@ -16,11 +16,25 @@
 #include "sim/error.h"
 #include "sim/event_queue.h"
 #include "sim/host_cpu.h"
+#include "sim/int_math.h"
 #include "sim/link.h"
 #include "sim/simulator.h"
+#include "sim/time.h"
 
 namespace t3sim {
 namespace {
+
+// ---------------------------------------------------------------- time and units
+
+// The summaries' units: a tick in microseconds and milliseconds, bytes in decimal MB.
+TEST(Tick, ConvertsToMicrosecondsAndMilliseconds) {
+  const Tick t(1'234'567'000);  // 1.234567 ms
+  EXPECT_DOUBLE_EQ(t.us(), 1234.567);
+  EXPECT_DOUBLE_EQ(t.ms(), 1.234567);
+  EXPECT_DOUBLE_EQ(Tick::zero().ms(), 0.0);
+  EXPECT_DOUBLE_EQ(megabytes(192'000'000), 192.0);
+  EXPECT_EQ(align_up(3, 2 << 20), std::uint64_t{2} << 20);
+}
 
 // ---------------------------------------------------------------- event queue
 

@@ -28,7 +28,8 @@ namespace t3sim {
 
 // Where kernels' flags live (flag ids, FlagTable): a CU collective's from
 // kCollectiveFlagBase (a sub-layer's all-gather from twice that), a fused kernel's (a GEMM
-// that signals its collective, T3SIM's overlap ops) from kFusedKernelFlagBase, apart.
+// that signals its collective: the fused configuration and the overlap ops) from
+// kFusedKernelFlagBase, so the two never share a flag id.
 inline constexpr std::uint64_t kCollectiveFlagBase = 1ULL << 32;
 inline constexpr std::uint64_t kFusedKernelFlagBase = 1ULL << 34;
 

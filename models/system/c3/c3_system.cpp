@@ -22,7 +22,6 @@ struct C3StreamSnapshot {
 
 namespace {
 
-
 C3StreamSnapshot snapshot(Gpu& gpu, Stream s) {
   return C3StreamSnapshot{gpu.memory().stream_totals(s), gpu.memory().l2_stream_totals(s)};
 }
