@@ -35,7 +35,7 @@ void run_ring_rs(benchmark::State& state, NetMode mode, unsigned threads = 0) {
   NodeConfig cfg = table1_node(4, mode);
   cfg.partitioned = threads > 0;
   NodeCollectiveParams p;
-  p.kind = CollectiveKind::kRingReduceScatter;
+  p.kind = CollectiveKind::named("ring-rs");
   p.array_bytes = static_cast<std::uint64_t>(state.range(0)) * 1'000'000;  // MB, as the CLI's 4MB
   p.values = false;  // timing only, like the CLI's functional=off
   std::uint64_t events = 0;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "collective/i_collective_algorithm.h"
 #include "models/cache/i_replacement.h"
 #include "models/mc/i_arbiter.h"
 #include "models/mc/i_scheduler.h"
@@ -43,6 +44,8 @@ std::vector<Section> sections() {
       {"DRAM command schedulers", "system.memory.mc.scheduler", "schedulers", scheduler_types()},
       {"L2 replacement policies", "system.memory.l2.replacement", "replacement_policies", replacement_types()},
       {"network topologies", "system.net.topology", "topologies", topology_types()},
+      {"collective algorithms", "workload collective (kinds collective, c3)", "collective_algorithms",
+       collective_algorithms().listing()},
   };
   Section presets{"GEMM presets", "workload preset", "gemm_presets", {}};
   for (const GemmPreset& p : gemm_presets()) {

@@ -32,7 +32,7 @@ NodeConfig mi300x(const std::vector<std::string>& overrides = {}) {
 
 // A GEMM of m x n x k on the node's GEMM kernel and an all-gather of `bytes`.
 C3Spec spec(const NodeConfig& node, std::uint64_t m, std::uint64_t n, std::uint64_t k, std::uint64_t bytes,
-            CollectiveKind kind = CollectiveKind::kRingAllGather) {
+            CollectiveKind kind = CollectiveKind::named("ring-ag")) {
   C3Spec s;
   GemmParams g = node.gpu.gemm;
   g.m = m;
@@ -154,7 +154,7 @@ TEST(C3, ReservingCusLeavesTheIsolatedTimes) {
 // beats the ideal.
 TEST(C3, ValuesSurviveConcurrencyAndNoConfigurationBeatsTheIdeal) {
   const NodeConfig node = mi300x();
-  for (CollectiveKind kind : {CollectiveKind::kRingAllGather, CollectiveKind::kAllToAll}) {
+  for (CollectiveKind kind : {CollectiveKind::named("ring-ag"), CollectiveKind::named("all-to-all")}) {
     const C3Spec s = spec(node, kM, kN, kK, 8u << 20, kind);
     const C3Result ideal = run(node, s, "ideal");
     const C3Result seq = run(node, s, "sequential");
@@ -355,7 +355,7 @@ KernelStats masked_all_gather(const NodeConfig& node, std::uint32_t channels, st
   Simulator sim(1);
   Node n(sim, node);
   NodeCollectiveParams p;
-  p.kind = CollectiveKind::kRingAllGather;
+  p.kind = CollectiveKind::named("ring-ag");
   p.array_bytes = 1u << 20;
   p.channels = channels;
   p.cus = cus;

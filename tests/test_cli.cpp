@@ -129,6 +129,19 @@ TEST_F(Cli, ListJsonGivesTheRegistriesAsData) {
   }
 }
 
+// A collective algorithm is taken by its registered name (collective/algorithms/): the
+// halving-doubling all-reduce runs in full mode with its values checked, and
+// homogeneous mode, which it cannot run, is refused at the key that chose it.
+TEST_F(Cli, ACollectiveAlgorithmRunsByItsRegisteredName) {
+  const auto r = t3sim(fmt::format("run {} {} --set workload.collective=rhd-ar --set run.mode=full -o '{}'", kSystem,
+                                   kSmall, (dir_ / "rhd").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rhd-ar (cu-based)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("functional check   passed"), std::string::npos) << r.out;
+  expect_bad_input(fmt::format("{} {} --set workload.collective=rhd-ar --set run.mode=homogeneous", kSystem, kSmall),
+                   "homogeneous mode cannot run rhd-ar");
+}
+
 TEST_F(Cli, RunPrintsSummaryOnStdoutAndWritesOutputs) {
   const auto r = t3sim(fmt::format("run {} {} -o '{}'", kSystem, kSmall, (dir_ / "out").string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -838,7 +851,8 @@ TEST_F(Cli, C3BadInputNamesTheKey) {
       {"configs/workloads/c3/table2.yaml --set workload.gemm.preset=tnlg.fc2.tp8",
        "workload.gemm.preset: the GEMM comes from preset mb1_896M"},
       {small + " --set workload.collective.collective=all_to_al",
-       "workload.collective.collective: expected one of all_gather, all_to_all, reduce_scatter, all_reduce"},
+       "workload.collective.collective: expected one of all-to-all, direct-ag, direct-rs, rhd-ar, ring-ag, ring-ar, "
+       "ring-rs, a2a, all_to_all, all_gather"},
       {small + " --config conccl --set workload.collective.collective=reduce_scatter",
        "workload.collective.collective: conccl runs the collective on DMA engines, which copy and do not reduce"},
       // A collective the node cannot build: caught when the experiment is built (so by

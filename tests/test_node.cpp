@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "collective/collective.h"
 #include "models/collectives/node_collective.h"
 #include "models/system/sublayer_system.h"
 #include "sim/config.h"
@@ -88,7 +89,7 @@ TEST_P(NodeFunctional, ResultIsExact) {
   p.kind = c.kind;
   p.engine = c.impl;
   p.array_bytes = 96 * 1024 + 3 * 32 * c.gpus;  // chunks of unequal shares per channel
-  if (c.kind == CollectiveKind::kAllToAll) p.array_bytes = 96 * 1024;
+  if (c.kind == CollectiveKind::named("all-to-all")) p.array_bytes = 96 * 1024;
   p.cus = 8;
   p.pipeline.protocol = c.protocol;
   p.pipeline.step_bytes = 2048;  // slices of 4 KiB (Simple; LL/LL128: 2 KiB): several pieces and a partial one per share
@@ -102,49 +103,83 @@ TEST_P(NodeFunctional, ResultIsExact) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, NodeFunctional,
-    ::testing::Values(FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "ring", 4},
-                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "ring", 4},
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "ring", 3},
-                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kDirectReduceScatter, CollectiveEngine::kCu, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kCu, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kAllToAll, CollectiveEngine::kCu, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kAllToAll, CollectiveEngine::kDma, "fully-connected", 4},
-                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "ring", 4},
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "switch", 4},
+    ::testing::Values(FunctionalCase{CollectiveKind::named("ring-rs"), CollectiveEngine::kCu, "ring", 4},
+                      FunctionalCase{CollectiveKind::named("ring-ag"), CollectiveEngine::kCu, "ring", 4},
+                      FunctionalCase{CollectiveKind::named("ring-ar"), CollectiveEngine::kCu, "ring", 3},
+                      FunctionalCase{CollectiveKind::named("ring-rs"), CollectiveEngine::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::named("direct-rs"), CollectiveEngine::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::named("direct-ag"), CollectiveEngine::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::named("all-to-all"), CollectiveEngine::kCu, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::named("direct-ag"), CollectiveEngine::kDma, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::named("all-to-all"), CollectiveEngine::kDma, "fully-connected", 4},
+                      FunctionalCase{CollectiveKind::named("direct-ag"), CollectiveEngine::kDma, "ring", 4},
+                      FunctionalCase{CollectiveKind::named("ring-ar"), CollectiveEngine::kCu, "switch", 4},
                       // Values under every protocol: LL / LL128 flags travel behind
                       // the data instead of after its acknowledgments.
-                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "ring", 4,
+                      FunctionalCase{CollectiveKind::named("ring-rs"), CollectiveEngine::kCu, "ring", 4,
                                      CollectiveProtocol::kLl},
-                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "switch", 4,
+                      FunctionalCase{CollectiveKind::named("ring-ag"), CollectiveEngine::kCu, "switch", 4,
                                      CollectiveProtocol::kLl},
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "ring", 3,
+                      FunctionalCase{CollectiveKind::named("ring-ar"), CollectiveEngine::kCu, "ring", 3,
                                      CollectiveProtocol::kLl},
-                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "switch", 4,
+                      FunctionalCase{CollectiveKind::named("ring-rs"), CollectiveEngine::kCu, "switch", 4,
                                      CollectiveProtocol::kLl128},
-                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "ring", 4,
+                      FunctionalCase{CollectiveKind::named("ring-ag"), CollectiveEngine::kCu, "ring", 4,
                                      CollectiveProtocol::kLl128},
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "switch", 4,
+                      FunctionalCase{CollectiveKind::named("ring-ar"), CollectiveEngine::kCu, "switch", 4,
                                      CollectiveProtocol::kLl128},
                       // A 2-D torus (2 x 4; 2 x 2): the ring's next GPU is a row's end
                       // away at the row's end, so some steps relay through a GPU between.
-                      FunctionalCase{CollectiveKind::kRingReduceScatter, CollectiveEngine::kCu, "torus-2d", 8},
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "torus-2d", 4},
-                      FunctionalCase{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "torus-2d", 8},
+                      FunctionalCase{CollectiveKind::named("ring-rs"), CollectiveEngine::kCu, "torus-2d", 8},
+                      FunctionalCase{CollectiveKind::named("ring-ar"), CollectiveEngine::kCu, "torus-2d", 4},
+                      FunctionalCase{CollectiveKind::named("direct-ag"), CollectiveEngine::kDma, "torus-2d", 8},
                       // Fully connected: the channels run the rings of strides 1, 4, 2, 3.
-                      FunctionalCase{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "fully-connected", 5},
-                      FunctionalCase{CollectiveKind::kRingAllGather, CollectiveEngine::kCu, "fully-connected", 5,
-                                     CollectiveProtocol::kLl}));
+                      FunctionalCase{CollectiveKind::named("ring-ar"), CollectiveEngine::kCu, "fully-connected", 5},
+                      FunctionalCase{CollectiveKind::named("ring-ag"), CollectiveEngine::kCu, "fully-connected", 5,
+                                     CollectiveProtocol::kLl},
+                      // Recursive halving-doubling: XOR partners, a link each on a
+                      // fully-connected node, relayed on a ring or a switch.
+                      FunctionalCase{CollectiveKind::named("rhd-ar"), CollectiveEngine::kCu, "fully-connected", 2},
+                      FunctionalCase{CollectiveKind::named("rhd-ar"), CollectiveEngine::kCu, "fully-connected", 8},
+                      FunctionalCase{CollectiveKind::named("rhd-ar"), CollectiveEngine::kCu, "ring", 4},
+                      FunctionalCase{CollectiveKind::named("rhd-ar"), CollectiveEngine::kCu, "switch", 8}));
 
 TEST(NodeCollective, DmaCannotReduce) {
   Simulator sim(1);
   Node node(sim, table1(4));
   NodeCollectiveParams p;
-  p.kind = CollectiveKind::kRingReduceScatter;
+  p.kind = CollectiveKind::named("ring-rs");
   p.engine = CollectiveEngine::kDma;
   p.array_bytes = 4096;
   EXPECT_THROW(NodeCollective(node, p), UserError);
+}
+
+// Recursive halving-doubling pairs GPUs by XOR: homogeneous mode (GPU 0 shifted) cannot
+// stand for its peers, and it needs a power of two. Both are refused with what to do.
+TEST(NodeCollective, HalvingDoublingRefusesHomogeneousModeAndOtherCounts) {
+  NodeCollectiveParams p;
+  p.kind = CollectiveKind::named("rhd-ar");
+  p.array_bytes = 8 * 4096;
+  {
+    Simulator sim(1);
+    Node node(sim, table1(8, NetMode::kHomogeneous, {"net.topology=fully-connected"}));
+    try {
+      NodeCollective c(node, p);
+      FAIL() << "expected a UserError";
+    } catch (const UserError& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("homogeneous mode cannot run rhd-ar"));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("run.mode: full"));
+    }
+  }
+  Simulator sim(1);
+  Node node(sim, table1(6, NetMode::kFull, {"net.topology=fully-connected"}));
+  try {
+    NodeCollective c(node, p);
+    FAIL() << "expected a CollectiveParamError";
+  } catch (const CollectiveParamError& e) {
+    EXPECT_EQ(e.field(), "num_gpus");
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("power of two"));
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -160,7 +195,7 @@ NodeCollectiveParams ring(CollectiveKind kind, std::uint64_t bytes, std::uint32_
 
 TEST(NodeTiming, RingWithFastMemoryWithinTwoPercentOfAnalytical) {
   const NodeConfig cfg = table1(4, NetMode::kFull, fast_memory());
-  for (CollectiveKind k : {CollectiveKind::kRingReduceScatter, CollectiveKind::kRingAllGather}) {
+  for (CollectiveKind k : {CollectiveKind::named("ring-rs"), CollectiveKind::named("ring-ag")}) {
     const std::uint64_t bytes = 12'000'000;
     const CollectiveRun r = run_collective(cfg, ring(k, bytes));
     // The alpha-beta bound plus the kernel's launch latency (a fixed cost per kernel).
@@ -174,8 +209,8 @@ TEST(NodeTiming, RingWithFastMemoryWithinTwoPercentOfAnalytical) {
 TEST(NodeTiming, RealHbmIsSlowerAndTheMemoryShowsWhy) {
   const std::uint64_t bytes = 12'000'000;
   const CollectiveRun fast = run_collective(table1(4, NetMode::kFull, fast_memory()),
-                                            ring(CollectiveKind::kRingReduceScatter, bytes));
-  const CollectiveRun hbm = run_collective(table1(4), ring(CollectiveKind::kRingReduceScatter, bytes));
+                                            ring(CollectiveKind::named("ring-rs"), bytes));
+  const CollectiveRun hbm = run_collective(table1(4), ring(CollectiveKind::named("ring-rs"), bytes));
   EXPECT_GT(seconds(hbm.time), seconds(fast.time) * 1.005);
   // The same bytes moved through both memories (Figure 10: two reads and one write
   // per reduced element), so the difference is the memory's time, not extra work.
@@ -196,9 +231,9 @@ TEST(NodeTiming, RealHbmIsSlowerAndTheMemoryShowsWhy) {
 TEST(NodeTiming, ReduceScatterTimeAgainstCusGiven) {
   const NodeConfig cfg = table1(4);
   const std::uint64_t bytes = 12'000'000;
-  const double t1 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 1)).time);
-  const double t8 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 8)).time);
-  const double t80 = seconds(run_collective(cfg, ring(CollectiveKind::kRingReduceScatter, bytes, 80)).time);
+  const double t1 = seconds(run_collective(cfg, ring(CollectiveKind::named("ring-rs"), bytes, 1)).time);
+  const double t8 = seconds(run_collective(cfg, ring(CollectiveKind::named("ring-rs"), bytes, 8)).time);
+  const double t80 = seconds(run_collective(cfg, ring(CollectiveKind::named("ring-rs"), bytes, 80)).time);
   EXPECT_GT(t1, 1.6 * t8) << t1 << " " << t8 << " " << t80;
   EXPECT_LT(t8, 1.1 * t80) << t1 << " " << t8 << " " << t80;
   EXPECT_GE(t8, t80 * 0.999) << "more channels never hurt here";
@@ -215,7 +250,7 @@ TEST(NodeProtocol, LinksCarryEachProtocolsLinesAndTakeTheirTime) {
     double seconds = 0;
   };
   const auto run = [&](CollectiveProtocol protocol) {
-    NodeCollectiveParams p = ring(CollectiveKind::kRingAllGather, 12'000'000, 8);
+    NodeCollectiveParams p = ring(CollectiveKind::named("ring-ag"), 12'000'000, 8);
     p.pipeline.protocol = protocol;
     const CollectiveRun r = run_collective(cfg, p);
     Run out;
@@ -244,7 +279,7 @@ TEST(NodeProtocol, FifoDepthHidesTheCreditRoundTrip) {
   const NodeConfig cfg = table1(2, NetMode::kFull, {"net.latency=10us", "net.rx_buffer_packets=auto"});
   const std::uint64_t bytes = 4ULL << 20;
   const auto time = [&](std::uint32_t depth) {
-    NodeCollectiveParams p = ring(CollectiveKind::kRingAllGather, bytes);
+    NodeCollectiveParams p = ring(CollectiveKind::named("ring-ag"), bytes);
     p.channels = 1;
     p.pipeline.protocol = CollectiveProtocol::kLl;
     p.pipeline.chunk_steps = 4;
@@ -271,7 +306,7 @@ TEST(NodeTiming, ChannelCurveSaturatesAtTheLinkBound) {
   double previous = 0;
   std::vector<double> times;
   for (const std::uint32_t channels : {1u, 2u, 4u, 8u, 16u, 32u}) {
-    NodeCollectiveParams p = ring(CollectiveKind::kRingReduceScatter, bytes);
+    NodeCollectiveParams p = ring(CollectiveKind::named("ring-rs"), bytes);
     p.channels = channels;
     const double t = seconds(run_collective(cfg, p).time);
     if (previous > 0) {
@@ -297,7 +332,7 @@ TEST(NodeTiming, FullyConnectedRingsSpreadOverTheLinks) {
                                        "gpu.cu.load_bytes_per_cycle=0"};
   const NodeConfig full = table1(8, NetMode::kFull, fc);
   const std::uint64_t bytes = 24'000'000;
-  NodeCollectiveParams p = ring(CollectiveKind::kRingAllGather, bytes, 8);
+  NodeCollectiveParams p = ring(CollectiveKind::named("ring-ag"), bytes, 8);
   Simulator sim(1);
   Node node(sim, full);
   NodeCollective c(node, p);
@@ -310,7 +345,7 @@ TEST(NodeTiming, FullyConnectedRingsSpreadOverTheLinks) {
   const double one = seconds(run_collective(full, p).time);
   EXPECT_GT(one, 3.0 * four) << one << " " << four;
 
-  NodeCollectiveParams v = ring(CollectiveKind::kRingAllGather, 8 * 32 * 1000, 8);
+  NodeCollectiveParams v = ring(CollectiveKind::named("ring-ag"), 8 * 32 * 1000, 8);
   v.values = true;
   const CollectiveRun hom = run_collective(table1(8, NetMode::kHomogeneous, fc), v);
   EXPECT_EQ(hom.error, "");
@@ -772,11 +807,37 @@ TEST(NodeLocalCopy, H200Copy16LosesToTmaReadersAsTheirStagesDeepen) {
 
 // A CU collective without a channel count runs the system's (gpu.collective.channels:
 // NCCL's 24 on H200), at most one per CU it is given; a workload's count wins.
+// On 8 fully-connected GPUs with fast memory, recursive halving-doubling stays near its
+// own link bound (one link per step, 2 log2 N latencies), and against the ring
+// all-reduce it shows the textbook trade: at a small size its 6 dependent steps beat
+// the ring's 14; at a large one the ring's four edge-disjoint rings (strides 1, 7, 3,
+// 5) carry the bytes over four links where each halving-doubling step has one. At this
+// commit: 8 MB 135.2 us (bound 109.7 us) against the ring's 77.3 us; 64 KiB 20.2 us
+// against 28.2 us.
+TEST(NodeTiming, HalvingDoublingAllReduceAgainstItsBoundAndTheRing) {
+  const NodeConfig cfg = table1(8, NetMode::kFull, {"net.topology=fully-connected", "memory.hbm.channels=256",
+                                                    "gpu.cu.load_bytes_per_cycle=0"});
+  auto time_of = [&](const char* kind, std::uint64_t bytes) {
+    NodeCollectiveParams p = ring(CollectiveKind::named(kind), bytes, 8);
+    Simulator sim(1);
+    Node node(sim, cfg);
+    NodeCollective c(node, p);
+    return std::pair{seconds(run_collective(cfg, p).time), seconds(c.link_bound())};
+  };
+  const auto [large, bound] = time_of("rhd-ar", 8'000'000);
+  EXPECT_GE(large, bound);
+  EXPECT_LT(large, 1.3 * bound) << large << " " << bound;
+  const double ring_large = time_of("ring-ar", 8'000'000).first;
+  EXPECT_LT(ring_large, large) << ring_large << " " << large;
+  const double small = time_of("rhd-ar", 64 * 1024).first, ring_small = time_of("ring-ar", 64 * 1024).first;
+  EXPECT_LT(small, ring_small) << small << " " << ring_small;
+}
+
 TEST(NodeCollective, ChannelsDefaultToTheSystemsLibraryChoice) {
   const NodeConfig cfg = h200_node_config(2);
   Simulator sim(1);
   Node node(sim, cfg);
-  NodeCollectiveParams p = ring(CollectiveKind::kRingReduceScatter, 1 << 20);
+  NodeCollectiveParams p = ring(CollectiveKind::named("ring-rs"), 1 << 20);
   EXPECT_EQ(NodeCollective(node, p).channels(), 24u);
   p.cus = 8;
   EXPECT_EQ(NodeCollective(node, p).channels(), 8u);
@@ -785,12 +846,12 @@ TEST(NodeCollective, ChannelsDefaultToTheSystemsLibraryChoice) {
   // Table 1 names none: one channel per CU.
   Simulator sim1(1);
   Node t1(sim1, table1(2));
-  EXPECT_EQ(NodeCollective(t1, ring(CollectiveKind::kRingReduceScatter, 1 << 20)).channels(), 80u);
+  EXPECT_EQ(NodeCollective(t1, ring(CollectiveKind::named("ring-rs"), 1 << 20)).channels(), 80u);
 }
 
 TEST(NodeModes, HomogeneousWithinThreePercentOfFull) {
   for (const char* topology : {"ring", "fully-connected"}) {
-    for (CollectiveKind k : {CollectiveKind::kRingReduceScatter, CollectiveKind::kRingAllGather}) {
+    for (CollectiveKind k : {CollectiveKind::named("ring-rs"), CollectiveKind::named("ring-ag")}) {
       NodeCollectiveParams p = ring(k, 4 * 1024 * 1024);
       p.values = true;
       const std::vector<std::string> o = {std::string("net.topology=") + topology};
@@ -814,10 +875,10 @@ TEST(NodeModes, HomogeneousMirrorsChunkAddresses) {
     CollectiveEngine impl;
     const char* topology;
   };
-  for (const Case& c : {Case{CollectiveKind::kRingAllReduce, CollectiveEngine::kCu, "ring"},
-                        Case{CollectiveKind::kDirectAllGather, CollectiveEngine::kCu, "fully-connected"},
-                        Case{CollectiveKind::kAllToAll, CollectiveEngine::kCu, "fully-connected"},
-                        Case{CollectiveKind::kDirectAllGather, CollectiveEngine::kDma, "fully-connected"}}) {
+  for (const Case& c : {Case{CollectiveKind::named("ring-ar"), CollectiveEngine::kCu, "ring"},
+                        Case{CollectiveKind::named("direct-ag"), CollectiveEngine::kCu, "fully-connected"},
+                        Case{CollectiveKind::named("all-to-all"), CollectiveEngine::kCu, "fully-connected"},
+                        Case{CollectiveKind::named("direct-ag"), CollectiveEngine::kDma, "fully-connected"}}) {
     NodeCollectiveParams p = ring(c.kind, 1024 * 1024, 16);
     p.engine = c.impl;
     p.values = true;
@@ -834,7 +895,7 @@ TEST(NodeModes, HomogeneousMirrorsChunkAddresses) {
 }
 
 TEST(NodeDeterminism, SameSeedSameEverything) {
-  NodeCollectiveParams p = ring(CollectiveKind::kRingAllReduce, 256 * 1024, 16);
+  NodeCollectiveParams p = ring(CollectiveKind::named("ring-ar"), 256 * 1024, 16);
   p.values = true;
   const CollectiveRun a = run_collective(table1(4), p);
   const CollectiveRun b = run_collective(table1(4), p);
@@ -859,7 +920,7 @@ TEST(NodeDma, DmaAllGatherSlowsAConcurrentGemmLess) {
     g.flops_per_cycle = cfg.gpu.cu.flops_per_cycle;
     const KernelTrace trace = make_gemm_trace(g);
     NodeCollectiveParams p;
-    p.kind = CollectiveKind::kDirectAllGather;
+    p.kind = CollectiveKind::named("direct-ag");
     p.engine = impl;
     p.array_bytes = 16 * 1024 * 1024;
     p.data_base = 1ULL << 36;  // away from the GEMM's matrices

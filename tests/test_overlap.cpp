@@ -156,7 +156,7 @@ AgGemmSpec spec(const NodeConfig& node, std::uint64_t m, std::uint64_t n, std::u
   s.gemm.k = k;
   s.gemm.flops_per_cycle = node.gpu.cu.flops_per_cycle;
   s.gemm.b_layout = MatrixLayout::kColumnMajor;
-  s.ag.kind = CollectiveKind::kRingAllGather;
+  s.ag.kind = CollectiveKind::named("ring-ag");
   s.ag.channels = node.gpu.collective_channels;
   s.ag.values = true;
   s.chunk_rows = 256;
@@ -301,7 +301,7 @@ GemmA2aSpec a2a_spec(const NodeConfig& node, std::uint64_t m, std::uint64_t n, s
   s.gemm.n = n;
   s.gemm.k = k;
   s.gemm.flops_per_cycle = node.gpu.cu.flops_per_cycle;
-  s.a2a.kind = CollectiveKind::kAllToAll;
+  s.a2a.kind = CollectiveKind::named("all-to-all");
   s.a2a.channels = node.gpu.collective_channels;
   s.a2a.values = true;
   return s;
@@ -397,7 +397,7 @@ TEST(FusedGemvAr, SendsPartialsToOwnersThenSumsToEveryone) {
 GemvArSpec gemv_spec(const NodeConfig& node, std::uint64_t m, std::uint64_t k) {
   GemvArSpec s;
   s.gemv = gemv_params(m, k, 16, 512, 128, node.gpu.gemm.wave_size);
-  s.ar.kind = CollectiveKind::kRingAllReduce;
+  s.ar.kind = CollectiveKind::named("ring-ar");
   s.ar.channels = node.gpu.collective_channels;
   s.ar.values = true;
   return s;
@@ -534,7 +534,7 @@ EmbeddingA2aSpec embedding_spec(const NodeConfig& node, std::uint64_t batch, std
   s.embedding.batch = batch;
   s.embedding.tables = tables;
   s.embedding.rows = 256;
-  s.a2a.kind = CollectiveKind::kAllToAll;
+  s.a2a.kind = CollectiveKind::named("all-to-all");
   s.a2a.channels = node.gpu.collective_channels;
   s.a2a.values = true;
   return s;

@@ -13,7 +13,7 @@
 #include "models/system/sublayer_system.h"
 #include "sim/config.h"
 #include "sim/error.h"
-#include "trace/collective.h"
+#include "collective/collective.h"
 #include "trace/trace.h"
 
 namespace t3sim {
@@ -21,7 +21,7 @@ namespace {
 
 ProtocolTunerInput h200_rs(std::uint64_t bytes, bool ll128 = true) {
   ProtocolTunerInput in;
-  in.kind = CollectiveKind::kRingReduceScatter;
+  in.kind = CollectiveKind::named("ring-rs");
   in.array_bytes = bytes;
   in.num_gpus = 4;
   in.channels = 24;
@@ -52,7 +52,7 @@ TEST(ProtocolTuner, EstimatesFollowNcclsModel) {
   capped.ll_max_gbps = 87.7;
   EXPECT_DOUBLE_EQ(estimate_protocols(capped)[1].bus_gbps, 87.7) << "the LL cap binds";
   ProtocolTunerInput ar = h200_rs(1 << 20);
-  ar.kind = CollectiveKind::kRingAllReduce;
+  ar.kind = CollectiveKind::named("ring-ar");
   EXPECT_DOUBLE_EQ(estimate_protocols(ar)[1].bus_gbps, 99.0) << "all-reduce's LL: a quarter of the link";
 }
 
@@ -68,18 +68,18 @@ TEST(ProtocolTuner, AutoPicksWhatNccl228PicksOnFourH200s) {
     CollectiveProtocol nccl;
   };
   const Row rows[] = {
-      {CollectiveKind::kRingReduceScatter, 262144, CollectiveProtocol::kLl},
-      {CollectiveKind::kRingReduceScatter, 1572864, CollectiveProtocol::kSimple},
-      {CollectiveKind::kRingReduceScatter, 25165824, CollectiveProtocol::kSimple},
-      {CollectiveKind::kRingAllGather, 262144, CollectiveProtocol::kLl},
-      {CollectiveKind::kRingAllGather, 1572864, CollectiveProtocol::kSimple},
-      {CollectiveKind::kRingAllGather, 25165824, CollectiveProtocol::kSimple},
-      {CollectiveKind::kRingAllReduce, 1048576, CollectiveProtocol::kLl},
-      {CollectiveKind::kRingAllReduce, 6291456, CollectiveProtocol::kLl128},
-      {CollectiveKind::kRingAllReduce, 12582912, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-rs"), 262144, CollectiveProtocol::kLl},
+      {CollectiveKind::named("ring-rs"), 1572864, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-rs"), 25165824, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-ag"), 262144, CollectiveProtocol::kLl},
+      {CollectiveKind::named("ring-ag"), 1572864, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-ag"), 25165824, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-ar"), 1048576, CollectiveProtocol::kLl},
+      {CollectiveKind::named("ring-ar"), 6291456, CollectiveProtocol::kLl128},
+      {CollectiveKind::named("ring-ar"), 12582912, CollectiveProtocol::kSimple},
   };
   for (const Row& r : rows) {
-    ProtocolTunerInput in = h200_rs(r.kind.op == CollectiveOp::kAllReduce ? r.bytes : 4 * r.bytes);
+    ProtocolTunerInput in = h200_rs(r.kind.op() == CollectiveOp::kAllReduce ? r.bytes : 4 * r.bytes);
     in.kind = r.kind;
     EXPECT_EQ(choose_protocol(in), r.nccl) << to_string(r.kind) << " " << r.bytes << " B";
   }
@@ -104,18 +104,18 @@ TEST(ProtocolTuner, AutoPicksWhatNccl228PicksOnTwoH200s) {
     CollectiveProtocol nccl;
   };
   const Row rows[] = {
-      {CollectiveKind::kRingReduceScatter, 4096, CollectiveProtocol::kLl},
-      {CollectiveKind::kRingReduceScatter, 524288, CollectiveProtocol::kLl},
-      {CollectiveKind::kRingReduceScatter, 2097152, CollectiveProtocol::kSimple},
-      {CollectiveKind::kRingReduceScatter, 201326592, CollectiveProtocol::kSimple},
-      {CollectiveKind::kRingAllGather, 524288, CollectiveProtocol::kLl},
-      {CollectiveKind::kRingAllGather, 2097152, CollectiveProtocol::kSimple},
-      {CollectiveKind::kRingAllReduce, 524288, CollectiveProtocol::kLl},
-      {CollectiveKind::kRingAllReduce, 2097152, CollectiveProtocol::kSimple},
-      {CollectiveKind::kRingAllReduce, 6291456, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-rs"), 4096, CollectiveProtocol::kLl},
+      {CollectiveKind::named("ring-rs"), 524288, CollectiveProtocol::kLl},
+      {CollectiveKind::named("ring-rs"), 2097152, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-rs"), 201326592, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-ag"), 524288, CollectiveProtocol::kLl},
+      {CollectiveKind::named("ring-ag"), 2097152, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-ar"), 524288, CollectiveProtocol::kLl},
+      {CollectiveKind::named("ring-ar"), 2097152, CollectiveProtocol::kSimple},
+      {CollectiveKind::named("ring-ar"), 6291456, CollectiveProtocol::kSimple},
   };
   for (const Row& r : rows) {
-    ProtocolTunerInput in = h200_rs(r.kind.op == CollectiveOp::kAllReduce ? r.bytes : 2 * r.bytes);
+    ProtocolTunerInput in = h200_rs(r.kind.op() == CollectiveOp::kAllReduce ? r.bytes : 2 * r.bytes);
     in.kind = r.kind;
     in.num_gpus = 2;
     EXPECT_EQ(choose_protocol(in), r.nccl) << to_string(r.kind) << " " << r.bytes << " B";
@@ -127,10 +127,10 @@ TEST(ProtocolTuner, AutoPicksOnlyWhatIsEnabled) {
   EXPECT_EQ(choose_protocol(h200_rs(64 << 20, false)), CollectiveProtocol::kSimple);
   EXPECT_EQ(choose_protocol(h200_rs(256 << 10, false)), CollectiveProtocol::kLl);
   ProtocolTunerInput ar = h200_rs(6291456, false);
-  ar.kind = CollectiveKind::kRingAllReduce;
+  ar.kind = CollectiveKind::named("ring-ar");
   EXPECT_NE(choose_protocol(ar), CollectiveProtocol::kLl128);
   ProtocolTunerInput direct = h200_rs(256 << 10);
-  direct.kind = CollectiveKind::kDirectReduceScatter;
+  direct.kind = CollectiveKind::named("direct-rs");
   EXPECT_EQ(choose_protocol(direct), CollectiveProtocol::kSimple) << "direct kernels have Simple only";
 }
 
@@ -140,7 +140,7 @@ TEST(RingStrides, CoprimeStridesInPairsOfARingAndItsReverse) {
   EXPECT_EQ(coprime_ring_strides(5), (std::vector<std::uint32_t>{1, 4, 2, 3}));
   EXPECT_EQ(coprime_ring_strides(8), (std::vector<std::uint32_t>{1, 7, 3, 5}));
   CollectiveTraceParams p;
-  p.kind = CollectiveKind::kRingAllGather;
+  p.kind = CollectiveKind::named("ring-ag");
   p.num_gpus = 8;
   p.array_bytes = 1 << 20;
   p.ring_strides = {2};
@@ -207,7 +207,7 @@ TEST(ProtocolTrace, RemoteStoresCarryLinesAndSetsAreUnfenced) {
   for (const CollectiveProtocol protocol :
        {CollectiveProtocol::kSimple, CollectiveProtocol::kLl, CollectiveProtocol::kLl128}) {
     CollectiveTraceParams p;
-    p.kind = CollectiveKind::kRingReduceScatter;
+    p.kind = CollectiveKind::named("ring-rs");
     p.num_gpus = 4;
     p.array_bytes = 4 << 20;
     p.channels = 2;

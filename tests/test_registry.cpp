@@ -54,7 +54,7 @@ TEST(Registry, TheShippedImplementationsAreRegistered) {
 class GemmThenAllGather final : public SublayerConfiguration {
  public:
   void build(SublayerSystem& s) override {
-    ag_ = s.make_ring_collective(CollectiveKind::kRingAllGather, /*uncached=*/false, /*values=*/false);
+    ag_ = s.make_ring_collective(CollectiveKind::named("ring-ag"), /*uncached=*/false, /*values=*/false);
   }
   void start(SublayerSystem& s, std::uint32_t g) override { s.launch_gemm(g, KernelLaunch{}); }
   void on_gemm_end(SublayerSystem& s, std::uint32_t g) override {

@@ -61,7 +61,7 @@ RingRun run_ring(const NodeConfig& cfg, CollectiveKind kind, std::uint64_t bytes
   return r;
 }
 
-double passes(CollectiveKind k) { return k == CollectiveKind::kRingAllReduce ? 2.0 : 1.0; }
+double passes(CollectiveKind k) { return k == CollectiveKind::named("ring-ar") ? 2.0 : 1.0; }
 
 // ---------------------------------------------------------------------------
 // The link-bound formula.
@@ -95,17 +95,17 @@ TEST_P(RingAnalytic, WithinTwoPercentOfTheLinkBound) {
 
 std::vector<AnalyticCase> analytic_cases() {
   std::vector<AnalyticCase> cases;
-  for (CollectiveKind k : {CollectiveKind::kRingReduceScatter, CollectiveKind::kRingAllGather})
+  for (CollectiveKind k : {CollectiveKind::named("ring-rs"), CollectiveKind::named("ring-ag")})
     for (std::uint32_t n : {2u, 4u, 8u, 16u}) cases.push_back({k, n, 48'000'000});
-  cases.push_back({CollectiveKind::kRingAllReduce, 4, 48'000'000});
-  cases.push_back({CollectiveKind::kRingAllReduce, 8, 48'000'000});
+  cases.push_back({CollectiveKind::named("ring-ar"), 4, 48'000'000});
+  cases.push_back({CollectiveKind::named("ring-ar"), 8, 48'000'000});
   // The README's first command: 192 MB on 8 GPUs (timing only, as the run's default).
-  cases.push_back({CollectiveKind::kRingReduceScatter, 8, 192'000'000, false});
+  cases.push_back({CollectiveKind::named("ring-rs"), 8, 192'000'000, false});
   return cases;
 }
 
 std::string case_name(const ::testing::TestParamInfo<AnalyticCase>& info) {
-  return fmt::format("{}_N{}_{}B", to_string(info.param.kind.op), info.param.gpus, info.param.bytes);
+  return fmt::format("{}_N{}_{}B", to_string(info.param.kind.op()), info.param.gpus, info.param.bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ring8, RingAnalytic, ::testing::ValuesIn(analytic_cases()), case_name);
@@ -116,7 +116,7 @@ INSTANTIATE_TEST_SUITE_P(Ring8, RingAnalytic, ::testing::ValuesIn(analytic_cases
 // Chunks of unequal length: 1237 words do not split evenly over 2, 3, 5 or 8 GPUs.
 TEST(RingFunctional, ValuesAreExactForEveryOpAndUnevenChunks) {
   for (CollectiveKind k :
-       {CollectiveKind::kRingReduceScatter, CollectiveKind::kRingAllGather, CollectiveKind::kRingAllReduce})
+       {CollectiveKind::named("ring-rs"), CollectiveKind::named("ring-ag"), CollectiveKind::named("ring-ar")})
     for (std::uint32_t n : {2u, 3u, 5u, 8u}) {
       const RingRun r = run_ring(ring8(n), k, 32 * 1237, true);
       EXPECT_EQ(r.error, "") << to_string(k) << " N=" << n;
@@ -129,7 +129,7 @@ TEST(RingFunctional, CheckDetectsDoubledAndMisplacedData) {
   Simulator sim(1);
   Node node(sim, ring8(4));
   NodeCollectiveParams p;
-  p.kind = CollectiveKind::kRingReduceScatter;
+  p.kind = CollectiveKind::named("ring-rs");
   p.array_bytes = 64 * 1024;
   p.values = true;
   NodeCollective c(node, p);
@@ -164,7 +164,7 @@ TEST(RingConservation, EveryLinkDeliversWhatItSentUnderBackPressure) {
   // One packet of transmit buffer and two of receive buffer: credits in play.
   const NodeConfig cfg = ring8(5, {"net.tx_buffer_packets=1", "net.rx_buffer_packets=2"});
   const std::uint64_t bytes = 3'000'000;
-  const RingRun r = run_ring(cfg, CollectiveKind::kRingAllReduce, bytes, true);
+  const RingRun r = run_ring(cfg, CollectiveKind::named("ring-ar"), bytes, true);
   EXPECT_EQ(r.error, "");
   // Each GPU sends (N-1)/N of the array per pass, two passes: 2 (N-1) S over all links,
   // plus the FIFOs' flags (64 B per slice of 80 channels' small slices here: 1.7 %).
@@ -175,20 +175,20 @@ TEST(RingConservation, EveryLinkDeliversWhatItSentUnderBackPressure) {
 
 TEST(RingDeterminism, SameSeedSameResultsAndValuesDoNotChangeTheTime) {
   const NodeConfig cfg = ring8(8);
-  const RingRun a = run_ring(cfg, CollectiveKind::kRingReduceScatter, 6'000'000, true, 7);
-  const RingRun b = run_ring(cfg, CollectiveKind::kRingReduceScatter, 6'000'000, true, 7);
+  const RingRun a = run_ring(cfg, CollectiveKind::named("ring-rs"), 6'000'000, true, 7);
+  const RingRun b = run_ring(cfg, CollectiveKind::named("ring-rs"), 6'000'000, true, 7);
   EXPECT_EQ(a.time, b.time);
   EXPECT_EQ(a.results, b.results);
-  EXPECT_EQ(run_ring(cfg, CollectiveKind::kRingReduceScatter, 6'000'000, true, 8).time, a.time);
-  EXPECT_EQ(run_ring(cfg, CollectiveKind::kRingReduceScatter, 6'000'000, false, 7).time, a.time);
+  EXPECT_EQ(run_ring(cfg, CollectiveKind::named("ring-rs"), 6'000'000, true, 8).time, a.time);
+  EXPECT_EQ(run_ring(cfg, CollectiveKind::named("ring-rs"), 6'000'000, false, 7).time, a.time);
 }
 
 TEST(RingMemory, SlowIdealMemoryMakesTheRingSlowerThanTheFormula) {
   // An RS moves three bytes through memory per byte on the link (the received slice
   // read, the local one read, the sum written at the next GPU): 50 GB/s cannot feed 75.
   const std::uint64_t bytes = 12'000'000;
-  const RingRun fast = run_ring(ring8(8), CollectiveKind::kRingReduceScatter, bytes, true);
-  const RingRun slow = run_ring(ring8(8, {"memory.bandwidth=50GB/s"}), CollectiveKind::kRingReduceScatter, bytes, true);
+  const RingRun fast = run_ring(ring8(8), CollectiveKind::named("ring-rs"), bytes, true);
+  const RingRun slow = run_ring(ring8(8, {"memory.bandwidth=50GB/s"}), CollectiveKind::named("ring-rs"), bytes, true);
   EXPECT_GT(static_cast<double>(slow.time.ps()), 1.5 * static_cast<double>(fast.time.ps()));
   EXPECT_EQ(slow.error, "");
 }

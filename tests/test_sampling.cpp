@@ -257,7 +257,7 @@ C3Result run_c3(const NodeConfig& node, C3Spec s, const std::string& configurati
 TEST(Sampling, C3CasesWithinTwoPercentOfExact) {
   NodeConfig node = system_node("mi300x.yaml", NetMode::kHomogeneous, {"gpu.num_cus=32"});
   node.partitioned = true;
-  for (CollectiveKind kind : {CollectiveKind::kRingAllGather, CollectiveKind::kAllToAll}) {
+  for (CollectiveKind kind : {CollectiveKind::named("ring-ag"), CollectiveKind::named("all-to-all")}) {
     C3Spec s = small_c3(node);
     s.collective.kind = kind;
     s.collective.array_bytes = 2u << 20;
@@ -300,7 +300,7 @@ TEST(Sampling, ConcclSkipsTheGemmAndTheDmaCopiesTogether) {
   NodeConfig node = system_node("mi300x.yaml", NetMode::kHomogeneous, {"gpu.num_cus=32"});
   node.partitioned = true;
   C3Spec s = small_c3(node);
-  s.collective.kind = CollectiveKind::kRingAllGather;
+  s.collective.kind = CollectiveKind::named("ring-ag");
   s.collective.array_bytes = 128u << 20;  // copies through most of the GEMM
   s.collective.channels = 16;
   s.collective.values = false;  // skipped copies carry no values

@@ -342,7 +342,7 @@ TEST(T3Collective, UndersizedTrackerOverflowsExactlyOrStallIsReported) {
 TEST(T3AllGather, EveryGpuHoldsEveryChunk) {
   const GemmParams g = small_gemm(4);
   const std::uint64_t chunk = g.m * g.n * 2 / 4;
-  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDirect}) {
+  for (T3Route algorithm : {T3Route::kRing, T3Route::kDirect}) {
     for (NetMode mode : {NetMode::kFull, NetMode::kHomogeneous}) {
       T3CollectiveParams p;
       p.op = CollectiveOp::kAllGather;
@@ -350,9 +350,9 @@ TEST(T3AllGather, EveryGpuHoldsEveryChunk) {
       p.with_producer = false;
       p.values = true;
       const std::vector<std::string> topo =
-          algorithm == CollectiveAlgorithm::kDirect ? std::vector<std::string>{"net.topology=fully-connected"}
+          algorithm == T3Route::kDirect ? std::vector<std::string>{"net.topology=fully-connected"}
                                                : std::vector<std::string>{};
-      const std::string what = fmt::format("{} {}", algorithm == CollectiveAlgorithm::kRing ? "ring" : "direct",
+      const std::string what = fmt::format("{} {}", algorithm == T3Route::kRing ? "ring" : "direct",
                                            to_string(mode));
       const FusedRun r = run_fused(table1(4, mode, topo), p, g);
       EXPECT_TRUE(r.all_done) << what;
@@ -385,7 +385,7 @@ TEST(T3Collective, NmcReadsEachPartialOnceAndNeverTheReceivedCopy) {
 
 TEST(T3Collective, DirectOnFullyConnectedIssuesNoCollectiveReads) {
   T3CollectiveParams p;
-  p.algorithm = CollectiveAlgorithm::kDirect;
+  p.algorithm = T3Route::kDirect;
   p.values = true;
   const FusedRun r = run_fused(table1(4, NetMode::kFull, {"net.topology=fully-connected"}), p, small_gemm(4));
   ASSERT_TRUE(r.all_done);

@@ -1,8 +1,9 @@
 // t3sim-tracegen: writes a workgroup trace (traces/FORMAT.md) of a tiled GEMM, from
 // explicit sizes or a T3 Table 2 preset, or of one GPU's CU-based collective kernel
-// (--collective: ring/direct reduce-scatter, all-gather, ring all-reduce,
-// all-to-all). The same generators are library calls (trace/gemm.h,
-// trace/collective.h), so simulations and sweeps need no trace files.
+// (--collective: any registered algorithm, collective/algorithms/: ring and direct
+// reduce-scatter and all-gather, ring and halving-doubling all-reduce, all-to-all).
+// The same generators are library calls (trace/gemm.h, collective/collective.h), so
+// simulations and sweeps need no trace files.
 //
 // Exit codes: 0 success, 2 bad command line or parameters.
 
@@ -18,7 +19,8 @@
 #include <fmt/format.h>
 
 #include "sim/config.h"
-#include "trace/collective.h"
+#include "collective/collective.h"
+#include "collective/i_collective_algorithm.h"
 #include "trace/gemm.h"
 #include "trace/trace.h"
 
@@ -32,7 +34,6 @@ Examples:
   t3sim-tracegen --list-presets
   t3sim-tracegen --collective ring-rs --gpus 8 --gpu 0 --array-bytes 192MiB -o rs.gpu0.trace
   t3sim-tracegen --collective ring-ar --gpus 4 --gpu 1 --array-bytes 6MiB -o ar.gpu1.trace
-                 (writes ar.gpu1.rs.trace and ar.gpu1.ag.trace; or --part rs|ag for one)
 )";
 
 // "256x128" -> (256, 128)
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
   app.add_option("--name", p.name, "kernel name (default: the preset or gemm_MxNxK)");
   app.add_option("-o,--output", output, "output file ('-': stdout)")->capture_default_str();
 
-  // Collective kernels (trace/collective.h). --wfs, --wave-size, --regs-per-thread
+  // Collective kernels (collective/collective.h). --wfs, --wave-size, --regs-per-thread
   // and --name apply to them too.
   t3sim::CollectiveTraceParams cp;
   std::string collective, array_bytes, step_bytes = "512KiB", protocol = "simple";
@@ -137,8 +138,8 @@ int main(int argc, char** argv) {
   };
   CLI::Option* collective_opt =
       app.add_option("--collective", collective,
-                     "write one GPU's CU collective kernel instead of a GEMM: ring-rs, ring-ag, ring-ar, direct-rs, "
-                     "direct-ag, all-to-all")
+                     fmt::format("write one GPU's CU collective kernel instead of a GEMM: {}",
+                                 fmt::join(t3sim::collective_algorithms().names(), ", ")))
           ->group("Collective");
   collective_option(app.add_option("--gpus", cp.num_gpus, "GPUs in the collective (N)")->capture_default_str());
   collective_option(app.add_option("--gpu", cp.gpu, "the GPU this trace runs on (0..N-1)")->capture_default_str());

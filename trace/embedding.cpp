@@ -31,7 +31,7 @@ constexpr std::int64_t kIndexBytes = 8;  // int64 offsets and indices
 // `carry` passes the sum from row to row (index groups carry it through). The WG's 4
 // wavefronts each hold 64 of the D features, so a row load is the WG's D x 4 bytes.
 // Simplification: the address step between an index and its row is a compute of 0
-// cycles, which (like a copy's in trace/collective.cpp) starts only when the CU's
+// cycles, which (like a copy's in collective/channel_program.h) starts only when the CU's
 // matrix core is free; other WGs' adds of a few cycles can delay it that much.
 struct BagAddresses {
   std::uint64_t offsets = 0;  // offsets[b], offsets[b + 1]

@@ -9,9 +9,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
+#include "collective/collective.h"
 #include "sim/time.h"
-#include "trace/collective.h"
 
 namespace t3sim {
 
@@ -29,9 +30,11 @@ class Collective {
   // in first_error (left empty when none).
   virtual std::uint64_t verify(std::string& first_error) const = 0;
 
-  // What it is, in the one vocabulary of trace/collective.h.
+  // What it is, in the one vocabulary of collective/collective.h: its operation, its
+  // algorithm's name (a registered kind's, "ring-rs"; T3's route, "ring" or "direct")
+  // and its engine.
   virtual CollectiveOp op() const = 0;
-  virtual CollectiveAlgorithm algorithm() const = 0;
+  virtual std::string_view algorithm() const = 0;
   virtual CollectiveEngine engine() const = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "collective/i_collective_algorithm.h"
 #include "models/common/payload.h"
 #include "models/net/i_topology.h"
 #include "sim/error.h"
@@ -26,10 +27,14 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
   const std::uint32_t n = node.num_gpus();
   const std::uint32_t sim_gpus = node.simulated_gpus();
   const std::uint32_t num_cus = node.config().gpu.num_cus;
-  if (p.engine == CollectiveEngine::kDma && p.kind != CollectiveKind::kDirectAllGather &&
-      p.kind != CollectiveKind::kAllToAll && p.kind != CollectiveKind::kRingAllGather)
+  const CollectiveAlgorithm& algorithm = p.kind.algorithm();
+  if (p.engine == CollectiveEngine::kDma && !algorithm.has_copy_engine_form())
     throw UserError(fmt::format("a DMA-based {} is not supported: DMA engines copy, they do not reduce "
                                 "(DMA-based collectives: all-gather, all-to-all)",
+                                to_string(p.kind)));
+  if (node.config().mode == NetMode::kHomogeneous && !algorithm.shift_invariant())
+    throw UserError(fmt::format("homogeneous mode cannot run {}: its GPUs' kernels are not GPU 0's shifted (run it "
+                                "in full mode, run.mode: full)",
                                 to_string(p.kind)));
   const std::uint32_t cus = p.cus == 0 ? num_cus : p.cus;
   if (cus > num_cus) throw UserError(fmt::format("collective given {} CUs but the GPU has {}", cus, num_cus));
@@ -43,11 +48,11 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
   // orders: the edge-disjoint rings of coprime strides, channel c on the
   // (c mod count)-th. A ring or switch keeps one ring (T3's ring baseline uses one
   // direction).
-  if (has_direct_links(node.config().net, n) && p.kind.algorithm == CollectiveAlgorithm::kRing)
+  if (has_direct_links(node.config().net, n) && algorithm.uses_rings())
     ring_strides_ = coprime_ring_strides(n);
   // Ring kernels run the workload's protocol, or NCCL's tuner's choice (auto); the
   // direct ones have only Simple's bulk slices.
-  if (p.kind.algorithm == CollectiveAlgorithm::kRing) {
+  if (algorithm.uses_rings()) {
     protocol_ = p.pipeline.protocol
                     ? *p.pipeline.protocol
                     : choose_protocol(ProtocolTunerInput{
@@ -103,7 +108,8 @@ NodeCollective::NodeCollective(Node& node, const NodeCollectiveParams& p)
     // blocks would not line up; such runs keep GPU 0's addresses (timing only).
     const std::uint64_t chunk = p.array_bytes / n;
     node.network().add_mirror_blocks(p.data_base, chunk);
-    if (p.kind == CollectiveKind::kAllToAll) node.network().add_mirror_blocks(collective_out_base(trace_params_[0]), chunk);
+    if (collective_out_bytes(trace_params_[0]) > 0)
+      node.network().add_mirror_blocks(collective_out_base(trace_params_[0]), chunk);
   }
 
   done_.assign(sim_gpus, 0);
@@ -176,26 +182,19 @@ void NodeCollective::launch_kernel(std::uint32_t g, std::size_t index) {
   node_.gpu(g).launch(std::move(k));
 }
 
-// Direct algorithm: one host-launched command per destination, spread round-robin
-// over the GPU's engines, starting with the next GPU so peers do not all target the
-// same one at once. One host thread submits them one after another (ConCCL, seed 003
-// §VI-B: a hsa_amd_memory_async_copy_on_engine call each), so the k-th reaches its
-// engine (k + 1) launch latencies after the start.
+// The algorithm's copy-engine form: one host-launched command per copy, spread
+// round-robin over the GPU's engines. One host thread submits them one after another
+// (ConCCL, seed 003 §VI-B: a hsa_amd_memory_async_copy_on_engine call each), so the
+// k-th reaches its engine (k + 1) launch latencies after the start.
 void NodeCollective::start_dma(std::uint32_t g) {
-  const std::uint32_t n = node_.num_gpus();
-  const CollectiveTraceParams& t = trace_params_[g];
-  const bool a2a = p_.kind == CollectiveKind::kAllToAll;
-  const std::uint32_t first = a2a ? 0 : 1;  // all-to-all also copies its own chunk locally
   std::uint32_t engine = 0;
-  for (std::uint32_t i = first; i < n; ++i) {
-    const std::uint32_t d = (g + i) % n;
-    const ByteRange src = collective_chunk(t, a2a ? d : g);
+  for (const CollectiveCopy& copy : p_.kind.algorithm().copy_engine_copies(trace_params_[g])) {
     DmaCommand cmd;
-    cmd.src = p_.data_base + src.first;
-    cmd.dst = a2a ? collective_out_base(t) + collective_a2a_block(t, d, g).first : p_.data_base + src.first;
-    cmd.bytes = src.bytes;
+    cmd.src = copy.src;
+    cmd.dst = copy.dst;
+    cmd.bytes = copy.bytes;
     cmd.op = MemOp::kWrite;
-    cmd.destination = &node_.dma_destination(g, d);
+    cmd.destination = &node_.dma_destination(g, copy.to);
     cmd.value_granule = p_.values ? granule_ : 0;
     cmd.on_done = [this, g] {
       if (--dma_left_[g] == 0) finish(g);
@@ -246,7 +245,7 @@ std::uint64_t NodeCollective::verify(std::string& first_error) const {
     for (std::uint32_t c = 0; c < n; ++c) {
       const ByteRange r = collective_chunk(t, c);
       const std::uint64_t first = r.first / granule_, words = r.bytes / granule_;
-      switch (p_.kind.op) {
+      switch (p_.kind.op()) {
         case CollectiveOp::kReduceScatter:
           if (c != g) break;  // only a GPU's own chunk is defined after a reduce-scatter
           check(g, p_.data_base, first, words, [&](std::uint64_t i) { return sum_over_gpus(first + i); });
@@ -271,27 +270,20 @@ std::uint64_t NodeCollective::verify(std::string& first_error) const {
   return checked;
 }
 
-namespace {
-double passes(CollectiveKind k) { return k == CollectiveKind::kRingAllReduce ? 2.0 : 1.0; }
-}  // namespace
-
 Tick NodeCollective::link_bound() const {
   const NodeConfig& cfg = node_.config();
-  const double n = cfg.num_gpus;
-  const double s = static_cast<double>(p_.array_bytes);
-  const double bw = static_cast<double>(cfg.net.link.bandwidth.bytes_per_second());
-  const double latency = static_cast<double>(cfg.net.link.latency.ps()) * 1e-12;
-  // Ring: each GPU sends (N-1)/N of the array per pass, over as many links as the
-  // channels' distinct rings use.
-  const double seconds = p_.kind.is_ring()
-                             ? passes(p_.kind) * ((n - 1.0) / n * s / (rings_in_use() * bw) + (n - 1.0) * latency)
-                                          : s / n / bw + latency;
+  LinkBoundInput in;
+  in.num_gpus = cfg.num_gpus;
+  in.array_bytes = static_cast<double>(p_.array_bytes);
+  in.link_bytes_per_second = static_cast<double>(cfg.net.link.bandwidth.bytes_per_second());
+  in.link_latency_seconds = static_cast<double>(cfg.net.link.latency.ps()) * 1e-12;
+  in.rings_in_use = rings_in_use();
+  const double seconds = p_.kind.algorithm().link_seconds(in);
   return Tick(static_cast<std::uint64_t>(seconds * 1e12));
 }
 
 double NodeCollective::bus_bandwidth_factor() const {
-  const double n = node_.config().num_gpus;
-  return passes(p_.kind) * (n - 1.0) / n;
+  return p_.kind.algorithm().bus_bandwidth_factor(node_.config().num_gpus);
 }
 
 nlohmann::json NodeCollective::results(std::uint64_t words_checked) const {
@@ -320,7 +312,7 @@ nlohmann::json NodeCollective::results(std::uint64_t words_checked) const {
           {"array_bytes", p_.array_bytes},
           {"channels", channels_},
           {"protocol", to_string(protocol_)},
-          {"ring_strides", ring_strides_.empty() && p_.kind.is_ring() ? std::vector<std::uint32_t>{1} : ring_strides_},
+          {"ring_strides", ring_strides_.empty() && p_.kind.uses_rings() ? std::vector<std::uint32_t>{1} : ring_strides_},
           {"time_ps", end.ps()},
           {"analytical_ps", link_bound().ps()},
           {"algbw_GBps", algbw},

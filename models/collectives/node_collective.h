@@ -1,6 +1,6 @@
 #pragma once
 // One collective on a node of full GPU models (SPEC "Collectives"): CU-based kernels
-// (trace/collective.h: ring RS / AG / AR, direct RS / AG, all-to-all) replayed on
+// (collective/collective.h: ring RS / AG / AR, direct RS / AG, all-to-all) replayed on
 // every simulated GPU's CUs, or DMA-based all-gather / all-to-all (direct algorithm,
 // host-launched commands spread over the GPU's engines, ConCCL-style).
 //
@@ -21,7 +21,7 @@
 #include "models/collectives/i_collective.h"
 #include "models/collectives/protocol_tuner.h"
 #include "models/node/node.h"
-#include "trace/collective.h"
+#include "collective/collective.h"
 
 namespace t3sim {
 
@@ -34,7 +34,7 @@ inline constexpr std::uint64_t kCollectiveFlagBase = 1ULL << 32;
 inline constexpr std::uint64_t kFusedKernelFlagBase = 1ULL << 34;
 
 struct NodeCollectiveParams {
-  CollectiveKind kind = CollectiveKind::kRingReduceScatter;
+  CollectiveKind kind;  // ring-rs unless set
   CollectiveEngine engine = CollectiveEngine::kCu;
   std::uint64_t array_bytes = 0;     // per GPU
   std::uint32_t element_bytes = 2;
@@ -71,8 +71,8 @@ class NodeCollective final : public Collective {
   // `first_error` set on the first mismatch.
   std::uint64_t verify(std::string& first_error) const override;
 
-  CollectiveOp op() const override { return p_.kind.op; }
-  CollectiveAlgorithm algorithm() const override { return p_.kind.algorithm; }
+  CollectiveOp op() const override { return p_.kind.op(); }
+  std::string_view algorithm() const override { return p_.kind.name(); }
   CollectiveEngine engine() const override { return p_.engine; }
   const NodeCollectiveParams& params() const { return p_; }
   const CollectiveTraceParams& trace_params(std::uint32_t g) const { return trace_params_[g]; }

@@ -25,7 +25,7 @@ constexpr double kNvlinkHwLatUs[3] = {0.6, 1.9, 3.4};
 
 std::vector<ProtocolEstimate> estimate_protocols(const ProtocolTunerInput& in) {
   const double n = in.num_gpus;
-  const bool all_reduce = in.kind.op == CollectiveOp::kAllReduce;
+  const bool all_reduce = in.kind.op() == CollectiveOp::kAllReduce;
   const double nsteps = all_reduce ? 2 * (n - 1) : n - 1;
   const double ring_gbps = in.link_bytes_per_second / 1e9;
   std::vector<ProtocolEstimate> out;
@@ -48,7 +48,7 @@ std::vector<ProtocolEstimate> estimate_protocols(const ProtocolTunerInput& in) {
 }
 
 CollectiveProtocol choose_protocol(const ProtocolTunerInput& in) {
-  if (in.kind.algorithm != CollectiveAlgorithm::kRing || in.num_gpus < 2) return CollectiveProtocol::kSimple;
+  if (!in.kind.uses_rings() || in.num_gpus < 2) return CollectiveProtocol::kSimple;
   CollectiveProtocol best = CollectiveProtocol::kSimple;
   double best_time = 0;
   bool first = true;

@@ -1,5 +1,5 @@
 #pragma once
-// The protocol a CU collective's channels use (trace/collective.h CollectiveProtocol),
+// The protocol a CU collective's channels use (collective/collective.h CollectiveProtocol),
 // as a workload gives it, and `auto`: the choice NCCL's tuner makes.
 //
 // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel / ncclTopoGetAlgoTime; the
@@ -26,7 +26,7 @@
 #include <optional>
 #include <vector>
 
-#include "trace/collective.h"
+#include "collective/collective.h"
 
 namespace t3sim {
 
@@ -40,7 +40,7 @@ struct ChannelPipelineSpec {
 };
 
 struct ProtocolTunerInput {
-  CollectiveKind kind = CollectiveKind::kRingReduceScatter;
+  CollectiveKind kind;  // ring-rs unless set
   std::uint64_t array_bytes = 0;  // per GPU (NCCL's nBytes for RS / AG / AR)
   std::uint32_t num_gpus = 2;
   std::uint32_t channels = 1;

@@ -6,7 +6,7 @@
 
 #include "models/net/i_topology.h"
 #include "sim/config.h"
-#include "trace/collective.h"
+#include "collective/collective.h"
 #include "sim/error.h"
 
 namespace t3sim {

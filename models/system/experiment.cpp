@@ -60,7 +60,7 @@ double trace_access_bytes(const KernelTrace& trace) {
 }
 
 double collective_work_bytes(CollectiveKind kind, std::uint64_t array_bytes, std::uint32_t gpus) {
-  const double passes = kind.op == CollectiveOp::kAllReduce ? 4.0 : 2.0;
+  const double passes = kind.op() == CollectiveOp::kAllReduce ? 4.0 : 2.0;
   return passes * static_cast<double>(array_bytes) * gpus;
 }
 

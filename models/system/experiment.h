@@ -30,7 +30,7 @@
 
 #include "models/gpu/stage_sampler.h"  // SamplingConfig
 #include "models/node/node.h"  // NetMode, parse_net_mode
-#include "trace/collective.h"  // CollectiveKind
+#include "collective/collective.h"  // CollectiveKind
 #include "trace/gemm.h"  // GemmParams
 #include "trace/trace.h"  // KernelTrace
 #include "models/system/result_store.h"

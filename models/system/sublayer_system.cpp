@@ -149,7 +149,7 @@ std::unique_ptr<NodeCollective> SublayerSystem::make_ring_collective(CollectiveK
   c.values = values;
   c.seed = seed_;
   // The RS's and the AG's flags apart, so an AG never sees the RS's.
-  c.flag_base = kind.op == CollectiveOp::kAllGather ? 2 * kCollectiveFlagBase : kCollectiveFlagBase;
+  c.flag_base = kind.op() == CollectiveOp::kAllGather ? 2 * kCollectiveFlagBase : kCollectiveFlagBase;
   auto collective = std::make_unique<NodeCollective>(*node_, c);
   collective_channels_ = collective->channels();
   return collective;

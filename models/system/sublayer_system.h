@@ -61,7 +61,7 @@ struct SublayerOptions {
 // checked with every protocol they may run with (auto: all three).
 ChannelPipelineSpec read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule);
 // The key of the collective's workload section (`section`) behind a CollectiveParamError
-// (trace/collective.h): channels, size (array_bytes), the pipeline keys
+// (collective/collective.h): channels, size (array_bytes), the pipeline keys
 // read_channel_pipeline reads (step_size, fifo_depth, chunk_steps); `fallback` for a
 // field no workload key sets. The programs' size bounds channels x chunk slices: of the
 // two, the one the section sets is blamed (issue 45, D6).

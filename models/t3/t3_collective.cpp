@@ -145,7 +145,7 @@ T3Collective::T3Collective(Node& node, const KernelTrace& producer, const T3Coll
     }
   }
   const bool all_gather = p.op == CollectiveOp::kAllGather;
-  if (!all_gather && p.algorithm == CollectiveAlgorithm::kDirect && !p.with_producer)
+  if (!all_gather && p.algorithm == T3Route::kDirect && !p.with_producer)
     throw UserError("the stand-alone RS with NMC is modelled for the ring algorithm only");
   if (all_gather && p.with_producer)
     throw UserError("the T3 all-gather runs on data in memory (each GPU's own chunk): with_producer must be false");
@@ -175,7 +175,7 @@ T3Collective::T3Collective(Node& node, const KernelTrace& producer, const T3Coll
 
   for (std::uint32_t g = 0; g < node.simulated_gpus(); ++g) {
     auto s = std::make_unique<GpuState>(*this, g);
-    const bool ring = p.algorithm == CollectiveAlgorithm::kRing;
+    const bool ring = p.algorithm == T3Route::kRing;
     if (all_gather) {
       ring ? configure_ring_all_gather(s->as_, n) : configure_direct_all_gather(s->as_, n);
     } else if (ring) {

@@ -41,9 +41,14 @@
 namespace t3sim {
 
 
+// How T3's DMA commands route a chunk: around the ring, a hop at a time (T3 §4), or
+// straight to its owner over its own link (fully-connected, T3 §7.1).
+enum class T3Route { kRing, kDirect };
+inline const char* to_string(T3Route route) { return route == T3Route::kDirect ? "direct" : "ring"; }
+
 struct T3CollectiveParams {
   CollectiveOp op = CollectiveOp::kReduceScatter;  // reduce-scatter or all-gather
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  T3Route algorithm = T3Route::kRing;
   bool with_producer = true;
   bool values = false;       // synthetic producer values, checked by verify()
   std::uint64_t seed = 1;
@@ -89,7 +94,7 @@ class T3Collective final : public Collective {
 
   std::uint64_t dma_commands(std::uint32_t g) const;
   CollectiveOp op() const override { return p_.op; }
-  CollectiveAlgorithm algorithm() const override { return p_.algorithm; }
+  std::string_view algorithm() const override { return to_string(p_.algorithm); }
   CollectiveEngine engine() const override { return CollectiveEngine::kT3; }
 
  private:

@@ -27,7 +27,7 @@
 #include "sim/error.h"
 #include "sim/host_memory.h"
 #include "sim/int_math.h"
-#include "trace/collective.h"
+#include "collective/collective.h"
 #include "models/system/fused_routing.h"
 #include "trace/fused_gemm.h"
 
@@ -44,7 +44,7 @@ class FusedConfiguration final : public SublayerConfiguration {
   void build(SublayerSystem& s) override {
     Node& node = s.node();
     const GpuConfig& gpu = node.config().gpu;
-    ag_ = s.make_ring_collective(CollectiveKind::kRingAllGather, /*uncached=*/false, s.values());
+    ag_ = s.make_ring_collective(CollectiveKind::named("ring-ag"), /*uncached=*/false, s.values());
     const std::uint64_t staging = align_up(collective_out_base(ag_->trace_params(0)) + s.array_bytes(), kBufferAlign);
     FusedGemmRsParams p;
     p.gemm = *s.gemm().params;

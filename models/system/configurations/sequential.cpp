@@ -7,11 +7,11 @@
 namespace t3sim {
 
 void SequentialConfiguration::build(SublayerSystem& s) {
-  rs_ = s.make_ring_collective(CollectiveKind::kRingReduceScatter, /*uncached=*/false, s.values());
+  rs_ = s.make_ring_collective(CollectiveKind::named("ring-rs"), /*uncached=*/false, s.values());
   // The GEMM's stores carry no values, so the input pattern written here survives
   // them and is what the reduce-scatter reduces.
   rs_->preload();
-  ag_ = s.make_ring_collective(CollectiveKind::kRingAllGather, /*uncached=*/false, s.values());
+  ag_ = s.make_ring_collective(CollectiveKind::named("ring-ag"), /*uncached=*/false, s.values());
 }
 
 void SequentialConfiguration::start(SublayerSystem& s, std::uint32_t g) { s.launch_gemm(g, KernelLaunch{}); }
@@ -32,7 +32,7 @@ std::uint64_t SequentialConfiguration::verify(SublayerSystem& s, std::string& er
   // The all-gather leaves every chunk of every GPU holding the sum over GPUs: the
   // reduce-scatter's result, gathered (an all-reduce in two kernels).
   NodeCollectiveParams ar = rs_->params();
-  ar.kind = CollectiveKind::kRingAllReduce;
+  ar.kind = CollectiveKind::named("ring-ar");
   const NodeCollective expect(s.node(), ar);
   return expect.verify(error);
 }

@@ -54,8 +54,8 @@ class T3Configuration final : public SublayerConfiguration {
                                   trace_.num_wgs(), trace_.num_wgs(), node.num_gpus()));
     T3CollectiveParams f;
     // Direct where every GPU pair has its own link (T3 §7.1), else ring.
-    f.algorithm = node.network().topology().direct_links() ? CollectiveAlgorithm::kDirect
-                                                            : CollectiveAlgorithm::kRing;
+    f.algorithm = node.network().topology().direct_links() ? T3Route::kDirect
+                                                            : T3Route::kRing;
     f.values = s.values();
     f.seed = s.seed();
     fused_ = std::make_unique<T3Collective>(node, trace_, f);
@@ -74,7 +74,7 @@ class T3Configuration final : public SublayerConfiguration {
       t3_ag_ = std::make_unique<T3Collective>(node, trace_, a);
     }
     const bool ag_values = s.values() && (dma_all_gather || cu_ag_checked_);
-    ag_ = s.make_ring_collective(CollectiveKind::kRingAllGather, /*uncached=*/true, ag_values);
+    ag_ = s.make_ring_collective(CollectiveKind::named("ring-ag"), /*uncached=*/true, ag_values);
     parts_done_.assign(node.simulated_gpus(), 0);
     rs_notices_.assign(node.simulated_gpus(), 0);
   }
@@ -120,11 +120,11 @@ class T3Configuration final : public SublayerConfiguration {
   }
 
   std::string rs_label(const SublayerSystem& s) const override {
-    return fmt::format("fused {}: tracker + DMA + NMC, {}; exposed part", to_string(fused_->algorithm()),
+    return fmt::format("fused {}: tracker + DMA + NMC, {}; exposed part", fused_->algorithm(),
                        s.node().config().gpu.memory.mc.arbiter.type);
   }
   std::string ag_label() const override {
-    return t3_ag_ ? fmt::format("T3: tracker + DMA, {}", to_string(t3_ag_->algorithm())) : std::string();
+    return t3_ag_ ? fmt::format("T3: tracker + DMA, {}", t3_ag_->algorithm()) : std::string();
   }
 
  private:

@@ -60,7 +60,7 @@ AgGemmSpec read_ag_gemm_spec(ConfigNode workload, const NodeConfig& node, std::u
   }
 
   const std::uint32_t granule = gpu.memory.hbm.value_granule;
-  spec.ag = read_overlap_collective(coll, node, CollectiveKind::kRingAllGather, m * k * spec.gemm.dtype_bytes, spec.gemm.dtype_bytes,
+  spec.ag = read_overlap_collective(coll, node, CollectiveKind::named("ring-ag"), m * k * spec.gemm.dtype_bytes, spec.gemm.dtype_bytes,
                                        m * k * spec.gemm.dtype_bytes % (std::uint64_t{node.num_gpus} * granule) == 0 &&
                                            spec.chunk_rows * k * spec.gemm.dtype_bytes % granule == 0,
                                        "A's rows and chunks", seed);

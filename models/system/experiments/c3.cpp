@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "collective/i_collective_algorithm.h"
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
 #include "models/system/experiment.h"
@@ -156,8 +157,7 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
 
   // The collective: CU-based by the library's channel count; conccl derives its DMA one.
   NodeCollectiveParams& p = spec.collective;
-  const std::string kind =
-      coll.get_enum("collective", "all_gather", {"all_gather", "all_to_all", "reduce_scatter", "all_reduce"});
+  const std::string kind = coll.get_enum("collective", "all_gather", collective_kind_names());
   p.kind = parse_collective_kind(kind);
   if (size % spec.scale != 0)
     workload.fail("scale", fmt::format("{} does not divide the collective's size ({} B)", spec.scale, size));
@@ -232,7 +232,7 @@ class C3Experiment final : public Experiment {
     // The DMA collective copies only: say so at the key, before anything is built.
     const bool dma = configuration->uses_dma();
     const CollectiveKind k = spec.collective.kind;
-    if (dma && k != CollectiveKind::kRingAllGather && k != CollectiveKind::kAllToAll)
+    if (dma && !k.algorithm().has_copy_engine_form())
       workload.child("collective")
           .fail("collective", fmt::format("{} runs the collective on DMA engines, which copy and do not reduce: "
                                           "all_gather or all_to_all, not {}",

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "collective/i_collective_algorithm.h"
 #include "models/collectives/node_collective.h"
 #include "models/system/experiment.h"
 #include "models/system/sublayer_system.h"
@@ -28,10 +29,7 @@ class CollectiveExperiment final : public Experiment {
       : sim_(sim), cfg_(read_node_config(system, run.mode)) {
     cfg_.partitioned = true;  // full mode: a partition per GPU
     NodeCollectiveParams p;
-    const std::string kind = workload.get_enum(
-        "collective", "reduce_scatter",
-        {"reduce_scatter", "all_gather", "all_reduce", "ring-rs", "ring-ag", "ring-ar", "direct-rs", "direct-ag",
-         "all-to-all"});
+    const std::string kind = workload.get_enum("collective", "reduce_scatter", collective_kind_names());
     p.kind = parse_collective_kind(kind);
     if (!workload.has("size")) workload.fail("size", "required key missing (per-GPU array size, e.g. 64MiB)");
     p.array_bytes = workload.get_bytes("size", 0, 1, 1ULL << 40);
@@ -46,7 +44,7 @@ class CollectiveExperiment final : public Experiment {
     // its result either way (nothing changes), and an all-to-all always writes its own
     // output. The direct and copy-engine all-gathers do not model the copy.
     p.in_place = workload.get_bool("in_place", true);
-    if (!p.in_place && (p.kind == CollectiveKind::kDirectAllGather || p.engine == CollectiveEngine::kDma))
+    if (!p.in_place && (p.kind == CollectiveKind::named("direct-ag") || p.engine == CollectiveEngine::kDma))
       workload.fail("in_place", fmt::format("expected true for the {} {}: out of place (false) is modelled for the "
                                             "ring kernels only",
                                             to_string(p.engine), kind));
@@ -149,7 +147,7 @@ class CollectiveExperiment final : public Experiment {
         to_string(p.kind), to_string(p.engine), p.array_bytes, cfg_.num_gpus, cfg_.net.topology,
         static_cast<double>(cfg_.net.link.bandwidth.bytes_per_second()) / 1e9, to_string(cfg_.net.link.latency),
         to_string(cfg_.mode), coll_->channels(),
-        p.engine == CollectiveEngine::kCu && p.kind.algorithm == CollectiveAlgorithm::kRing ? fmt::format(", protocol {}", to_string(coll_->protocol()))
+        p.engine == CollectiveEngine::kCu && p.kind.uses_rings() ? fmt::format(", protocol {}", to_string(coll_->protocol()))
                                                              : std::string(),
         to_string(end), to_string(bound),
         (static_cast<double>(end.ps()) / static_cast<double>(bound.ps()) - 1.0) * 100.0, algbw, busbw,

@@ -65,7 +65,7 @@ EmbeddingA2aSpec read_embedding_a2a_spec(ConfigNode workload, const NodeConfig& 
   ConfigNode coll = workload.child("collective");
   // Values preload the tables too: auto takes them when tables and output fit the limit.
   const std::uint64_t output = e.batch * e.tables * v;
-  spec.a2a = read_overlap_collective(coll, node, CollectiveKind::kAllToAll, output, e.elem_bytes,
+  spec.a2a = read_overlap_collective(coll, node, CollectiveKind::named("all-to-all"), output, e.elem_bytes,
                                      v % granule == 0 && output % (std::uint64_t{e.num_gpus} * granule) == 0,
                                      "the embedding vectors and chunks", seed, tables_bytes + output);
   workload.finish();

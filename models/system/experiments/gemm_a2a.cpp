@@ -57,7 +57,7 @@ GemmA2aSpec read_gemm_a2a_spec(ConfigNode workload, const NodeConfig& node, std:
     gemm.fail("n", fmt::format("the all-to-all moves the {} x {} output of {} B, not a whole number of {}-byte value "
                                "granules (system.memory.hbm.value_granule)",
                                shape.m, shape.n, shape.m * shape.n * spec.gemm.dtype_bytes, granule));
-  spec.a2a = read_overlap_collective(coll, node, CollectiveKind::kAllToAll, shape.m * shape.n * spec.gemm.dtype_bytes, spec.gemm.dtype_bytes,
+  spec.a2a = read_overlap_collective(coll, node, CollectiveKind::named("all-to-all"), shape.m * shape.n * spec.gemm.dtype_bytes, spec.gemm.dtype_bytes,
                                        shape.m * shape.n * spec.gemm.dtype_bytes % (std::uint64_t{node.num_gpus} * granule) == 0 &&
                                            (shape.n * spec.gemm.dtype_bytes) % granule == 0 &&
                                            (std::uint64_t{spec.gemm.tile_n} * spec.gemm.dtype_bytes) % granule == 0,

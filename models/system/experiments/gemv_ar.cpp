@@ -57,7 +57,7 @@ GemvArSpec read_gemv_ar_spec(ConfigNode workload, const NodeConfig& node, std::u
                                     m / node.num_gpus, tile_m));
 
   const std::uint32_t granule = gpu.memory.hbm.value_granule;
-  spec.ar = read_overlap_collective(coll, node, CollectiveKind::kRingAllReduce, m * spec.gemv.dtype_bytes, spec.gemv.dtype_bytes,
+  spec.ar = read_overlap_collective(coll, node, CollectiveKind::named("ring-ar"), m * spec.gemv.dtype_bytes, spec.gemv.dtype_bytes,
                                        m * spec.gemv.dtype_bytes % (std::uint64_t{node.num_gpus} * granule) == 0 &&
                                            (std::uint64_t{tile_m} * spec.gemv.dtype_bytes) % granule == 0,
                                        "y's chunks and tiles", seed);

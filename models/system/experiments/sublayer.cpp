@@ -39,7 +39,7 @@ class SublayerExperiment final : public Experiment {
     const std::uint32_t simulated = node_.simulated_gpus();
     work_.kernel_bytes = trace_access_bytes(wl.trace) * simulated;
     const std::uint64_t output = wl.params->m * wl.params->n * wl.params->dtype_bytes;
-    work_.communication_bytes = collective_work_bytes(CollectiveKind::kRingAllReduce, output, simulated);
+    work_.communication_bytes = collective_work_bytes(CollectiveKind::named("ring-ar"), output, simulated);
     model_.emplace(sim, node_, std::move(wl), opt, configuration_, seed_);
   }
 

@@ -73,7 +73,7 @@ class AgGemmOp final : public OverlapOp {
     g.a_base = 0;
     NodeCollectiveParams p = spec_.ag;
     p.engine = CollectiveEngine::kCu;
-    p.kind = CollectiveKind::kRingAllGather;
+    p.kind = CollectiveKind::named("ring-ag");
     p.data_base = 0;
     p.array_bytes = g.m * g.k * g.dtype_bytes;
     ag_ = std::make_unique<NodeCollective>(node, p);

@@ -68,7 +68,7 @@ class EmbeddingA2aOp final : public OverlapOp {
     e.out_base = align_up(e.index_base + embedding_index_bytes(e), kBufferAlign);
     NodeCollectiveParams p = spec_.a2a;
     p.engine = CollectiveEngine::kCu;
-    p.kind = CollectiveKind::kAllToAll;
+    p.kind = CollectiveKind::named("all-to-all");
     p.data_base = e.out_base;
     p.array_bytes = e.batch * e.tables * v;
     a2a_ = std::make_unique<NodeCollective>(node, p);

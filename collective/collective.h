@@ -1,17 +1,20 @@
 #pragma once
-// CU-based collective kernels as workgroup traces, like RCCL/NCCL's (SPEC
-// "Collectives"; T3 §2.3, Figure 3; direct and all-to-all variants T3 §7.1): one
-// trace per GPU, built in code, replayed on the real CU and memory models. Every GPU
+// The vocabulary of collectives (SPEC "Collectives"), and their CU kernels as
+// workgroup traces, like RCCL/NCCL's (T3 §2.3, Figure 3; direct and all-to-all
+// variants T3 §7.1): one trace per GPU, built in code by the algorithm the kind names
+// (collective/i_collective_algorithm.h; one file each under collective/algorithms/,
+// which describe their kernels), replayed on the real CU and memory models. Every GPU
 // uses the same addresses (data, receive buffer, output), so a trace's remote stores
 // land at the same address on the peer.
 //
 // Layout (per GPU, every GPU the same):
 //   data  [data_base, + array_bytes)        the input; RS results in place, AG in place
-//   recv  [recv_base, + recv bytes)         ring kernels: each channel's receive FIFO,
-//                                           fifo_slices slots of collective_fifo_slot_bytes; direct RS:
-//                                           N-1 slots of the largest chunk (default:
-//                                           after data, rounded up to 2 MiB)
-//   out   [out_base,  + N x slot)           all-to-all output (default: after recv, 2 MiB)
+//   recv  [recv_base, + recv bytes)         the algorithm's receive area (ring kernels: each
+//                                           channel's FIFO; direct RS: N-1 slots of the
+//                                           largest chunk; default: after data, rounded
+//                                           up to 2 MiB)
+//   out   [out_base,  + out bytes)          the algorithm's output area (all-to-all: N
+//                                           blocks; default: after recv, 2 MiB)
 //
 // Chunks: the array is G = array_bytes / granule granules; chunk c (0..N-1) gets
 // G / N granules, one more for the first G % N chunks (earlier chunks are at most
@@ -19,76 +22,6 @@
 // the `channels` WGs (channel k owns share k of every chunk; collective_share), so
 // a tiny chunk leaves some channels an empty share.
 //
-// Ring kernels: the channel pipeline (NCCL / RCCL's Simple protocol, prims_simple.h).
-// Each channel has one connection to the next GPU: a FIFO of fifo_slices slots of
-// slice_bytes in the next GPU's recv area, with two flags that count slices:
-//   tail  (flag index 0, on the receiver, set by the sender): slices written so far;
-//   head  (flag index 1, on the sender, set by the receiver): slices consumed so far.
-// The sender writes its k-th slice (k counts from 0 over the whole kernel) into slot
-// k mod fifo_slices once head >= k + 1 - fifo_slices (the slot is free), then sets
-// the receiver's tail to k + 1; the receiver waits for tail >= k + 1, reads the
-// slot, and sets the sender's head to k + 1. So a sender runs up to fifo_slices
-// slices ahead of its receiver and pays the flag round trip only when the FIFO is
-// full or empty. The FIFO must hold more than a piece's slices (fifo_slices >
-// chunk_slices): every GPU sends a piece's first step before it receives anything. Sets release (the CU sets a flag only once the WG's earlier stores
-// are acknowledged and its computes done): the per-slice fence of the Simple protocol.
-// A channel walks its share of each chunk in pieces of chunk_slices x slice_bytes
-// (NCCL's chunk): piece p goes through every ring step before piece p+1 starts
-// (NCCL's runRing loop). A full piece is chunk_slices slices of slice_bytes; the
-// last, partial piece of a share is cut as NCCL's genericOp cuts it: slices of
-// max(piece / chunk_slices, slice_bytes / 32) (granule multiples), at most
-// chunk_slices of them. Sender and receiver derive the same cut from the same chunk.
-// Per slice a WG does, in order (each part only where its step has it):
-//   wait tail (the slice arrived); wait head (the next GPU's slot is free)
-//   the copy loop, in iterations of collective_copy_bytes (NCCL's reduceCopy: 16 B
-//   per thread unrolled 4 times), each:
-//     load data (the local operand); load the FIFO slot
-//     compute (add the operands, or a 0-cycle copy)
-//     store data (local); store the next GPU's slot
-//   set the next GPU's tail; set the previous GPU's head (the slot is consumed)
-// The CU queues a store until its compute is done and goes on loading, so the
-// iterations stream (the CTA's warps overlap them); the sets release, so a slice's
-// flags go out once its stores are acknowledged.
-// Steps of one piece, GPU g (c = the chunk, prev / next = g -/+ 1 mod N):
-//   reduce-scatter  s = 0..N-1, c = g-s-1: s = 0 load + send; 0 < s < N-1 load,
-//                   receive, add, send; s = N-1 (c = g) load, receive, add, store.
-//   all-gather      s = 0..N-1, c = g-s: s = 0 load + send (in place: no store);
-//                   0 < s < N-1 receive, store, send; s = N-1 receive, store.
-//   all-reduce      one kernel, s = 0..2N-2, c = g-s-1: the reduce-scatter's steps,
-//                   its step N-1 also sending the sum (the all-gather's step 0),
-//                   then the all-gather's receive/store/send steps: 2(N-1) sends.
-//   Results: RS: chunk g of `data` on GPU g holds the sum over GPUs of chunk g (the
-//   other chunks unchanged); AG: chunk c of `data` on every GPU holds GPU c's chunk
-//   c; AR: every chunk on every GPU holds the sum.
-// Compute rule: every store follows exactly one compute whose load group (the loads
-// since the previous compute, ComputeUnit) holds exactly the operands the store
-// carries the element-wise sum of:
-//   reduction of K operands: cycles = ceil((K-1) x elements / adds_per_cycle),
-//                            flops = (K-1) x elements;
-//   copy (one operand):      a 0-cycle compute (no flops): it only closes the load
-//                            group, so the CU orders the store after its load.
-// Counters in loops stay affine: a loop over full pieces is unrolled so that one
-// iteration sends a multiple of fifo_slices slices (each slot is then a constant),
-// and its first pieces are peeled so a head wait never asks for a value below 1.
-//
-// Direct kernels and all-to-all (no FIFO: a slot per peer of the whole chunk; flags
-// count slices of slice_bytes): flag ids are flag_base + channel x N + j, j the ring
-// distance (receiver - sender) mod N (1..N-1).
-// Direct reduce-scatter (fully-connected), GPU g, channel k: for each distance j in
-//   the channel's rotated order (k mod (N-1) + 1, then +1 ... wrapping within 1..N-1,
-//   so the channels start on different links): load data[chunk g+j]; copy; store
-//   remote -> (g+j).recv[slot j-1]; set. Then per slice of chunk g: load data[chunk
-//   g]; wait the N-1 flags (j = 1..N-1); load recv[slot 0..N-2]; add N operands;
-//   store data[chunk g]. Result: as ring reduce-scatter.
-// Direct all-gather, GPU g: per slice of chunk g: load data[chunk g] once; copy;
-//   store remote -> (g+j).data[chunk g] for every j (rotated order); set every
-//   peer's flag. End: wait the N-1 flags >= the slices of the senders' chunks.
-//   Result: as ring all-gather.
-// All-to-all, GPU g: for each j (rotated order), d = g+j: load data[chunk d]; copy;
-//   store remote -> d.out[block g]; set. Then its own chunk g: load; copy; store
-//   out[block g] (local). End: wait the N-1 flags. Block c of GPU d's out holds what
-//   GPU c sent it: it is chunk d's size, at out_base + c x chunk_bytes(d)
-//   (collective_a2a_block). Result: out[block c] of GPU g holds GPU c's chunk g.
 // Flags are monotonic counters (FlagTable::set keeps the maximum): a second run of
 // a kernel with the same flag_base sees them already set, so give every collective
 // invocation its own flag range (or reset the flags between runs).
@@ -116,13 +49,10 @@
 namespace t3sim {
 
 // The one vocabulary of collectives (SPEC "Collectives"): what a collective computes
-// (its operation), how its bytes travel between the GPUs (its algorithm) and what
-// moves them (its engine). Every collective in the simulator is described by these.
+// (its operation), how its bytes travel between the GPUs (its algorithm, a
+// registered CollectiveAlgorithm that a CollectiveKind names) and what moves them
+// (its engine). Every collective in the simulator is described by these.
 enum class CollectiveOp { kReduceScatter, kAllGather, kAllReduce, kAllToAll };
-enum class CollectiveAlgorithm {
-  kRing,    // N-1 steps to the next GPU (T3 Figure 3)
-  kDirect,  // every peer at once over its own link (fully-connected, T3 §7.1)
-};
 enum class CollectiveEngine {
   kCu,   // kernels on the CUs (RCCL / NCCL-like)
   kDma,  // host-launched DMA commands (ConCCL-like)
@@ -130,13 +60,9 @@ enum class CollectiveEngine {
 };
 // "reduce_scatter" | "all_gather" | "all_reduce" | "all_to_all"
 const char* to_string(CollectiveOp op);
-// "ring" | "direct"
-const char* to_string(CollectiveAlgorithm algorithm);
 // "cu" | "dma" | "t3"
 const char* to_string(CollectiveEngine engine);
 
-// An operation with its algorithm, as workloads name it ("ring-rs"). All-to-all is
-// direct by nature; all-reduce is ring only.
 // A collective the trace generator cannot build, naming the parameter at fault: a
 // CollectiveTraceParams field ("channels", "chunk_slices", "fifo_slices", "slice_bytes",
 // "array_bytes", ...), which a workload reader maps to its own key
@@ -152,31 +78,32 @@ class CollectiveParamError : public UserError {
   std::string field_;
 };
 
-struct CollectiveKind {
-  CollectiveOp op = CollectiveOp::kReduceScatter;
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+class CollectiveAlgorithm;  // collective/i_collective_algorithm.h
+struct RegisteredCollective;
 
-  static const CollectiveKind kRingReduceScatter, kRingAllGather, kRingAllReduce, kDirectReduceScatter,
-      kDirectAllGather, kAllToAll;
-  // A ring algorithm: steps to the next GPU through its receive FIFO (one definition for
-  // the generator and the node's link bound).
-  constexpr bool is_ring() const { return algorithm == CollectiveAlgorithm::kRing; }
-  friend constexpr bool operator==(const CollectiveKind&, const CollectiveKind&) = default;
+// An operation with its algorithm, as workloads name it ("ring-rs"): a handle to one
+// registered CollectiveAlgorithm. Default: the ring reduce-scatter (the sub-layer's).
+class CollectiveKind {
+ public:
+  CollectiveKind() = default;
+  // The algorithm registered as `name` or under one of its aliases ("reduce_scatter"
+  // is ring-rs); UserError otherwise, listing the names, with a did-you-mean.
+  static CollectiveKind named(std::string_view name);
+
+  const CollectiveAlgorithm& algorithm() const;
+  std::string_view name() const;  // the registered name
+  CollectiveOp op() const;
+  bool uses_rings() const;  // CollectiveAlgorithm::uses_rings
+  friend bool operator==(const CollectiveKind& a, const CollectiveKind& b) { return a.entry() == b.entry(); }
+
+ private:
+  explicit CollectiveKind(const RegisteredCollective* entry) : entry_(entry) {}
+  const RegisteredCollective* entry() const;
+  const RegisteredCollective* entry_ = nullptr;  // nullptr: ring-rs
 };
-inline constexpr CollectiveKind CollectiveKind::kRingReduceScatter{CollectiveOp::kReduceScatter,
-                                                                   CollectiveAlgorithm::kRing};
-inline constexpr CollectiveKind CollectiveKind::kRingAllGather{CollectiveOp::kAllGather, CollectiveAlgorithm::kRing};
-inline constexpr CollectiveKind CollectiveKind::kRingAllReduce{CollectiveOp::kAllReduce, CollectiveAlgorithm::kRing};
-inline constexpr CollectiveKind CollectiveKind::kDirectReduceScatter{CollectiveOp::kReduceScatter,
-                                                                     CollectiveAlgorithm::kDirect};
-inline constexpr CollectiveKind CollectiveKind::kDirectAllGather{CollectiveOp::kAllGather,
-                                                                 CollectiveAlgorithm::kDirect};
-inline constexpr CollectiveKind CollectiveKind::kAllToAll{CollectiveOp::kAllToAll, CollectiveAlgorithm::kDirect};
-// "ring-rs" | "ring-ag" | "ring-ar" | "direct-rs" | "direct-ag" | "all-to-all"
+// The registered name ("ring-rs").
 std::string_view to_string(CollectiveKind kind);
-// "ring-rs" | "ring-ag" | "ring-ar" | "direct-rs" | "direct-ag" | "all-to-all"
-// (also "reduce_scatter", "all_gather", "all_reduce" = the ring ones, and "a2a");
-// UserError otherwise, with a did-you-mean.
+// CollectiveKind::named.
 CollectiveKind parse_collective_kind(std::string_view text);
 
 // The most GPUs a collective kernel is generated for: what the tests cover (64-GPU
@@ -226,7 +153,7 @@ struct ChannelPipeline {
 };
 
 struct CollectiveTraceParams {
-  CollectiveKind kind = CollectiveKind::kRingReduceScatter;
+  CollectiveKind kind;                   // ring-rs unless set
   std::uint32_t num_gpus = 8;            // N, 2..kCollectiveMaxGpus
   std::uint32_t gpu = 0;                 // the GPU this trace runs on
   std::uint64_t array_bytes = 0;         // per GPU, a multiple of the granule
@@ -287,10 +214,11 @@ ByteRange collective_chunk(const CollectiveTraceParams& p, std::uint32_t chunk);
 // Channel `channel`'s share of chunk c (relative to the array; may be empty).
 ByteRange collective_share(const CollectiveTraceParams& p, std::uint32_t chunk, std::uint32_t channel);
 // Ring kernels: the slices channel `channel` cuts its share of chunk c into (whole
-// pieces, then the partial one; see the header), relative to the array.
+// pieces, then the partial one; collective/algorithms/ring.cpp), relative to the array.
 std::vector<ByteRange> collective_ring_slices(const CollectiveTraceParams& p, std::uint32_t chunk,
                                               std::uint32_t channel);
-// Direct kernels: slices of that share, ceil(share / slice_bytes).
+// Kernels without a FIFO (direct, all-to-all, halving-doubling): slices of that share,
+// ceil(share / slice_bytes).
 std::uint64_t collective_slices(const CollectiveTraceParams& p, std::uint32_t chunk, std::uint32_t channel);
 // All-to-all: where GPU `sender`'s block lands in GPU `receiver`'s out buffer
 // (relative to out_base): chunk `receiver`'s size, at sender x that size.
@@ -299,9 +227,10 @@ ByteRange collective_a2a_block(const CollectiveTraceParams& p, std::uint32_t rec
 std::uint64_t collective_recv_base(const CollectiveTraceParams& p);
 std::uint64_t collective_out_base(const CollectiveTraceParams& p);
 std::uint64_t collective_recv_slot_bytes(const CollectiveTraceParams& p);  // = largest chunk
-// Bytes of the recv area: ring kernels channels x fifo_slices x slice_bytes, direct
-// reduce-scatter (N-1) x the largest chunk, others 0.
+// Bytes of the recv / out area: the algorithm's (CollectiveAlgorithm::recv_bytes,
+// out_bytes).
 std::uint64_t collective_recv_bytes(const CollectiveTraceParams& p);
+std::uint64_t collective_out_bytes(const CollectiveTraceParams& p);
 // Ring kernels: a FIFO slot's size (slice_bytes and a granule: a partial piece's
 // slice may be a granule longer) and channel `channel`'s slot `slot` (an address).
 std::uint64_t collective_fifo_slot_bytes(const CollectiveTraceParams& p);
@@ -315,18 +244,21 @@ std::uint64_t collective_fifo_slot(const CollectiveTraceParams& p, std::uint32_t
 std::vector<std::uint32_t> coprime_ring_strides(std::uint32_t num_gpus);
 // Flag ids a kernel of these params uses (count), starting at flag_base.
 std::uint64_t collective_flags_used(const CollectiveTraceParams& p);
-// flag_base + channel x N + index (index: 0 tail, 1 head for ring kernels; the direct distance).
+// flag_base + channel x N + index: N flags per channel, whose indices the algorithm
+// assigns (ring kernels: 0 tail, 1 head; direct ones: the distance).
 std::uint64_t collective_flag(const CollectiveTraceParams& p, std::uint32_t channel, std::uint32_t index);
 // One line "kind=ring-rs num_gpus=8 gpu=0 array_bytes=..." (recorded as an attr).
 std::string describe(const CollectiveTraceParams& p);
 
-// Throws UserError "collective: FIELD: what was wrong (expected ...)" for num_gpus
-// outside 2..32, gpu >= num_gpus, element_bytes 0, a granule that is not a whole
-// number of elements, an array that is not a whole number of granules, channels 0,
-// a slice that is not a granule multiple, unaligned or overlapping bases...
+// Throws CollectiveParamError "collective: FIELD: what was wrong (expected ...)" for
+// num_gpus outside 2..kCollectiveMaxGpus, gpu >= num_gpus, element_bytes 0, a granule
+// that is not a whole number of elements, an array that is not a whole number of
+// granules, channels 0, a slice that is not a granule multiple, unaligned or
+// overlapping bases..., then the algorithm's own checks.
 void validate_collective(const CollectiveTraceParams& p);
 
-// The collective's kernels (one: all-reduce is one kernel too).
+// The collective's kernels (one: all-reduce is one kernel too), built by its
+// algorithm channel by channel.
 std::vector<KernelTrace> make_collective_traces(const CollectiveTraceParams& p);
 
 }  // namespace t3sim
