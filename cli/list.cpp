@@ -11,11 +11,9 @@
 #include "models/mc/i_arbiter.h"
 #include "models/mc/i_scheduler.h"
 #include "models/net/i_topology.h"
-#include "models/system/overlap/overlap_system.h"
 #include "models/system/c3/c3_presets.h"
-#include "models/system/c3/c3_system.h"
+#include "models/system/configuration.h"
 #include "models/system/experiment.h"
-#include "models/system/sublayer_configuration.h"
 #include "sim/registry.h"
 #include "trace/gemm.h"
 
@@ -31,14 +29,36 @@ struct Section {
   const char* json_path;  // "configurations/gemm" nests one level
   std::vector<RegistryEntry> entries;
   std::vector<nlohmann::json> details = {};  // per entry, merged into its JSON object (presets)
+  bool in_text = true, in_json = true;       // where it is listed
 };
+
+// Every configuration once, with the kinds it runs (text); per family (JSON, as the
+// tools read it: configurations/gemm, c3, overlap).
+std::vector<RegistryEntry> configurations_with_kinds() {
+  struct Family {
+    ConfigurationFamily family;
+    const char* kinds;
+  };
+  const Family families[] = {{ConfigurationFamily::kSublayer, "gemm"},
+                             {ConfigurationFamily::kC3, "c3"},
+                             {ConfigurationFamily::kOverlap, "ag_gemm, gemm_a2a, gemv_ar, embedding_a2a"}};
+  std::vector<RegistryEntry> out;
+  for (const Configurations::Entry& e : configurations().entries()) {
+    const std::unique_ptr<Configuration> c = e.make();
+    std::vector<std::string> kinds;
+    for (const Family& f : families)
+      if (c->runs(f.family)) kinds.emplace_back(f.kinds);
+    out.push_back({e.name, fmt::format("{} [kinds: {}]", e.description, fmt::join(kinds, ", "))});
+  }
+  return out;
+}
 
 std::vector<Section> sections() {
   std::vector<Section> out = {
-      {"configurations", "--config, run.config; kind gemm", "configurations/gemm", sublayer_configurations().listing()},
-      {"C3 configurations", "--config, run.config; kind c3", "configurations/c3", c3_configurations().listing()},
-      {"overlap configurations", "--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar, embedding_a2a",
-       "configurations/overlap", overlap_configurations().listing()},
+      {"configurations", "--config, run.config", "", configurations_with_kinds(), {}, true, false},
+      {"", "", "configurations/gemm", configuration_listing(ConfigurationFamily::kSublayer), {}, false},
+      {"", "", "configurations/c3", configuration_listing(ConfigurationFamily::kC3), {}, false},
+      {"", "", "configurations/overlap", configuration_listing(ConfigurationFamily::kOverlap), {}, false},
       {"workload kinds", "workload kind", "workload_kinds", workload_kinds().listing()},
       {"MC arbiters", "system.memory.mc.arbiter.type", "arbiters", arbiter_types()},
       {"DRAM command schedulers", "system.memory.mc.scheduler", "schedulers", scheduler_types()},
@@ -72,6 +92,7 @@ std::vector<Section> sections() {
 std::string registry_listing() {
   std::string out;
   for (const Section& s : sections()) {
+    if (!s.in_text) continue;
     out += fmt::format("{} ({}):\n", s.title, s.key);
     std::size_t width = 0;
     for (const RegistryEntry& e : s.entries) width = std::max(width, e.name.size());
@@ -85,6 +106,7 @@ std::string registry_listing() {
 nlohmann::json registry_listing_json() {
   nlohmann::json out = nlohmann::json::object();
   for (const Section& s : sections()) {
+    if (!s.in_json) continue;
     nlohmann::json list = nlohmann::json::array();
     for (std::size_t i = 0; i < s.entries.size(); ++i) {
       nlohmann::json entry = {{"name", s.entries[i].name}, {"description", s.entries[i].description}};

@@ -15,6 +15,7 @@
 #include "cli/run.h"
 #include "cli/sweep_command.h"
 #include "models/system/experiment.h"
+#include "models/system/configuration.h"
 #include "models/system/sublayer_configuration.h"
 #include "sim/error.h"
 #include "sim/log.h"

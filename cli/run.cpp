@@ -13,6 +13,7 @@
 
 #include "cli/result_directory.h"
 #include "models/system/experiment.h"
+#include "models/system/configuration.h"
 #include "models/system/sublayer_configuration.h"
 #include "sim/config.h"
 #include "sim/error.h"

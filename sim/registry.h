@@ -5,10 +5,9 @@
 // the edge take the names from the registry (config errors list them and suggest the
 // nearest), and `t3sim list` prints every registry with its one-line descriptions.
 //
-//   // models/system/configurations/sequential.cpp
-//   T3SIM_REGISTER(sublayer_configurations, "sequential",
-//                  "GEMM on all CUs, then a CU ring RS, then a ring AG (T3 §5.3's baseline)",
-//                  [] { return std::make_unique<SequentialConfiguration>(); })
+//   // models/net/impl/ring.cpp
+//   T3SIM_REGISTER(topologies, "ring", "bidirectional ring: a link to each neighbour, ...",
+//                  [](std::uint32_t n, const NetConfig& cfg) { return std::make_unique<RingTopology>(n, cfg); })
 //
 // Registration runs at static initialization; the libraries holding registered
 // implementations are linked whole (CMakeLists.txt) so no registration is dropped.

@@ -16,6 +16,7 @@
 #include "cli/result_directory.h"
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
+#include "models/system/configuration.h"
 #include "sim/config.h"
 #include "sim/hash.h"
 #include "tests/table1_node.h"
@@ -64,7 +65,7 @@ struct Dispatch {
 };
 Dispatch dispatch(const NodeConfig& node, C3Spec s, bool comm_first, const std::string& configuration = "c3") {
   s.comm_first = comm_first;
-  auto config = c3_configurations().get(configuration, "C3 configuration").make();
+  auto config = make_c3_configuration(configuration);
   config->shape(s);
   Simulator sim(1);
   C3Run r(sim, node, s, /*with_cu=*/true, /*with_dma=*/false);
@@ -111,7 +112,7 @@ TEST(C3Dispatch, ReservedCusAreHonoured) {
   EXPECT_EQ(d.collective.first_dispatch, Tick::zero());
 }
 
-// c3-priority (models/system/c3/configurations/c3_priority.cpp, one file): launched
+// c3-priority (models/system/configurations/c3_priority.cpp, one file): launched
 // GEMM-first like c3_base, so the GEMM's first wave takes every CU, but as the first WGs
 // end the collective's are placed before the GEMM's 80 waiting ones: it starts as soon
 // as a slot frees, where c3_base places it only behind the GEMM's whole grid.

@@ -80,9 +80,9 @@ TEST_F(Cli, ListPrintsTheRegistries) {
   const auto r = t3sim("list");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   for (const char* expected :
-       {"configurations (--config, run.config; kind gemm):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ",
-        "C3 configurations (--config, run.config; kind c3):", "  conccl ",
-        "overlap configurations (--config, run.config; kinds ag_gemm, gemm_a2a, gemv_ar, embedding_a2a):", "  ag_gemm ", "  gemm_a2a ", "  gemv_ar ", "  embedding_a2a ", "C3 presets", "  mb1_896M ",
+       {"configurations (--config, run.config):", "  sequential ", "  t3-mca ", "  ideal-rs-nmc ", "  conccl ",
+        "[kinds: gemm, c3, ag_gemm, gemm_a2a, gemv_ar, embedding_a2a]", "[kinds: c3]", "collective algorithms",
+        "  rhd-ar ", "  ag_gemm ", "  gemm_a2a ", "  gemv_ar ", "  embedding_a2a ", "C3 presets", "  mb1_896M ",
         "workload kinds (workload kind):", "  memory ", "  collective ", "MC arbiters", "  mca ", "DRAM command schedulers", "  fcfs ",
         "L2 replacement policies", "  lru ", "network topologies", "  fully-connected ", "GEMM presets",
         "  tnlg.fc2.tp8 "}) {

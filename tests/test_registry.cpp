@@ -1,11 +1,16 @@
 // Implementations chosen by name (sim/registry.h), and the proof that a configuration
 // is one file: this test file registers a configuration of its own, which then runs
 // through the same driver, CLI-facing registry and error messages as the shipped ones.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
+#include "models/system/c3/c3_system.h"
+#include "models/system/configuration.h"
+#include "models/system/overlap/overlap_system.h"
 #include "models/system/experiment.h"
 #include "models/system/sublayer_configuration.h"
 #include "models/system/sublayer_system.h"
@@ -43,9 +48,32 @@ TEST(Registry, KeepsEntriesSortedAndMakesThemWithTheirArguments) {
 
 TEST(Registry, TheShippedImplementationsAreRegistered) {
   for (const char* name : {"sequential", "t3", "t3-mca", "ideal-overlap", "ideal-rs-nmc"})
-    EXPECT_NE(sublayer_configurations().find(name), nullptr) << name;
+    EXPECT_NE(make_sublayer_configuration(name), nullptr) << name;
   for (const char* name : {"memory", "gemm", "collective"}) EXPECT_NE(workload_kinds().find(name), nullptr) << name;
-  for (const auto& e : sublayer_configurations().listing()) EXPECT_FALSE(e.description.empty()) << e.name;
+  for (const auto& e : configurations().listing()) EXPECT_FALSE(e.description.empty()) << e.name;
+}
+
+// One registry: a configuration is registered once, whatever the kinds it runs, and
+// gives its form for each (`sequential` all three; `fused` and `ideal-overlap` the
+// sub-layer's and the overlap kinds'; `c3` only C3's). A name without a form for a
+// family is refused there, naming the family's configurations.
+TEST(Registry, AConfigurationIsRegisteredOnceWithAFormPerFamily) {
+  const std::vector<std::string> all = configuration_names();
+  EXPECT_EQ(std::count(all.begin(), all.end(), "sequential"), 1);
+  EXPECT_NE(make_sublayer_configuration("sequential"), nullptr);
+  EXPECT_NE(make_c3_configuration("sequential"), nullptr);
+  EXPECT_NE(make_overlap_configuration("sequential"), nullptr);
+  EXPECT_EQ(configuration_names(ConfigurationFamily::kOverlap),
+            (std::vector<std::string>{"fused", "ideal-overlap", "sequential"}));
+  EXPECT_EQ(configuration_names(ConfigurationFamily::kC3),
+            (std::vector<std::string>{"c3", "c3-priority", "conccl", "ideal", "sequential"}));
+  try {
+    make_c3_configuration("t3");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("unknown c3 configuration 't3'"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("c3, c3-priority, conccl, ideal, sequential"));
+  }
 }
 
 // A configuration written here, in one file, as CONTRIBUTING.md's worked example
@@ -68,8 +96,9 @@ class GemmThenAllGather final : public SublayerConfiguration {
   std::unique_ptr<NodeCollective> ag_;
 };
 
-T3SIM_REGISTER(sublayer_configurations, "test-gemm-then-ag", "the GEMM, then the AG (a test's own)",
-               [] { return std::make_unique<GemmThenAllGather>(); })
+T3SIM_REGISTER(configurations, "test-gemm-then-ag", "the GEMM, then the AG (a test's own)", [] {
+  return std::make_unique<Configuration>(Configuration{.sublayer = [] { return std::make_unique<GemmThenAllGather>(); }});
+})
 
 TEST(Registry, AConfigurationInOneFileRunsThroughTheDriver) {
   const NodeConfig cfg = table1(4);

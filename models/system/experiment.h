@@ -169,10 +169,5 @@ using ExperimentRegistry = Registry<Experiment, Simulator&, ConfigNode /*system*
                                     const RunOptions&>;
 ExperimentRegistry& workload_kinds();
 
-// Every configuration name some kind takes (`--config`): the sub-layer's
-// (sublayer_configuration.h, for kind gemm) and C3's (c3/c3_system.h, for kind c3),
-// sorted, once each. A kind given another kind's configuration rejects it
-// (RunOptions::reject_configuration).
-std::vector<std::string> configuration_names();
 
 }  // namespace t3sim

@@ -1,11 +1,11 @@
 #pragma once
-// A configuration of the transformer sub-layer (SPEC "Configurations"): the same
-// GEMM and the same reduce-scatter + all-gather of its output on the same node, one
-// flag apart. The sub-layer driver (SublayerSystem) owns the node, the GEMM and the
-// bookkeeping of phases and traffic; a configuration decides what it changes in the
-// node, what it builds, how each GPU starts and what follows its GEMM, and what it
-// verifies. Each configuration is one file under models/system/configurations/ that
-// registers itself by name:
+// A configuration's form for the transformer sub-layer (SPEC "Configurations";
+// configuration.h): the same GEMM and the same reduce-scatter + all-gather of its
+// output on the same node, one flag apart. The sub-layer driver (SublayerSystem) owns
+// the node, the GEMM and the bookkeeping of phases and traffic; a configuration decides
+// what it changes in the node, what it builds, how each GPU starts and what follows its
+// GEMM, and what it verifies. The configurations with a sub-layer form (one file each
+// under models/system/configurations/, registered in configurations()):
 //
 //   sequential      GEMM, then a CU ring RS, then a CU ring AG (T3 §5.3's baseline)
 //   t3, t3-mca      the GEMM fused with the RS through tracker + DMA + NMC (T3 §4),
@@ -21,7 +21,6 @@
 #include <memory>
 #include <string>
 
-#include "sim/registry.h"
 
 namespace t3sim {
 
@@ -63,7 +62,5 @@ class SublayerConfiguration {
   virtual std::string ag_label() const { return {}; }
 };
 
-using SublayerConfigurations = Registry<SublayerConfiguration>;
-SublayerConfigurations& sublayer_configurations();
 
 }  // namespace t3sim

@@ -1,3 +1,4 @@
+#include "models/system/configuration.h"
 #include "models/system/sublayer_system.h"
 
 #include <algorithm>
@@ -94,16 +95,11 @@ PhaseTraffic minus(const PhaseTraffic& a, const PhaseTraffic& b) {
 }
 }  // namespace
 
-SublayerConfigurations& sublayer_configurations() {
-  static SublayerConfigurations registry;
-  return registry;
-}
-
 SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm,
                                const SublayerOptions& opt, std::string configuration, std::uint64_t seed)
     : sim_(sim), gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)), seed_(seed) {
   if (!gemm_.params) throw std::invalid_argument("a sub-layer needs a generated GEMM (preset or m/n/k)");
-  config_ = sublayer_configurations().get(configuration_, "sub-layer configuration").make();
+  config_ = make_sublayer_configuration(configuration_);
   NodeConfig node_cfg = node;
   config_->configure_node(node_cfg);
   node_ = std::make_unique<Node>(sim, node_cfg);

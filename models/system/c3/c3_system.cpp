@@ -1,3 +1,4 @@
+#include "models/system/configuration.h"
 #include "models/system/c3/c3_system.h"
 
 #include <algorithm>
@@ -110,11 +111,6 @@ SamplingReport sampling_from_cache(const nlohmann::json& j) {
 void C3System::set_isolated_store(ResultStore* store, std::string key) {
   store_ = store;
   cache_key_ = std::move(key);
-}
-
-C3Configurations& c3_configurations() {
-  static C3Configurations registry;
-  return registry;
 }
 
 std::string c3_taxonomy(Tick gemm, Tick collective) {
@@ -286,7 +282,7 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
                    std::uint64_t seed)
     : sim_(sim), node_(node), spec_(std::move(spec)), configuration_(std::move(configuration)), seed_(seed) {
   if (!spec_.gemm.params) throw std::invalid_argument("C3 needs a generated GEMM");
-  config_ = c3_configurations().get(configuration_, "C3 configuration").make();
+  config_ = make_c3_configuration(configuration_);
   // The sequential run is built now, so what cannot be built (a collective the node
   // cannot run) is an error of `t3sim validate` too. Concurrent configurations run it
   // on a simulator of their own; the others on the main one.

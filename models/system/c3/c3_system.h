@@ -2,8 +2,8 @@
 // Concurrent computation and communication, C3 (../shared/seeds/003): on every GPU of
 // a node, a GEMM and an *independent* collective (no data dependency: FSDP's
 // all-gather of the next layer's weights beside this layer's GEMM), under one of the
-// registered C3 configurations (C3Configuration, below; one file each under
-// configurations/):
+// configurations with a C3 form (C3Configuration, below; one file each under
+// models/system/configurations/, registered in configurations(), configuration.h):
 //
 //   sequential  the GEMM, then the collective, each alone (the baseline)
 //   c3          both launched at once on separate streams (order: gemm-first is the
@@ -87,8 +87,8 @@ struct C3Result {
 
 class C3Run;
 
-// A C3 configuration: what the run launches and how its time follows. One file each
-// under models/system/c3/configurations/, registered in c3_configurations().
+// A configuration's C3 form: what the run launches and how its time follows. One file
+// each under models/system/configurations/ (configuration.h).
 class C3Configuration {
  public:
   virtual ~C3Configuration() = default;
@@ -112,8 +112,6 @@ class C3Configuration {
   virtual std::string describe(const C3Spec& spec) const = 0;
 };
 
-using C3Configurations = Registry<C3Configuration>;
-C3Configurations& c3_configurations();
 
 // One simulation on one node: the GEMM and the collective(s) placed apart in memory,
 // launched as a configuration (or the sequential procedure) says, recorded per GPU.

@@ -1,4 +1,9 @@
-// `fused` (../shared/seeds/000 §III-B, applied to T3's sub-layers): software fusion of
+// `fused`: the workload's fused form. For the overlap kinds, the op's own (ops.h):
+// seed 000's persistent kernels that push their output to its owners with remote
+// stores and flags, or seed 001's copy-engine chunks with signals beside a persistent
+// GEMM waiting on them. For sub-layers, below.
+//
+// Sub-layers (../shared/seeds/000 §III-B, applied to T3's sub-layers): software fusion of
 // the GEMM and its reduce-scatter, beside T3's hardware (the T3 paper argues it, never
 // measures it). One persistent kernel per GPU (trace/fused_gemm.h): its WGs compute
 // the output tiles, remote-tile-first by default (`collective.fused_order:
@@ -22,12 +27,14 @@
 
 #include <fmt/format.h>
 
+#include "collective/collective.h"
 #include "models/common/payload.h"
+#include "models/system/configuration.h"
+#include "models/system/overlap/overlap_system.h"
 #include "models/system/sublayer_system.h"
 #include "sim/error.h"
 #include "sim/host_memory.h"
 #include "sim/int_math.h"
-#include "collective/collective.h"
 #include "models/system/fused_routing.h"
 #include "trace/fused_gemm.h"
 
@@ -161,11 +168,25 @@ class FusedConfiguration final : public SublayerConfiguration {
   std::uint32_t grid_ = 0;
 };
 
+class OverlapFused final : public OverlapConfiguration {
+ public:
+  bool fused() const override { return true; }
+  Tick time(const OverlapResult& r) const override { return r.fused; }
+  std::string describe(const OverlapOp& op) const override { return op.describe_fused(); }
+};
+
 }  // namespace
 
-T3SIM_REGISTER(sublayer_configurations, "fused",
-               "the GEMM and its RS in one persistent kernel: WGs send finished tiles to their owners with remote "
-               "stores and flags, owners reduce; then the AG (seed 000 §III-B)",
-               [] { return std::make_unique<FusedConfiguration>(); })
+T3SIM_REGISTER(configurations, "fused",
+               "the compute and its collective in one persistent kernel: WGs send finished tiles to their owners "
+               "with remote stores and flags, owners reduce, then the AG (sub-layers, seed 000 §III-B); the op's "
+               "fused form: such kernels (seed 000), or copy-engine chunks with signals beside a persistent GEMM "
+               "(seed 001)",
+               [] {
+                 return std::make_unique<Configuration>(Configuration{
+                     .sublayer = [] { return std::make_unique<FusedConfiguration>(); },
+                     .overlap = [] { return std::make_unique<OverlapFused>(); },
+                 });
+               })
 
 }  // namespace t3sim

@@ -1,10 +1,15 @@
-// `ideal-overlap` (T3 §5.3, Ideal-GEMM-RS-Overlap): the GEMM and the RS overlap
-// perfectly, without dependencies or contention: max(isolated GEMM, isolated RS) + AG,
-// from sequential's kernels each run alone.
+// `ideal-overlap`: the collective hidden entirely behind the compute or the other way
+// round, from sequential's kernels each run alone: the bound any overlap can reach.
+//   sub-layer  T3 §5.3's Ideal-GEMM-RS-Overlap: the GEMM and the RS overlap perfectly,
+//              without dependencies or contention: max(isolated GEMM, isolated RS) + AG
+//   overlap    max(isolated compute, isolated collective)
+// (Kind c3's bound of the same kind is `ideal`, seed 003's name.)
 
 #include <fmt/format.h>
 
+#include "models/system/configuration.h"
 #include "models/system/configurations/ideal.h"
+#include "models/system/overlap/overlap_system.h"
 
 namespace t3sim {
 
@@ -32,11 +37,23 @@ class IdealOverlapConfiguration final : public SequentialConfiguration {
   void complete(SublayerSystem& s, SublayerResult& r) override { make_ideal_result(r, s.configuration(), nullptr); }
 };
 
+class OverlapIdealOverlap final : public OverlapConfiguration {
+ public:
+  bool fused() const override { return false; }
+  Tick time(const OverlapResult& r) const override { return r.ideal; }
+  std::string describe(const OverlapOp&) const override { return "max(isolated compute, isolated collective)"; }
+};
+
 }  // namespace
 
-T3SIM_REGISTER(sublayer_configurations, "ideal-overlap",
+T3SIM_REGISTER(configurations, "ideal-overlap",
                "max(isolated GEMM, isolated CU ring RS) + AG: overlap without dependencies or contention "
-               "(T3 §5.3)",
-               [] { return std::make_unique<IdealOverlapConfiguration>(); })
+               "(sub-layers, T3 §5.3); max(isolated compute, isolated CU collective) (overlap kinds)",
+               [] {
+                 return std::make_unique<Configuration>(Configuration{
+                     .sublayer = [] { return std::make_unique<IdealOverlapConfiguration>(); },
+                     .overlap = [] { return std::make_unique<OverlapIdealOverlap>(); },
+                 });
+               })
 
 }  // namespace t3sim

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "models/system/configuration.h"
 #include "models/system/configurations/ideal.h"
 #include "models/t3/t3_collective.h"
 #include "sim/error.h"
@@ -52,8 +53,11 @@ class IdealRsNmcConfiguration final : public SequentialConfiguration {
 
 }  // namespace
 
-T3SIM_REGISTER(sublayer_configurations, "ideal-rs-nmc",
-               "max(isolated GEMM, isolated ring RS with near-memory updates) + AG (T3 §5.3)",
-               [] { return std::make_unique<IdealRsNmcConfiguration>(); })
+T3SIM_REGISTER(configurations, "ideal-rs-nmc",
+               "max(isolated GEMM, isolated ring RS with near-memory updates) + AG (sub-layers, T3 §5.3)",
+               [] {
+                 return std::make_unique<Configuration>(
+                     Configuration{.sublayer = [] { return std::make_unique<IdealRsNmcConfiguration>(); }});
+               })
 
 }  // namespace t3sim

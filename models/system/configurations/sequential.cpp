@@ -1,7 +1,18 @@
+// `sequential`: every kernel alone, one after the other, in the order of the
+// dependency (each paper's baseline):
+//   sub-layer  the GEMM on all CUs, then a CU ring reduce-scatter, then a ring
+//              all-gather (T3 §5.3; sequential.h)
+//   c3         the GEMM on every CU, then the CU collective; its time is the sum of
+//              the two isolated times (seed 003)
+//   overlap    the compute kernel, then the library's CU collective (seeds 000, 001)
+
 #include "models/system/configurations/sequential.h"
 
 #include <fmt/format.h>
 
+#include "models/system/c3/c3_system.h"
+#include "models/system/configuration.h"
+#include "models/system/overlap/overlap_system.h"
 #include "models/system/sublayer_system.h"
 
 namespace t3sim {
@@ -41,8 +52,34 @@ std::string SequentialConfiguration::rs_label(const SublayerSystem&) const {
   return fmt::format("ring, {} CU channels", ag_->channels());
 }
 
-T3SIM_REGISTER(sublayer_configurations, "sequential",
-               "GEMM on all CUs, then a CU ring reduce-scatter, then a CU ring all-gather (T3 §5.3's baseline)",
-               [] { return std::make_unique<SequentialConfiguration>(); })
+namespace {
+
+class C3Sequential final : public C3Configuration {
+ public:
+  bool concurrent() const override { return false; }
+  Tick time(const C3Result& r) const override { return r.isolated_gemm + r.isolated_collective; }
+  std::string describe(const C3Spec&) const override { return "GEMM, then the CU collective, each alone"; }
+};
+
+class OverlapSequential final : public OverlapConfiguration {
+ public:
+  bool fused() const override { return false; }
+  Tick time(const OverlapResult& r) const override { return r.sequential; }
+  std::string describe(const OverlapOp&) const override { return "the kernels one after the other"; }
+};
+
+}  // namespace
+
+T3SIM_REGISTER(configurations, "sequential",
+               "each kernel alone, one after the other: the GEMM, then a CU ring RS, then a ring AG (sub-layers, "
+               "T3 §5.3's baseline); the GEMM, then the CU collective (c3, seed 003's); the compute kernel, then "
+               "the CU collective (seeds 000, 001)",
+               [] {
+                 return std::make_unique<Configuration>(Configuration{
+                     .sublayer = [] { return std::make_unique<SequentialConfiguration>(); },
+                     .c3 = [] { return std::make_unique<C3Sequential>(); },
+                     .overlap = [] { return std::make_unique<OverlapSequential>(); },
+                 });
+               })
 
 }  // namespace t3sim

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "models/system/configuration.h"
 #include "models/system/sublayer_system.h"
 #include "models/t3/t3_collective.h"
 #include "sim/error.h"
@@ -171,12 +172,17 @@ class T3Configuration final : public SublayerConfiguration {
 
 }  // namespace
 
-T3SIM_REGISTER(sublayer_configurations, "t3",
+T3SIM_REGISTER(configurations, "t3",
                "the GEMM fused with the RS through tracker + DMA + near-memory updates, round-robin MC "
-               "arbitration, then the AG (T3 §4)",
-               [] { return std::make_unique<T3Configuration>(/*mca=*/false); })
-T3SIM_REGISTER(sublayer_configurations, "t3-mca",
-               "t3 with communication-aware MC arbitration (MCA, T3 §4.5)",
-               [] { return std::make_unique<T3Configuration>(/*mca=*/true); })
+               "arbitration, then the AG (sub-layers, T3 §4)",
+               [] {
+                 return std::make_unique<Configuration>(
+                     Configuration{.sublayer = [] { return std::make_unique<T3Configuration>(/*mca=*/false); }});
+               })
+T3SIM_REGISTER(configurations, "t3-mca", "t3 with communication-aware MC arbitration (sub-layers, MCA, T3 §4.5)",
+               [] {
+                 return std::make_unique<Configuration>(
+                     Configuration{.sublayer = [] { return std::make_unique<T3Configuration>(/*mca=*/true); }});
+               })
 
 }  // namespace t3sim

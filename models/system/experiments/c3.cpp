@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "collective/i_collective_algorithm.h"
+#include "models/system/configuration.h"
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
 #include "models/system/experiment.h"
@@ -201,9 +202,10 @@ class C3Experiment final : public Experiment {
  public:
   C3Experiment(Simulator& sim, ConfigNode system, ConfigNode workload, const RunOptions& run)
       : configuration_(run.configuration.empty() ? "c3" : run.configuration) {
-    if (c3_configurations().find(configuration_) == nullptr)
+    const std::vector<std::string> names = configuration_names(ConfigurationFamily::kC3);
+    if (std::find(names.begin(), names.end(), configuration_) == names.end())
       run.reject_configuration(fmt::format("kind c3 takes one of the C3 configurations ({}), not '{}'",
-                                           fmt::join(c3_configurations().names(), ", "), configuration_));
+                                           fmt::join(names, ", "), configuration_));
     node_ = read_node_config(system, run.mode);
     if (node_.gpu.memory.model == MemoryModel::kIdeal)
       system.child("memory").fail("model", "C3's interference is the memory system's (L2, controllers): it needs "
@@ -211,7 +213,7 @@ class C3Experiment final : public Experiment {
     node_.partitioned = true;  // full mode: a partition per GPU
     C3Spec spec = read_c3_spec(workload, node_, run.seed);
     // What the configuration is (concurrent, on DMA engines) decides which keys make sense.
-    const auto configuration = c3_configurations().get(configuration_, "C3 configuration").make();
+    const auto configuration = make_c3_configuration(configuration_);
     if (!spec.isolated && !configuration->concurrent())
       workload.fail("isolated", fmt::format("false keeps only a concurrent run (c3, conccl); configuration {} is "
                                             "made of the isolated runs",

@@ -193,8 +193,8 @@ class CollectiveExperiment final : public Experiment {
 }  // namespace
 
 T3SIM_REGISTER(workload_kinds, "collective",
-               "one collective on a node: CU-based ring / direct RS, AG, AR and all-to-all, or DMA-based "
-               "all-gather / all-to-all",
+               "one collective on a node: a registered algorithm's CU kernels (ring / direct RS, AG, AR, "
+               "halving-doubling AR, all-to-all), or DMA-based all-gather / all-to-all",
                [](Simulator& sim, ConfigNode system, ConfigNode workload,
                   const RunOptions& run) -> std::unique_ptr<Experiment> {
                  reject_configurations(run);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "models/system/configuration.h"
 #include "models/system/experiment.h"
 #include "models/system/gemm_system.h"
 #include "models/system/sublayer_system.h"
@@ -90,10 +91,11 @@ T3SIM_REGISTER(workload_kinds, "gemm",
                [](Simulator& sim, ConfigNode system, ConfigNode workload,
                   const RunOptions& run) -> std::unique_ptr<Experiment> {
                  if (!run.configuration.empty()) {
-                   if (sublayer_configurations().find(run.configuration) == nullptr)
+                   const std::vector<std::string> names = configuration_names(ConfigurationFamily::kSublayer);
+                   if (std::find(names.begin(), names.end(), run.configuration) == names.end())
                      run.reject_configuration(fmt::format(
                          "kind gemm takes one of the sub-layer configurations ({}), not '{}'",
-                         fmt::join(sublayer_configurations().names(), ", "), run.configuration));
+                         fmt::join(names, ", "), run.configuration));
                    return make_sublayer_experiment(sim, system, workload, run);
                  }
                  return std::make_unique<GemmExperiment>(sim, system, workload, run);

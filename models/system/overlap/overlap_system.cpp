@@ -1,3 +1,4 @@
+#include "models/system/configuration.h"
 #include "models/system/overlap/overlap_system.h"
 
 #include <algorithm>
@@ -16,16 +17,11 @@ namespace t3sim {
 namespace {
 }  // namespace
 
-OverlapConfigurations& overlap_configurations() {
-  static OverlapConfigurations registry;
-  return registry;
-}
-
 std::string overlap_configuration(const RunOptions& run, const char* kind) {
   const std::string name = run.configuration.empty() ? "fused" : run.configuration;
-  if (overlap_configurations().find(name) == nullptr)
-    run.reject_configuration(fmt::format("kind {} takes one of {}, not '{}'", kind,
-                                         fmt::join(overlap_configurations().names(), ", "), name));
+  const std::vector<std::string> names = configuration_names(ConfigurationFamily::kOverlap);
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    run.reject_configuration(fmt::format("kind {} takes one of {}, not '{}'", kind, fmt::join(names, ", "), name));
   return name;
 }
 
@@ -163,7 +159,7 @@ std::uint64_t OverlapRun::flag_waits() const {
 OverlapSystem::OverlapSystem(Simulator& sim, const NodeConfig& node, OverlapOpFactory make_op,
                              std::string configuration, std::uint64_t seed)
     : sim_(sim), node_(node), make_op_(std::move(make_op)), configuration_(std::move(configuration)) {
-  config_ = overlap_configurations().get(configuration_, "configuration").make();
+  config_ = make_overlap_configuration(configuration_);
   describer_ = make_op_();
   // The sequential run is built now (so `t3sim validate` meets what cannot be built);
   // fused runs it on a simulator of its own and builds its own run once that one is

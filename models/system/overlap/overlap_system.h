@@ -84,7 +84,8 @@ struct OverlapResult {
   nlohmann::json json;
 };
 
-// A configuration: whether its time needs the fused run, and how its time follows.
+// A configuration's form for the overlap kinds (configuration.h): whether its time needs
+// the fused run, and how its time follows.
 class OverlapConfiguration {
  public:
   virtual ~OverlapConfiguration() = default;
@@ -93,8 +94,6 @@ class OverlapConfiguration {
   virtual std::string describe(const OverlapOp& op) const = 0;
 };
 
-using OverlapConfigurations = Registry<OverlapConfiguration>;
-OverlapConfigurations& overlap_configurations();
 
 // One simulation on one node of an op, sequential or fused.
 class OverlapRun {

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "models/system/c3/c3_system.h"
+#include "models/system/configuration.h"
 
 namespace t3sim {
 namespace {
@@ -26,9 +27,12 @@ class C3Concurrent final : public C3Configuration {
 
 }  // namespace
 
-T3SIM_REGISTER(c3_configurations, "c3",
+T3SIM_REGISTER(configurations, "c3",
                "GEMM and CU collective at once on two streams; order: gemm-first (c3_base) | comm-first (c3_sp); "
                "comm_cus: CUs reserved for the collective (seed 003 §IV-C, §V)",
-               [] { return std::make_unique<C3Concurrent>(); })
+               [] {
+                 return std::make_unique<Configuration>(
+                     Configuration{.c3 = [] { return std::make_unique<C3Concurrent>(); }});
+               })
 
 }  // namespace t3sim

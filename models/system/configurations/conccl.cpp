@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/system/c3/c3_system.h"
+#include "models/system/configuration.h"
 
 namespace t3sim {
 namespace {
@@ -29,8 +30,11 @@ class C3Conccl final : public C3Configuration {
 
 }  // namespace
 
-T3SIM_REGISTER(c3_configurations, "conccl",
+T3SIM_REGISTER(configurations, "conccl",
                "GEMM on the CUs, the collective on the DMA engines (direct, host-launched: ConCCL, seed 003 §VI)",
-               [] { return std::make_unique<C3Conccl>(); })
+               [] {
+                 return std::make_unique<Configuration>(
+                     Configuration{.c3 = [] { return std::make_unique<C3Conccl>(); }});
+               })
 
 }  // namespace t3sim

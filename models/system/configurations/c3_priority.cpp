@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "models/system/c3/c3_system.h"
+#include "models/system/configuration.h"
 
 namespace t3sim {
 namespace {
@@ -32,9 +33,12 @@ class C3Priority final : public C3Configuration {
 
 }  // namespace
 
-T3SIM_REGISTER(c3_configurations, "c3-priority",
+T3SIM_REGISTER(configurations, "c3-priority",
                "as c3, the collective's kernel at a higher priority: placed first whenever WG slots free "
                "(seed 003 §V-A's prioritization as a stream priority)",
-               [] { return std::make_unique<C3Priority>(); })
+               [] {
+                 return std::make_unique<Configuration>(
+                     Configuration{.c3 = [] { return std::make_unique<C3Priority>(); }});
+               })
 
 }  // namespace t3sim

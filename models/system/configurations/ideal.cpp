@@ -2,6 +2,7 @@
 // without interference: max(isolated GEMM, isolated collective).
 
 #include "models/system/c3/c3_system.h"
+#include "models/system/configuration.h"
 
 namespace t3sim {
 namespace {
@@ -17,8 +18,11 @@ class C3Ideal final : public C3Configuration {
 
 }  // namespace
 
-T3SIM_REGISTER(c3_configurations, "ideal",
+T3SIM_REGISTER(configurations, "ideal",
                "max(isolated GEMM, isolated CU collective): the overlap without interference (seed 003 §IV-B3)",
-               [] { return std::make_unique<C3Ideal>(); })
+               [] {
+                 return std::make_unique<Configuration>(
+                     Configuration{.c3 = [] { return std::make_unique<C3Ideal>(); }});
+               })
 
 }  // namespace t3sim
