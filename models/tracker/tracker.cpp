@@ -47,11 +47,11 @@ void Tracker::program(TrackerProgram* program) {
   program_ = program;
 }
 
-int Tracker::find(std::uint32_t wg, std::uint8_t wf) const {
-  const std::size_t base = std::size_t{wg % cfg_.sets} * cfg_.ways;
+int Tracker::find(const TrackerTag& tag) const {
+  const std::size_t base = std::size_t{tag.wg % cfg_.sets} * cfg_.ways;
   for (std::uint32_t w = 0; w < cfg_.ways; ++w) {
     const Entry& e = entries_[base + w];
-    if (e.valid && e.wg == wg && e.wf == wf) return static_cast<int>(base + w);
+    if (e.valid && e.wg == tag.wg && e.wf == tag.wf) return static_cast<int>(base + w);
   }
   return -1;
 }
@@ -65,7 +65,7 @@ int Tracker::free_way(std::uint32_t set) const {
 
 bool Tracker::can_count_tracked(const MemRequest& req) const {
   if (cfg_.set_full == SetFullPolicy::kOverflow) return true;  // a full set overflows
-  if (find(req.track.wg, req.track.wf) >= 0) return true;
+  if (find(req.track) >= 0) return true;
   if (program_->expected_bytes(req.track.wg, req.track.wf, req.address) == 0) return true;
   return free_way(req.track.wg % cfg_.sets) >= 0;
 }
@@ -80,9 +80,9 @@ bool Tracker::add(Entry& e, std::uint64_t address, std::uint32_t bytes) {
 }
 
 void Tracker::count_tracked(const MemRequest& req) {
-  int i = find(req.track.wg, req.track.wf);
+  int i = find(req.track);
   if (i < 0) {
-    if (!overflow_.empty() && overflow_.count(key(req.track.wg, req.track.wf)) > 0) {
+    if (!overflow_.empty() && overflow_.count(key(req.track)) > 0) {
       overflow(req);  // the region lives in the backing table: count it there
       return;
     }
@@ -92,7 +92,7 @@ void Tracker::count_tracked(const MemRequest& req) {
     if (i < 0) {
       T3SIM_CHECK(cfg_.set_full == SetFullPolicy::kOverflow,
                   "on_admit() into a full set (the controller must check can_admit first)");
-      overflow_.emplace(key(req.track.wg, req.track.wf), Entry{true, req.track.wg, req.track.wf, req.address, 0,
+      overflow_.emplace(key(req.track), Entry{true, req.track.wg, req.track.wf, req.address, 0,
                                                                expected});
       ++overflow_regions_;
       overflow(req);
@@ -123,7 +123,7 @@ void Tracker::overflow(const MemRequest& req) {
   ++accesses_;
   ++overflow_accesses_;
   bytes_counted_ += req.bytes;
-  const std::uint64_t k = key(req.track.wg, req.track.wf);
+  const std::uint64_t k = key(req.track);
   const std::uint64_t address = req.address;
   const std::uint32_t bytes = req.bytes;
   sim().events().schedule_callback(now() + cfg_.overflow_latency,

@@ -131,10 +131,11 @@ class Tracker final : public Component, public AdmissionObserver {
     std::uint64_t counted = 0;   // bytes
     std::uint64_t expected = 0;  // bytes
   };
-  // The entry of (wg, wf) in its set, or -1.
-  int find(std::uint32_t wg, std::uint8_t wf) const;
+  // The entry of the tag's (wg, wf) in its set, or -1.
+  int find(const TrackerTag& tag) const;
   int free_way(std::uint32_t set) const;
-  static std::uint64_t key(std::uint32_t wg, std::uint8_t wf) { return (std::uint64_t{wg} << 8) | wf; }
+  // The backing table's key of the tag's (wg, wf).
+  static std::uint64_t key(const TrackerTag& tag) { return (std::uint64_t{tag.wg} << 8) | tag.wf; }
   // Adds bytes to an entry (in the tracker or the backing table); true if complete.
   bool add(Entry& e, std::uint64_t address, std::uint32_t bytes);
   // A region received all it expects: fire it after trigger_latency, from an event.
