@@ -140,6 +140,14 @@ TEST_F(Cli, ACollectiveAlgorithmRunsByItsRegisteredName) {
   EXPECT_NE(r.out.find("functional check   passed"), std::string::npos) << r.out;
   expect_bad_input(fmt::format("{} {} --set workload.collective=rhd-ar --set run.mode=homogeneous", kSystem, kSmall),
                    "homogeneous mode cannot run rhd-ar");
+  // Only the ring pipeline has protocols: one chosen for another algorithm is refused,
+  // not ignored.
+  expect_bad_input(fmt::format("{} {} --set workload.collective=rhd-ar --set run.mode=full --set workload.protocol=ll",
+                               kSystem, kSmall),
+                   "workload.protocol: ll applies to the ring algorithms only: rhd-ar runs Simple's bulk slices");
+  expect_bad_input("configs/systems/mi300x.yaml configs/workloads/c3/small.yaml --set "
+                   "workload.collective.collective=all-to-all --set workload.collective.protocol=ll128",
+                   "workload.collective.protocol: ll128 applies to the ring algorithms only: all-to-all runs");
 }
 
 TEST_F(Cli, RunPrintsSummaryOnStdoutAndWritesOutputs) {

@@ -85,6 +85,10 @@ const std::vector<GoldenCase>& cases() {
       {"direct_rs_fully_connected", "configs/systems/table1.yaml", "configs/workloads/collectives/ring_rs.yaml", "",
        {"system.num_gpus=4", "system.net.topology=fully-connected", "workload.collective=direct-rs",
         "workload.size=2MB"}},
+      // Issue 44 item 3's registered algorithm: recursive halving-doubling (full mode only).
+      {"rhd_ar_fully_connected_full", "configs/systems/table1.yaml", "configs/workloads/collectives/ring_rs.yaml", "",
+       {"system.num_gpus=4", "system.net.topology=fully-connected", "workload.collective=rhd-ar",
+        "workload.size=2MB", "run.mode=full"}},
       {"ring_rs_switch_homogeneous", "configs/systems/table1.yaml", "configs/workloads/collectives/ring_rs.yaml", "",
        {"system.num_gpus=4", "system.net.topology=switch", "workload.size=2MB", "run.mode=homogeneous"}},
       {"ring_rs_partitioned_2_threads", "configs/systems/table1.yaml", "configs/workloads/collectives/ring_rs.yaml",

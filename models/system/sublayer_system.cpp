@@ -83,6 +83,13 @@ ChannelPipelineSpec read_channel_pipeline(ConfigNode& c, std::uint32_t value_gra
   return spec;
 }
 
+void check_protocol_applies(ConfigNode& c, const ChannelPipelineSpec& spec, CollectiveKind kind) {
+  if (kind.uses_rings() || !spec.protocol || *spec.protocol == CollectiveProtocol::kSimple) return;
+  c.fail("protocol", fmt::format("{} applies to the ring algorithms only: {} runs Simple's bulk slices (expected "
+                                 "simple or auto)",
+                                 to_string(*spec.protocol), to_string(kind)));
+}
+
 PhaseTraffic dram_totals(GpuMemory& mem, Stream s) {
   const McStreamStats st = mem.stream_totals(s);
   return PhaseTraffic{st.bytes[index(MemOp::kRead)], st.bytes[index(MemOp::kWrite)],

@@ -60,6 +60,10 @@ struct SublayerOptions {
 // `value_granule`s (the system's memory.hbm.value_granule). The sizes given are
 // checked with every protocol they may run with (auto: all three).
 ChannelPipelineSpec read_channel_pipeline(ConfigNode& c, std::uint32_t value_granule);
+// A protocol chosen for an algorithm without the ring pipeline (direct, all-to-all,
+// halving-doubling: Simple's bulk slices only) would be silently ignored: refused at
+// c's `protocol` key instead.
+void check_protocol_applies(ConfigNode& c, const ChannelPipelineSpec& spec, CollectiveKind kind);
 // The key of the collective's workload section (`section`) behind a CollectiveParamError
 // (collective/collective.h): channels, size (array_bytes), the pipeline keys
 // read_channel_pipeline reads (step_size, fifo_depth, chunk_steps); `fallback` for a

@@ -173,6 +173,7 @@ C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t s
   // its channels whatever the CU mask (the dispatcher then fits them on the CUs given).
   p.channels = static_cast<std::uint32_t>(coll.get_uint("channels", gpu.collective_channels, 0, 4096));
   p.pipeline = read_channel_pipeline(coll, gpu.memory.hbm.value_granule);
+  check_protocol_applies(coll, p.pipeline, p.kind);
   const std::string functional = coll.get_enum("functional", "auto", {"auto", "values", "off"});
   const std::uint64_t values_limit = coll.get_bytes("values_limit", 16ULL << 20, 0, 1ULL << 40);
   p.values = functional == "values" || (functional == "auto" && p.array_bytes <= values_limit);

@@ -39,6 +39,7 @@ class CollectiveExperiment final : public Experiment {
     p.cus = static_cast<std::uint32_t>(workload.get_uint("cus", 0, 0, cfg_.gpu.num_cus));
     p.channels = static_cast<std::uint32_t>(workload.get_uint("channels", 0, 0, 4096));
     p.pipeline = read_channel_pipeline(workload, cfg_.gpu.memory.hbm.value_granule);
+    check_protocol_applies(workload, p.pipeline, p.kind);
     // Out of place, an all-gather also copies its own chunk into the output (the ring
     // kernels model it); a reduce-scatter or an all-reduce reads its input and writes
     // its result either way (nothing changes), and an all-to-all always writes its own
