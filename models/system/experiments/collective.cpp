@@ -43,9 +43,11 @@ class CollectiveExperiment final : public Experiment {
     // Out of place, an all-gather also copies its own chunk into the output (the ring
     // kernels model it); a reduce-scatter or an all-reduce reads its input and writes
     // its result either way (nothing changes), and an all-to-all always writes its own
-    // output. The direct and copy-engine all-gathers do not model the copy.
+    // output. An all-gather without the ring pipeline (direct) and the copy-engine ones do
+    // not model the copy.
     p.in_place = workload.get_bool("in_place", true);
-    if (!p.in_place && (p.kind == CollectiveKind::named("direct-ag") || p.engine == CollectiveEngine::kDma))
+    const bool gather_without_ring = p.kind.op() == CollectiveOp::kAllGather && !p.kind.uses_rings();
+    if (!p.in_place && (gather_without_ring || p.engine == CollectiveEngine::kDma))
       workload.fail("in_place", fmt::format("expected true for the {} {}: out of place (false) is modelled for the "
                                             "ring kernels only",
                                             to_string(p.engine), kind));
