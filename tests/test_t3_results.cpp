@@ -53,10 +53,13 @@ class T3BeatsSequential : public testing::TestWithParam<std::string> {};
 
 TEST_P(T3BeatsSequential, AndStaysAboveTheIdealOverlap) {
   const Case c{GetParam(), {}};
-  // The TP-16 halves of the 16 cases run with T3SIM_LONG_TESTS=1 only (CI's budget,
-  // README.md "How long CI takes"): they are the TP-8 cases' sub-layers split over 16 GPUs,
-  // and the T3 reproduction (results/t3-fig16) holds all 16 to the same claim.
-  if (c.preset.find(".tp16") != std::string::npos) T3SIM_SKIP_UNLESS_LONG_TESTS("a TP-16 case");
+  // CI runs two of the 16 cases (CI's budget, README.md "How long CI takes": the 16 took
+  // 460 s of its 2-core ctest at stop 66): Mega-GPT-2's OP, whose GEMM fits the L2, and
+  // T-NLG's IP, a memory-intensive one that also holds t3-mca to t3. The other 14 run with
+  // T3SIM_LONG_TESTS=1, and the T3 reproduction (results/t3-fig16, tools/reproduce_t3.sh)
+  // holds all 16 to the same claim.
+  if (c.preset != "megagpt2.op.tp8" && c.preset != "tnlg.ip.tp8")
+    T3SIM_SKIP_UNLESS_LONG_TESTS("one of the 14 paper cases CI leaves to the T3 reproduction");
   const SublayerResult seq = run_case(c, "sequential");
   const SublayerResult t3 = run_case(c, "t3");
   // T3 §6.1.3 on the memory-intensive sub-layers (not OP, whose GEMM fits the L2).
