@@ -73,7 +73,7 @@ Dispatch dispatch(const NodeConfig& node, C3Spec s, bool comm_first, const std::
     Simulator::InPartition in(sim, r.node().partition(0));
     config->start(r, 0);
   }
-  r.run(Tick::max(), 2);
+  r.run(Tick::max());
   const std::uint32_t gemm_id = comm_first ? 1 : 0;
   return Dispatch{r.node().gpu(0).kernel_stats(gemm_id), r.node().gpu(0).kernel_stats(1 - gemm_id)};
 }

@@ -14,6 +14,7 @@
 
 #include "collective/collective.h"
 #include "models/collectives/node_collective.h"
+#include "models/system/scenario_run.h"
 #include "models/system/sublayer_system.h"
 #include "sim/config.h"
 #include "sim/error.h"
@@ -1036,6 +1037,93 @@ TEST(T3Sublayer, FusedIsCorrectFasterAndReadsLess) {
   // (the small GEMM's checks above ran on 1024 x 1024 outputs)
   EXPECT_NEAR(static_cast<double>(t3.traffic[1].update), 0.75 * array, 0.01 * array);
   EXPECT_NEAR(static_cast<double>(t3.traffic[0].update), 0.75 * array, 0.01 * array);
+}
+
+// ---------------------------------------------------------------------------
+// The scenario run (models/system/scenario_run.h): the ledger every multi-GPU driver
+// keeps. On two GPUs, a local copy kernel then a ring reduce-scatter, chained per GPU:
+// each task's start and end per GPU, its time over the node (the max of the ends minus
+// the max of the starts), and the run's end.
+TEST(ScenarioRun, TheLedgerKeepsEachTasksStartAndEndPerGpu) {
+  const NodeConfig cfg = table1(2, NetMode::kFull);
+  Simulator sim(1);
+  ScenarioRun run(sim, cfg, "the test scenario");
+  const ScenarioRun::Task copy = run.add_task("copy");
+  const ScenarioRun::Task rs = run.add_task("reduce_scatter");
+  EXPECT_EQ(run.task_name(rs), "reduce_scatter");
+  CopyKernelParams p;
+  p.bytes = 1 << 20;
+  p.dst = 1ULL << 30;
+  const KernelTrace trace = make_copy_trace(p);
+  NodeCollectiveParams c = ring(CollectiveKind::named("ring-rs"), 1 << 20);
+  c.data_base = 2ULL << 30;
+  NodeCollective collective(run.node(), c);
+  for (std::uint32_t g = 0; g < 2; ++g) {
+    Simulator::InPartition in(sim, run.node().partition(g));
+    KernelLaunch k;
+    k.trace = &trace;
+    run.launch_kernel(g, copy, std::move(k), [&run, &collective, rs, g] { run.start_collective(g, rs, collective); });
+  }
+  run.simulate(Tick::max());
+  for (std::uint32_t g = 0; g < 2; ++g) {
+    EXPECT_EQ(run.started(g, copy), Tick::zero());
+    EXPECT_GT(run.ended(g, copy), run.started(g, copy));
+    EXPECT_EQ(run.started(g, rs), run.ended(g, copy)) << "the chain: the RS starts as the copy ends";
+    EXPECT_GT(run.ended(g, rs), run.started(g, rs));
+    EXPECT_EQ(run.last_end(g), run.ended(g, rs));
+  }
+  EXPECT_EQ(run.time(rs), std::max(run.ended(0, rs), run.ended(1, rs)) -
+                              std::max(run.started(0, rs), run.started(1, rs)));
+  EXPECT_EQ(run.end(), run.end(rs));
+  EXPECT_GE(run.skew(), 0.0);
+  EXPECT_LT(run.skew(), 0.05) << "two GPUs of one symmetric ring end together";
+}
+
+// A task that never begins is a stuck run, told apart from one that ran out of time;
+// both name the GPU, the progress and what was in flight.
+TEST(ScenarioRun, AStuckRunAndARunOutOfTimeAreToldApart) {
+  const NodeConfig cfg = table1(2, NetMode::kFull);
+  {
+    Simulator sim(1);
+    ScenarioRun run(sim, cfg, "the test scenario");
+    run.add_task("never");
+    try {
+      run.simulate(Tick::max());
+      FAIL() << "a task that never began passed";
+    } catch (const SimulationError& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr("the test scenario did not finish on GPU 0 (0 of 1 tasks ended, 0 "
+                                               "parts of work open) although nothing was left to simulate"));
+    }
+  }
+  Simulator sim(1);
+  ScenarioRun run(sim, cfg, "the test scenario");
+  const ScenarioRun::Task rs = run.add_task("reduce_scatter");
+  NodeCollective collective(run.node(), ring(CollectiveKind::named("ring-rs"), 8 << 20));
+  for (std::uint32_t g = 0; g < 2; ++g) {
+    Simulator::InPartition in(sim, run.node().partition(g));
+    run.start_collective(g, rs, collective);
+  }
+  try {
+    run.simulate(Tick::us(2));
+    FAIL() << "an 8 MB reduce-scatter ended within 2 us";
+  } catch (const SimulationError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("run.max_time (2.000us) reached before the test scenario finished on "
+                                             "GPU 0 (0 of 1 tasks ended, 1 parts of work open); in flight:\n  "));
+  }
+}
+
+// The ledger refuses what no driver may do: a task begun twice, or ended before it began.
+TEST(ScenarioRun, ATaskBegunTwiceOrEndedUnbegunIsAnInternalError) {
+  const NodeConfig cfg = table1(2, NetMode::kFull);
+  Simulator sim(1);
+  ScenarioRun run(sim, cfg, "the test scenario");
+  const ScenarioRun::Task a = run.add_task("a");
+  const ScenarioRun::Task b = run.add_task("b");
+  run.task_begins(0, a);
+  EXPECT_THROW(run.task_begins(0, a), InternalError);
+  EXPECT_THROW(run.task_ends(0, b), InternalError);
+  run.task_ends(0, a);
+  EXPECT_THROW(run.task_ends(0, a), InternalError);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ class Node {
   // GPUs actually simulated: num_gpus (full) or 1 (homogeneous, GPU 0).
   std::uint32_t simulated_gpus() const { return static_cast<std::uint32_t>(gpus_.size()); }
   Gpu& gpu(std::uint32_t g) { return *gpus_[g]; }
+  const Gpu& gpu(std::uint32_t g) const { return *gpus_[g]; }
   Network& network() { return *net_; }
   std::uint32_t dma_engines() const { return cfg_.dma_engines; }
   DmaEngine& dma(std::uint32_t g, std::uint32_t engine) { return *dma_[g][engine]; }

@@ -104,12 +104,13 @@ PhaseTraffic minus(const PhaseTraffic& a, const PhaseTraffic& b) {
 
 SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm,
                                const SublayerOptions& opt, std::string configuration, std::uint64_t seed)
-    : sim_(sim), gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)), seed_(seed) {
+    : gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)), seed_(seed) {
   if (!gemm_.params) throw std::invalid_argument("a sub-layer needs a generated GEMM (preset or m/n/k)");
   config_ = make_sublayer_configuration(configuration_);
   NodeConfig node_cfg = node;
   config_->configure_node(node_cfg);
-  node_ = std::make_unique<Node>(sim, node_cfg);
+  run_ = std::make_unique<ScenarioRun>(sim, node_cfg, "the sub-layer");
+  for (const char* phase : {"gemm", "reduce_scatter", "all_gather"}) run_->add_task(phase);
   const GemmParams& p = *gemm_.params;
   array_bytes_ = p.m * p.n * p.dtype_bytes;
   values_ = opt.functional == "values" || (opt.functional == "auto" && array_bytes_ <= opt.values_limit);
@@ -127,12 +128,9 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
   }
   config_->build(*this);
 
-  const std::uint32_t n = node_->simulated_gpus();
-  phase_end_.resize(n);
+  const std::uint32_t n = run_->simulated_gpus();
   traffic_at_end_.resize(n);
   gemm_kernel_.resize(n);
-  ag_start_.assign(n, Tick::zero());
-  gpu_done_.assign(n, 0);
 }
 
 SublayerSystem::~SublayerSystem() = default;
@@ -153,7 +151,7 @@ std::unique_ptr<NodeCollective> SublayerSystem::make_ring_collective(CollectiveK
   c.seed = seed_;
   // The RS's and the AG's flags apart, so an AG never sees the RS's.
   c.flag_base = kind.op() == CollectiveOp::kAllGather ? 2 * kCollectiveFlagBase : kCollectiveFlagBase;
-  auto collective = std::make_unique<NodeCollective>(*node_, c);
+  auto collective = std::make_unique<NodeCollective>(node(), c);
   collective_channels_ = collective->channels();
   return collective;
 }
@@ -161,59 +159,47 @@ std::unique_ptr<NodeCollective> SublayerSystem::make_ring_collective(CollectiveK
 void SublayerSystem::launch_gemm(std::uint32_t g, KernelLaunch k) {
   if (k.trace == nullptr) k.trace = &gemm_.trace;
   for (std::uint32_t i = 0; i < gemm_.cus; ++i) k.cus.push_back(i);
-  k.on_done = [this, g] { on_gemm_end(g); };
-  node_->gpu(g).memory().kernel_begin();
-  gemm_kernel_[g] = node_->gpu(g).launch(std::move(k));
+  gemm_kernel_[g] = run_->launch_kernel(g, kGemm, std::move(k), [this, g] { on_gemm_end(g); });
 }
 
-const KernelStats& SublayerSystem::gemm_kernel_stats() const { return node_->gpu(0).kernel_stats(gemm_kernel_[0]); }
+const KernelStats& SublayerSystem::gemm_kernel_stats() const { return node().gpu(0).kernel_stats(gemm_kernel_[0]); }
 
 void SublayerSystem::on_gemm_end(std::uint32_t g) {
-  phase_end_[g][kGemm] = node_->gpu(g).now();
   // A fused RS's traffic started with the GEMM: RS = the communication stream from
   // the start until the RS ends; otherwise from the GEMM's end.
-  traffic_at_end_[g][kGemm] = config_->rs_overlaps_gemm()
-                                  ? PhaseTraffic{}
-                                  : dram_totals(node_->gpu(g).memory(), Stream::kCommunication);
-  node_->gpu(g).memory().kernel_end();
+  if (config_->rs_overlaps_gemm()) {
+    traffic_at_end_[g][kGemm] = PhaseTraffic{};
+  } else {
+    traffic_at_end_[g][kGemm] = dram_totals(node().gpu(g).memory(), Stream::kCommunication);
+    run_->task_begins(g, kRs);
+  }
   config_->on_gemm_end(*this, g);
 }
 
 void SublayerSystem::rs_ended(std::uint32_t g, Tick end) {
-  phase_end_[g][kRs] = end;
-  traffic_at_end_[g][kRs] = dram_totals(node_->gpu(g).memory(), Stream::kCommunication);
+  run_->task_ends(g, kRs, end);
+  traffic_at_end_[g][kRs] = dram_totals(node().gpu(g).memory(), Stream::kCommunication);
 }
 
 void SublayerSystem::start_all_gather(std::uint32_t g, Collective& ag) {
-  ag_start_[g] = node_->gpu(g).now();
-  ag.start(g, [this](std::uint32_t h) {
-    phase_end_[h][kAg] = node_->gpu(h).now();
-    traffic_at_end_[h][kAg] = dram_totals(node_->gpu(h).memory(), Stream::kCommunication);
-    gpu_done_[h] = 1;  // per GPU: GPUs may run on different host threads
+  run_->start_collective(g, kAg, ag, [this](std::uint32_t h) {
+    traffic_at_end_[h][kAg] = dram_totals(node().gpu(h).memory(), Stream::kCommunication);
   });
 }
 
 SublayerResult SublayerSystem::run(Tick max_time) {
-  const std::uint32_t n = node_->simulated_gpus();
+  const std::uint32_t n = run_->simulated_gpus();
   for (std::uint32_t g = 0; g < n; ++g) {
     // What starts GPU g schedules into its partition.
-    Simulator::InPartition in(sim_, node_->partition(g));
+    Simulator::InPartition in(run_->sim(), node().partition(g));
+    if (config_->rs_overlaps_gemm()) run_->task_begins(g, kRs);
     config_->start(*this, g);
   }
-  const Simulator::StopReason stop = sim_.run(max_time);
-  if (std::count(gpu_done_.begin(), gpu_done_.end(), 1) < static_cast<std::ptrdiff_t>(n)) {
-    if (stop == Simulator::StopReason::kTimeLimit)
-      throw SimulationError(fmt::format("run.max_time ({}) reached before the sub-layer finished",
-                                        to_string(max_time)));
-    throw SimulationError("the sub-layer did not finish although nothing was left to simulate");
-  }
+  run_->simulate(max_time);
 
   SublayerResult r;
   Tick end[kPhases];
-  for (int ph = 0; ph < kPhases; ++ph) {
-    end[ph] = Tick::zero();
-    for (std::uint32_t g = 0; g < n; ++g) end[ph] = std::max(end[ph], phase_end_[g][ph]);
-  }
+  for (int ph = 0; ph < kPhases; ++ph) end[ph] = run_->end(static_cast<ScenarioRun::Task>(ph));
   r.gemm = end[kGemm];
   r.rs = end[kRs] - end[kGemm];
   r.ag = end[kAg] - end[kRs];
@@ -221,7 +207,7 @@ SublayerResult SublayerSystem::run(Tick max_time) {
   for (std::uint32_t g = 0; g < n; ++g) {
     // GEMM: its compute-stream traffic, write-backs included; RS and AG: the
     // communication stream between phase ends.
-    const PhaseTraffic per[kPhases] = {dram_totals(node_->gpu(g).memory(), Stream::kCompute),
+    const PhaseTraffic per[kPhases] = {dram_totals(node().gpu(g).memory(), Stream::kCompute),
                                        minus(traffic_at_end_[g][kRs], traffic_at_end_[g][kGemm]),
                                        minus(traffic_at_end_[g][kAg], traffic_at_end_[g][kRs])};
     for (int ph = 0; ph < kPhases; ++ph) {
@@ -250,15 +236,15 @@ SublayerResult SublayerSystem::run(Tick max_time) {
   nlohmann::json gpus = nlohmann::json::array();
   for (std::uint32_t g = 0; g < n; ++g) {
     gpus.push_back({{"gpu", g},
-                    {"gemm_end_ps", phase_end_[g][kGemm].ps()},
-                    {"rs_end_ps", phase_end_[g][kRs].ps()},
-                    {"ag_start_ps", ag_start_[g].ps()},
-                    {"ag_end_ps", phase_end_[g][kAg].ps()}});
+                    {"gemm_end_ps", run_->ended(g, kGemm).ps()},
+                    {"rs_end_ps", run_->ended(g, kRs).ps()},
+                    {"ag_start_ps", run_->started(g, kAg).ps()},
+                    {"ag_end_ps", run_->ended(g, kAg).ps()}});
   }
   r.json = {{"workload", "sublayer"},
             {"configuration", configuration_},
-            {"mode", to_string(node_->config().mode)},
-            {"num_gpus", node_->num_gpus()},
+            {"mode", to_string(node().config().mode)},
+            {"num_gpus", node().num_gpus()},
             {"simulated_gpus", n},
             {"gemm", gemm_.description},
             {"gemm_stages", gemm_kernel_stats().stages()},
@@ -267,16 +253,16 @@ SublayerResult SublayerSystem::run(Tick max_time) {
             {"time_ps", r.total.ps()},
             {"phases", phases},
             {"gpus", gpus},
-            {"links", node_->network().link_results(r.total)},
+            {"links", node().network().link_results(r.total)},
             {"functional_check", values_ ? "passed" : "not run"},
-            {"arbiter", node_->config().gpu.memory.mc.arbiter.type},
+            {"arbiter", node().config().gpu.memory.mc.arbiter.type},
             {"words_checked", r.words_checked}};
   config_->complete(*this, r);
   return r;
 }
 
 std::string SublayerSystem::summary(const SublayerResult& r, std::string_view label) const {
-  const NodeConfig& c = node_->config();
+  const NodeConfig& c = node().config();
   const std::string ag_label = config_->ag_label();
   std::string s = fmt::format(
       "sub-layer {} on {} GPUs ({} topology, {} mode), configuration {}\n"

@@ -28,6 +28,7 @@
 #include "models/system/gemm_system.h"
 #include "models/node/node.h"
 #include "models/collectives/protocol_tuner.h"
+#include "models/system/scenario_run.h"
 #include "models/system/sublayer_configuration.h"
 
 namespace t3sim {
@@ -99,7 +100,7 @@ std::unique_ptr<Experiment> make_sublayer_experiment(Simulator& sim, ConfigNode 
                                                      const RunOptions& run);
 
 class SublayerSystem {
-  enum Phase { kGemm, kRs, kAg, kPhases };
+  enum Phase { kGemm, kRs, kAg, kPhases };  // also the scenario run's tasks, in this order
 
  public:
   // Contract: gemm.params is set (a generated GEMM, not a trace file). configuration:
@@ -113,8 +114,8 @@ class SublayerSystem {
   SublayerResult run(Tick max_time = Tick::max());
   // `label`: the configuration to print (default: the one simulated).
   std::string summary(const SublayerResult& r, std::string_view label = {}) const;
-  Node& node() { return *node_; }
-  const Node& node() const { return *node_; }
+  Node& node() { return run_->node(); }
+  const Node& node() const { return run_->node(); }
 
   // ---- for configurations
   const GemmWorkload& gemm() const { return gemm_; }
@@ -138,31 +139,27 @@ class SublayerSystem {
   // Starts GPU g's all-gather now; its end is the sub-layer's end on g.
   void start_all_gather(std::uint32_t g, Collective& ag);
   // When GPU g's GEMM kernel ended.
-  Tick gemm_end(std::uint32_t g) const { return phase_end_[g][kGemm]; }
-  Simulator& simulator() { return sim_; }
+  Tick gemm_end(std::uint32_t g) const { return run_->ended(g, kGemm); }
+  Simulator& simulator() { return run_->sim(); }
   // The GEMM kernel GPU 0 ran (its stats).
   const KernelStats& gemm_kernel_stats() const;
 
  private:
   void on_gemm_end(std::uint32_t g);
 
-  Simulator& sim_;
   GemmWorkload gemm_;
   SublayerOptions opt_;
   std::string configuration_;
   std::uint64_t seed_;
   std::unique_ptr<SublayerConfiguration> config_;
-  std::unique_ptr<Node> node_;
+  std::unique_ptr<ScenarioRun> run_;  // the node, and per GPU the GEMM's, RS's and AG's starts and ends
   bool values_ = false;
   std::string values_off_;  // why values_ is false (the summary's functional check line)
   std::uint64_t array_bytes_ = 0;
   std::uint32_t collective_channels_ = 0;        // of the CU ring collectives
-  // per simulated GPU: phase end times and DRAM totals at each phase end
-  std::vector<std::array<Tick, kPhases>> phase_end_;
+  // per simulated GPU: the communication stream's DRAM totals at each phase end
   std::vector<std::array<PhaseTraffic, kPhases>> traffic_at_end_;
-  std::vector<Tick> ag_start_;                   // per GPU: its all-gather started
   std::vector<std::uint32_t> gemm_kernel_;
-  std::vector<std::uint8_t> gpu_done_;  // per GPU: its all-gather ended (bytes: GPUs may run on different threads)
 };
 
 }  // namespace t3sim

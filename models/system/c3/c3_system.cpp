@@ -132,9 +132,11 @@ C3Spec C3System::concurrent_spec() const {
   return s;
 }
 
-C3Run::C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool with_cu, bool with_dma)
-    : sim_(sim), spec_(spec), with_dma_(with_dma), snap_(std::make_unique<Snapshots>()) {
-  node_ = std::make_unique<Node>(sim, node);
+C3Run::C3Run(Simulator& sim, const NodeConfig& node_config, const C3Spec& spec, bool with_cu, bool with_dma)
+    : ScenarioRun(sim, node_config, "the GEMM and the collective"),
+      spec_(spec),
+      with_dma_(with_dma),
+      snap_(std::make_unique<Snapshots>()) {
   const GemmParams& gp = *spec_.gemm.params;
   // Memory: the GEMM's A, B, C (trace/gemm.h), then the collective's buffers, then
   // the DMA collective's: independent kernels, so nothing is shared.
@@ -144,21 +146,25 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool wi
     p.engine = engine;
     p.data_base = next;
     if (engine == CollectiveEngine::kCu) p.cus = spec_.comm_cus;
-    auto c = std::make_unique<NodeCollective>(*node_, p);
+    auto c = std::make_unique<NodeCollective>(node(), p);
     // Past its array, receive FIFOs and (all-to-all) output.
     next = align_up(collective_out_base(c->trace_params(0)) + p.array_bytes, kBufferAlign);
     return c;
   };
-  if (with_cu) cu_ = make(CollectiveEngine::kCu);
-  if (with_dma) dma_ = make(CollectiveEngine::kDma);
-  const std::uint32_t n = node_->simulated_gpus();
-  gemm_kernel_.assign(n, 0);
-  for (auto* v : {&gemm_start_, &gemm_end_, &cu_start_, &cu_end_, &dma_start_, &dma_end_}) v->assign(n, Tick());
-  ended_.assign(n, 0);
+  gemm_task_ = add_task("gemm");
+  if (with_cu) {
+    cu_ = make(CollectiveEngine::kCu);
+    cu_task_ = add_task("collective");
+  }
+  if (with_dma) {
+    dma_ = make(CollectiveEngine::kDma);
+    dma_task_ = add_task("dma_collective");
+  }
+  gemm_kernel_.assign(simulated_gpus(), 0);
   if (cu_) cu_->preload();
   if (dma_) dma_->preload();
   if (spec_.sampling.enabled)
-    for (std::uint32_t g = 0; g < n; ++g) node_->gpu(g).enable_sampling(spec_.sampling);
+    for (std::uint32_t g = 0; g < simulated_gpus(); ++g) node().gpu(g).enable_sampling(spec_.sampling);
 }
 
 C3Run::~C3Run() = default;
@@ -175,44 +181,32 @@ std::string reserved_cus_note(const C3Spec& spec) {
 }
 
 void C3Run::launch_gemm(std::uint32_t g, std::vector<std::uint32_t> cus) {
-  Gpu& gpu = node_->gpu(g);
   KernelLaunch k;
   k.trace = &spec_.gemm.trace;
   k.cus = std::move(cus);
   k.stream = Stream::kCompute;
   k.sampleable = true;  // timing only: the GEMM's values are not checked
-  k.on_done = [this, g] {
-    Gpu& done = node_->gpu(g);
-    gemm_end_[g] = sim_.reported_now();
-    done.memory().kernel_end();
-    ended(g);
+  gemm_kernel_[g] = launch_kernel(g, gemm_task_, std::move(k), [this, g] {
     if (sequential_) start_collective(g, Coll::kCu);
-  };
-  gemm_start_[g] = sim_.reported_now();
-  gpu.memory().kernel_begin();
-  gemm_kernel_[g] = gpu.launch(std::move(k));
+  });
 }
 
 void C3Run::start_collective(std::uint32_t g, Coll which) {
   NodeCollective* c = which == Coll::kCu ? cu_.get() : dma_.get();
   if (c == nullptr)
-    internal_error(node_->gpu(g).now(), "c3", fmt::format("the {} collective was not built for this run",
+    internal_error(node().gpu(g).now(), "c3", fmt::format("the {} collective was not built for this run",
                                                           which == Coll::kCu ? "CU" : "DMA"),
                    __FILE__, __LINE__);
-  std::vector<Tick>& start = which == Coll::kCu ? cu_start_ : dma_start_;
-  start[g] = sim_.reported_now();
-  if (g == 0) (which == Coll::kCu ? snap_->cu_start : snap_->dma_start) = snapshot(node_->gpu(0), Stream::kCommunication);
-  c->start(g, [this, which](std::uint32_t h) {
-    (which == Coll::kCu ? cu_end_ : dma_end_)[h] = sim_.reported_now();
-    if (h == 0) (which == Coll::kCu ? snap_->cu_end : snap_->dma_end) = snapshot(node_->gpu(0), Stream::kCommunication);
-    ended(h);
+  if (g == 0) (which == Coll::kCu ? snap_->cu_start : snap_->dma_start) = snapshot(node().gpu(0), Stream::kCommunication);
+  ScenarioRun::start_collective(g, task(which), *c, [this, which](std::uint32_t h) {
+    if (h == 0) (which == Coll::kCu ? snap_->cu_end : snap_->dma_end) = snapshot(node().gpu(0), Stream::kCommunication);
     if (sequential_ && which == Coll::kCu && with_dma_) start_collective(h, Coll::kDma);
   });
 }
 
 std::vector<std::uint32_t> C3Run::gemm_cus() const {
   std::vector<std::uint32_t> cus;
-  const std::uint32_t all = node_->config().gpu.num_cus;
+  const std::uint32_t all = node().config().gpu.num_cus;
   for (std::uint32_t cu = 0; spec_.comm_cus > 0 && cu < all - spec_.comm_cus; ++cu) cus.push_back(cu);
   return cus;
 }
@@ -222,23 +216,8 @@ void C3Run::start_sequential(std::uint32_t g) {
   launch_gemm(g, {});
 }
 
-void C3Run::ended(std::uint32_t g) { ++ended_[g]; }
-
-void C3Run::run(Tick max_time, std::uint32_t expected_per_gpu) {
-  const Simulator::StopReason stop = sim_.run(max_time);
-  for (std::uint32_t g = 0; g < ended_.size(); ++g) {
-    if (ended_[g] >= expected_per_gpu) continue;
-    if (stop == Simulator::StopReason::kTimeLimit) {
-      std::string what = fmt::format("run.max_time ({}) reached before GPU {}'s kernels finished ({} of {} ended); "
-                                     "in flight:",
-                                     to_string(max_time), g, ended_[g], expected_per_gpu);
-      for (const std::string& line : sim_.in_flight_report()) what += "\n  " + line;
-      throw SimulationError(what);
-    }
-    throw SimulationError(fmt::format("GPU {}'s kernels did not finish ({} of {} ended) although nothing was left "
-                                      "to simulate",
-                                      g, ended_[g], expected_per_gpu));
-  }
+void C3Run::run(Tick max_time) {
+  simulate(max_time);
   std::string error;
   for (const NodeCollective* c : {cu_.get(), dma_.get()}) {
     if (c == nullptr) continue;
@@ -251,18 +230,16 @@ void C3Run::run(Tick max_time, std::uint32_t expected_per_gpu) {
 
 C3KernelResult C3Run::gemm_result() {
   C3KernelResult k;
-  k.start = *std::max_element(gemm_start_.begin(), gemm_start_.end());
-  k.end = *std::max_element(gemm_end_.begin(), gemm_end_.end());
-  add_traffic(k, snapshot(node_->gpu(0), Stream::kCompute), nullptr);
+  k.start = start(gemm_task_);
+  k.end = end(gemm_task_);
+  add_traffic(k, snapshot(node().gpu(0), Stream::kCompute), nullptr);
   return k;
 }
 
 C3KernelResult C3Run::collective_result(Coll which) {
-  const std::vector<Tick>& s = which == Coll::kCu ? cu_start_ : dma_start_;
-  const std::vector<Tick>& e = which == Coll::kCu ? cu_end_ : dma_end_;
   C3KernelResult k;
-  k.start = *std::max_element(s.begin(), s.end());
-  k.end = *std::max_element(e.begin(), e.end());
+  k.start = start(task(which));
+  k.end = end(task(which));
   // Its communication-stream traffic between its start and its end on GPU 0
   // (write-backs of lines it dirtied that drain later count for whatever follows).
   if (which == Coll::kCu)
@@ -272,9 +249,7 @@ C3KernelResult C3Run::collective_result(Coll which) {
   return k;
 }
 
-std::uint64_t C3Run::events() const { return sim_.dispatched(); }
-
-std::uint32_t C3Run::gemm_stages() const { return node_->gpu(0).kernel_stats(gemm_kernel_[0]).stages(); }
+std::uint32_t C3Run::gemm_stages() { return node().gpu(0).kernel_stats(gemm_kernel_[0]).stages(); }
 
 // ---------------------------------------------------------------------------- C3System
 
@@ -351,7 +326,7 @@ C3Result C3System::run(Tick max_time) {
       Simulator::InPartition in(seq_sim, seq.node().partition(g));
       seq.start_sequential(g);
     }
-    seq.run(max_time, dma ? 3 : 2);
+    seq.run(max_time);
     iso_gemm = seq.gemm_result();
     iso_cu = seq.collective_result(C3Run::Coll::kCu);
     if (dma) iso_dma = seq.collective_result(C3Run::Coll::kDma);
@@ -388,7 +363,7 @@ C3Result C3System::run(Tick max_time) {
       Simulator::InPartition in(sim_, conc.node().partition(g));
       config_->start(conc, g);
     }
-    conc.run(max_time, 2);
+    conc.run(max_time);
     r.gemm = conc.gemm_result();
     r.collective = conc.collective_result(dma ? C3Run::Coll::kDma : C3Run::Coll::kCu);
     r.words_checked += conc.words_checked();

@@ -33,6 +33,7 @@
 #include "models/node/node.h"
 #include "models/system/gemm_system.h"
 #include "models/system/result_store.h"
+#include "models/system/scenario_run.h"
 #include "sim/registry.h"
 
 namespace t3sim {
@@ -114,14 +115,15 @@ class C3Configuration {
 
 
 // One simulation on one node: the GEMM and the collective(s) placed apart in memory,
-// launched as a configuration (or the sequential procedure) says, recorded per GPU.
-class C3Run {
+// launched as a configuration (or the sequential procedure) says: a scenario run
+// (scenario_run.h) whose tasks are the GEMM and the collective(s) it built.
+class C3Run : public ScenarioRun {
  public:
   enum class Coll { kCu, kDma };
   // Contract: spec.gemm.params is set. Builds the node, the CU collective (with_cu)
   // and the DMA one (with_dma), and writes their inputs (values only).
   C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool with_cu, bool with_dma);
-  ~C3Run();
+  ~C3Run() override;
 
   // ---- for configurations (in GPU g's partition)
   // Launches GPU g's GEMM now on `cus` (empty: all CUs).
@@ -129,7 +131,6 @@ class C3Run {
   // Starts GPU g's collective now; CU collectives run on their CU mask.
   void start_collective(std::uint32_t g, Coll which);
   const C3Spec& spec() const { return spec_; }
-  Node& node() { return *node_; }
   // The CUs the GEMM may use: all but the last spec().comm_cus (reserved for the
   // communication stream); empty (every CU) when none are reserved.
   std::vector<std::uint32_t> gemm_cus() const;
@@ -143,27 +144,23 @@ class C3Run {
   void start_sequential(std::uint32_t g);
   // Runs to completion (throws SimulationError on a deadlock, the time limit or a
   // failed functional check); then the kernels' results.
-  void run(Tick max_time, std::uint32_t expected_per_gpu);
+  void run(Tick max_time);
   C3KernelResult gemm_result();
   C3KernelResult collective_result(Coll which);
   std::uint64_t words_checked() const { return words_checked_; }
-  std::uint64_t events() const;
-  std::uint32_t gemm_stages() const;
+  std::uint32_t gemm_stages();
   std::uint32_t collective_channels() const { return cu_ ? cu_->channels() : 0; }
   // What sampling skipped on GPU 0 (nothing unless spec().sampling is enabled).
-  SamplingReport sampling_report() { return node_->gpu(0).sampling_report(); }
+  SamplingReport sampling_report() { return node().gpu(0).sampling_report(); }
 
  private:
-  void ended(std::uint32_t g);
+  Task task(Coll which) const { return which == Coll::kCu ? cu_task_ : dma_task_; }
   struct Snapshots;  // GPU 0's communication-stream traffic at the collectives' starts and ends
 
-  Simulator& sim_;
   C3Spec spec_;
-  std::unique_ptr<Node> node_;
   std::unique_ptr<NodeCollective> cu_, dma_;
+  Task gemm_task_ = 0, cu_task_ = 0, dma_task_ = 0;
   std::vector<std::uint32_t> gemm_kernel_;
-  std::vector<Tick> gemm_start_, gemm_end_, cu_start_, cu_end_, dma_start_, dma_end_;
-  std::vector<std::uint32_t> ended_;  // per GPU: kernels ended
   bool sequential_ = false;
   bool with_dma_ = false;
   std::unique_ptr<Snapshots> snap_;

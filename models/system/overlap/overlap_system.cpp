@@ -67,89 +67,45 @@ NodeCollectiveParams read_overlap_collective(ConfigNode coll, const NodeConfig& 
 
 // ---------------------------------------------------------------------------- OverlapRun
 
-OverlapRun::OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<OverlapOp> op)
-    : sim_(sim), node_(std::make_unique<Node>(sim, node)), op_(std::move(op)) {
-  const std::uint32_t n = node_->simulated_gpus();
-  start_.assign(n, {});
-  end_.assign(n, {});
-  last_end_.assign(n, Tick());
-  open_.assign(n, 0);
+OverlapRun::OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<OverlapOp> op, Procedure procedure)
+    : ScenarioRun(sim, node, "the op"), op_(std::move(op)), procedure_(procedure), sim_seed_(sim.seed()) {
+  // The sequential procedure's phases are its tasks; the fused form's work is its own
+  // (kernels and transfers, counted as work).
+  if (procedure_ == Procedure::kSequential) {
+    add_task("compute");
+    add_task("collective");
+  }
   op_->build(*this);
 }
 
 OverlapRun::~OverlapRun() = default;
 
-void OverlapRun::phase_started(std::uint32_t g, Phase p) {
-  start_[g][p] = node_->gpu(g).now();
-  work_begins(g);
-}
-
-void OverlapRun::phase_ended(std::uint32_t g, Phase p) {
-  end_[g][p] = node_->gpu(g).now();
-  work_ends(g, end_[g][p]);
-}
-
-void OverlapRun::work_ends(std::uint32_t g, Tick at) {
-  if (open_[g] == 0) internal_error(at, "overlap", fmt::format("GPU {}: more work ended than began", g), __FILE__, __LINE__);
-  --open_[g];
-  last_end_[g] = std::max(last_end_[g], at);
+ScenarioRun::Task OverlapRun::task(Phase p) const {
+  if (procedure_ != Procedure::kSequential)
+    internal_error(Tick(), "overlap", "a fused form reported a sequential phase", __FILE__, __LINE__);
+  return static_cast<Task>(p);
 }
 
 void OverlapRun::launch_kernel(std::uint32_t g, const KernelTrace& trace, const StoreRouting* routing,
                                std::uint32_t value_granule, std::function<void()> then) {
-  Gpu& gpu = node_->gpu(g);
   KernelLaunch k;
   k.trace = &trace;
   k.stream = Stream::kCompute;
   k.routing = routing;
   k.value_granule = value_granule;
-  k.on_done = [this, g, then = std::move(then)] {
-    node_->gpu(g).memory().kernel_end();
-    work_ends(g, node_->gpu(g).now());
-    if (then) then();
-  };
-  work_begins(g);
-  gpu.memory().kernel_begin();
-  gpu.launch(std::move(k));
+  ScenarioRun::launch_kernel(g, std::nullopt, std::move(k), std::move(then));
 }
 
 void OverlapRun::run(Tick max_time) {
-  const Simulator::StopReason stop = sim_.run(max_time);
-  for (std::uint32_t g = 0; g < open_.size(); ++g) {
-    if (open_[g] == 0 && last_end_[g] > Tick()) continue;
-    std::string what = stop == Simulator::StopReason::kTimeLimit
-                           ? fmt::format("run.max_time ({}) reached before GPU {}'s work finished", to_string(max_time), g)
-                           : fmt::format("GPU {}'s work did not finish ({} parts open) although nothing was left to "
-                                         "simulate",
-                                         g, open_[g]);
-    what += "; in flight:";
-    for (const std::string& line : sim_.in_flight_report()) what += "\n  " + line;
-    throw SimulationError(what);
-  }
+  simulate(max_time);
   std::string error;
   words_checked_ += op_->verify(*this, error);
   if (!error.empty()) throw SimulationError("functional check failed: " + error);
 }
 
-Tick OverlapRun::phase_time(Phase p) const {
-  Tick start, end;
-  for (std::size_t g = 0; g < start_.size(); ++g) {
-    start = std::max(start, start_[g][p]);
-    end = std::max(end, end_[g][p]);
-  }
-  return end - start;
-}
-
-Tick OverlapRun::end() const { return *std::max_element(last_end_.begin(), last_end_.end()); }
-
-double OverlapRun::skew() const {
-  const auto [lo, hi] = std::minmax_element(last_end_.begin(), last_end_.end());
-  return hi->ps() > 0 ? static_cast<double>((*hi - *lo).ps()) / static_cast<double>(hi->ps()) : 0.0;
-}
-
-std::uint64_t OverlapRun::flag_waits() const {
+std::uint64_t OverlapRun::flag_waits() {
   std::uint64_t waits = 0;
-  Gpu& gpu = node_->gpu(0);
+  Gpu& gpu = node().gpu(0);
   for (std::uint32_t cu = 0; cu < gpu.num_cus(); ++cu) waits += gpu.cu(cu).flag_waits();
   return waits;
 }
@@ -165,7 +121,7 @@ OverlapSystem::OverlapSystem(Simulator& sim, const NodeConfig& node, OverlapOpFa
   // fused runs it on a simulator of its own and builds its own run once that one is
   // gone (one node in memory at a time).
   if (config_->fused()) own_sim_ = std::make_unique<Simulator>(seed);
-  seq_ = std::make_unique<OverlapRun>(own_sim_ ? *own_sim_ : sim_, node_, make_op_());
+  seq_ = std::make_unique<OverlapRun>(own_sim_ ? *own_sim_ : sim_, node_, make_op_(), OverlapRun::Procedure::kSequential);
 }
 
 OverlapSystem::~OverlapSystem() = default;
@@ -179,7 +135,7 @@ OverlapResult OverlapSystem::run(Tick max_time) {
     Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
     for (std::uint32_t g = 0; g < seq_->node().simulated_gpus(); ++g) {
       Simulator::InPartition in(seq_sim, seq_->node().partition(g));
-      seq_->start_sequential(g);
+      seq_->start(g);
     }
     seq_->run(max_time);
     r.sequential = seq_->end();
@@ -192,10 +148,10 @@ OverlapResult OverlapSystem::run(Tick max_time) {
   }
   nlohmann::json fused_json;
   if (config_->fused()) {
-    OverlapRun fused(sim_, node_, make_op_());
+    OverlapRun fused(sim_, node_, make_op_(), OverlapRun::Procedure::kFused);
     for (std::uint32_t g = 0; g < fused.node().simulated_gpus(); ++g) {
       Simulator::InPartition in(sim_, fused.node().partition(g));
-      fused.start_fused(g);
+      fused.start(g);
     }
     fused.run(max_time);
     r.fused = fused.end();

@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/node/node.h"
+#include "models/system/scenario_run.h"
 #include "sim/registry.h"
 #include "trace/trace.h"
 
@@ -95,52 +96,46 @@ class OverlapConfiguration {
 };
 
 
-// One simulation on one node of an op, sequential or fused.
-class OverlapRun {
+// One simulation on one node of an op, sequential or fused: a scenario run
+// (scenario_run.h) whose tasks, in the sequential procedure, are the op's two phases.
+class OverlapRun : public ScenarioRun {
  public:
   enum Phase { kCompute, kCollective, kPhases };
-  OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<OverlapOp> op);
-  ~OverlapRun();
+  enum class Procedure { kSequential, kFused };
+  OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<OverlapOp> op, Procedure procedure);
+  ~OverlapRun() override;
 
   // ---- for ops
-  Node& node() { return *node_; }
-  Simulator& sim() { return sim_; }
-  std::uint64_t seed() const { return sim_.seed(); }
+  std::uint64_t seed() const { return sim_seed_; }
   // Sequential phases of GPU g (started / ended now).
-  void phase_started(std::uint32_t g, Phase p);
-  void phase_ended(std::uint32_t g, Phase p);
-  // Work in flight on GPU g (a kernel, a DMA transfer): the run is complete when
-  // every GPU's has ended; the fused run's end is the last one's.
-  void work_begins(std::uint32_t g) { ++open_[g]; }
-  void work_ends(std::uint32_t g, Tick at);
+  void phase_started(std::uint32_t g, Phase p) { task_begins(g, task(p)); }
+  void phase_ended(std::uint32_t g, Phase p) { task_ends(g, task(p)); }
   // Launches `trace` on GPU g now as a compute-stream kernel (kernel boundaries told to
   // the memory), counted as work; `then` runs at its end.
   void launch_kernel(std::uint32_t g, const KernelTrace& trace, const StoreRouting* routing = nullptr,
                      std::uint32_t value_granule = 0, std::function<void()> then = {});
 
   // ---- the driver
-  void start_sequential(std::uint32_t g) { op_->start_sequential(*this, g); }
-  void start_fused(std::uint32_t g) { op_->start_fused(*this, g); }
+  void start(std::uint32_t g) {
+    if (procedure_ == Procedure::kSequential)
+      op_->start_sequential(*this, g);
+    else
+      op_->start_fused(*this, g);
+  }
   // Runs to completion; throws SimulationError (deadlock, time limit, a failed check).
   void run(Tick max_time);
   // A phase's time: the max over GPUs of its end minus the max over GPUs of its start.
-  Tick phase_time(Phase p) const;
-  Tick end() const;  // the max over GPUs of every end
-  // (max - min) / max over the simulated GPUs of each one's last end: seed 000 Figure
-  // 14's execution-time skew (0 in homogeneous mode: one GPU).
-  double skew() const;
-  std::uint64_t flag_waits() const;  // GPU 0's CUs
+  Tick phase_time(Phase p) const { return time(task(p)); }
+  std::uint64_t flag_waits();  // GPU 0's CUs
   std::uint64_t words_checked() const { return words_checked_; }
-  std::uint64_t events() const { return sim_.dispatched(); }
   OverlapOp& op() { return *op_; }
 
  private:
-  Simulator& sim_;
-  std::unique_ptr<Node> node_;
+  Task task(Phase p) const;
+
   std::unique_ptr<OverlapOp> op_;
-  std::vector<std::array<Tick, kPhases>> start_, end_;  // per GPU
-  std::vector<Tick> last_end_;
-  std::vector<std::uint32_t> open_;
+  Procedure procedure_;
+  std::uint64_t sim_seed_;
   std::uint64_t words_checked_ = 0;
 };
 

@@ -1,0 +1,127 @@
+#include "models/system/scenario_run.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/collectives/i_collective.h"
+#include "sim/error.h"
+
+namespace t3sim {
+
+ScenarioRun::ScenarioRun(Simulator& sim, const NodeConfig& node, std::string what)
+    : sim_(sim), what_(std::move(what)), node_(std::make_unique<Node>(sim, node)) {
+  const std::uint32_t n = node_->simulated_gpus();
+  start_.resize(n);
+  end_.resize(n);
+  begun_.resize(n);
+  done_.resize(n);
+  open_.assign(n, 0);
+  began_.assign(n, 0);
+  last_end_.assign(n, Tick());
+}
+
+ScenarioRun::~ScenarioRun() = default;
+
+ScenarioRun::Task ScenarioRun::add_task(std::string name) {
+  tasks_.push_back(std::move(name));
+  for (std::uint32_t g = 0; g < start_.size(); ++g) {
+    start_[g].push_back(Tick());
+    end_[g].push_back(Tick());
+    begun_[g].push_back(0);
+    done_[g].push_back(0);
+  }
+  return static_cast<Task>(tasks_.size() - 1);
+}
+
+void ScenarioRun::task_begins(std::uint32_t g, Task t) {
+  if (begun_[g][t] != 0)
+    internal_error(sim_.now(), what_, fmt::format("GPU {} began its {} twice", g, tasks_[t]), __FILE__, __LINE__);
+  begun_[g][t] = 1;
+  start_[g][t] = sim_.reported_now();
+  work_begins(g);
+}
+
+void ScenarioRun::task_ends(std::uint32_t g, Task t, Tick at) {
+  if (begun_[g][t] == 0 || done_[g][t] != 0)
+    internal_error(sim_.now(), what_,
+                   fmt::format("GPU {}'s {} ended {}", g, tasks_[t], done_[g][t] ? "twice" : "before it began"),
+                   __FILE__, __LINE__);
+  done_[g][t] = 1;
+  end_[g][t] = at;
+  work_ends(g, at);
+}
+
+void ScenarioRun::work_ends(std::uint32_t g, Tick at) {
+  if (open_[g] == 0)
+    internal_error(sim_.now(), what_, fmt::format("GPU {}: more work ended than began", g), __FILE__, __LINE__);
+  --open_[g];
+  last_end_[g] = std::max(last_end_[g], at);
+}
+
+std::uint32_t ScenarioRun::launch_kernel(std::uint32_t g, std::optional<Task> t, KernelLaunch k,
+                                         std::function<void()> then) {
+  Gpu& gpu = node_->gpu(g);
+  k.on_done = [this, g, t, then = std::move(then)] {
+    node_->gpu(g).memory().kernel_end();
+    if (t)
+      task_ends(g, *t);
+    else
+      work_ends(g, sim_.reported_now());
+    if (then) then();
+  };
+  if (t)
+    task_begins(g, *t);
+  else
+    work_begins(g);
+  gpu.memory().kernel_begin();
+  return gpu.launch(std::move(k));
+}
+
+void ScenarioRun::start_collective(std::uint32_t g, Task t, Collective& c, std::function<void(std::uint32_t)> then) {
+  task_begins(g, t);
+  c.start(g, [this, t, then = std::move(then)](std::uint32_t h) {
+    task_ends(h, t);
+    if (then) then(h);
+  });
+}
+
+void ScenarioRun::simulate(Tick max_time) {
+  const Simulator::StopReason stop = sim_.run(max_time);
+  for (std::uint32_t g = 0; g < open_.size(); ++g) {
+    std::uint32_t finished = 0;
+    for (Task t = 0; t < tasks_.size(); ++t) finished += done_[g][t];
+    if (finished == tasks_.size() && open_[g] == 0 && began_[g] != 0) continue;
+    const std::string progress =
+        fmt::format("{} of {} tasks ended, {} parts of work open", finished, tasks_.size(), open_[g]);
+    std::string why = stop == Simulator::StopReason::kTimeLimit
+                          ? fmt::format("run.max_time ({}) reached before {} finished on GPU {} ({})",
+                                        to_string(max_time), what_, g, progress)
+                          : fmt::format("{} did not finish on GPU {} ({}) although nothing was left to simulate", what_,
+                                        g, progress);
+    why += "; in flight:";
+    for (const std::string& line : sim_.in_flight_report()) why += "\n  " + line;
+    throw SimulationError(why);
+  }
+}
+
+Tick ScenarioRun::start(Task t) const {
+  Tick at;
+  for (const auto& per_gpu : start_) at = std::max(at, per_gpu[t]);
+  return at;
+}
+
+Tick ScenarioRun::end(Task t) const {
+  Tick at;
+  for (const auto& per_gpu : end_) at = std::max(at, per_gpu[t]);
+  return at;
+}
+
+Tick ScenarioRun::end() const { return *std::max_element(last_end_.begin(), last_end_.end()); }
+
+double ScenarioRun::skew() const {
+  const auto [lo, hi] = std::minmax_element(last_end_.begin(), last_end_.end());
+  return hi->ps() > 0 ? static_cast<double>((*hi - *lo).ps()) / static_cast<double>(hi->ps()) : 0.0;
+}
+
+}  // namespace t3sim

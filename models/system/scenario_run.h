@@ -1,0 +1,105 @@
+#pragma once
+// One simulation of a scenario on a node: what every multi-GPU driver (the sub-layer,
+// c3 and the overlap kinds; configuration.h) shares, so that each keeps only what its
+// workload adds. It owns the node and keeps, per simulated GPU, the ledger of the
+// scenario's tasks (a kernel or a collective each GPU runs once: "gemm", "collective",
+// "reduce_scatter"...): when each started and ended, and how much work is still open. It
+// launches kernels and starts collectives as tasks (the memory's kernel boundaries told,
+// the ledger kept), runs the simulator, and tells a run that reached its time limit from
+// one that is stuck, with the in-flight report either way.
+//
+// Times are reported times (Simulator::reported_now(): with the stages sampling skipped;
+// the simulated time when nothing is sampled). A task's time over the node is the max
+// over GPUs of its ends minus the max of its starts (T3 §5.3's phases; seed 003's
+// kernels).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/gpu/gpu.h"
+#include "models/node/node.h"
+#include "sim/simulator.h"
+
+namespace t3sim {
+
+class Collective;
+
+class ScenarioRun {
+ public:
+  // A task, as add_task() numbered it.
+  using Task = std::uint32_t;
+
+  // Builds the node. `what`: what the scenario runs, for errors ("the sub-layer").
+  ScenarioRun(Simulator& sim, const NodeConfig& node, std::string what);
+  virtual ~ScenarioRun();
+  ScenarioRun(const ScenarioRun&) = delete;
+  ScenarioRun& operator=(const ScenarioRun&) = delete;
+
+  Node& node() { return *node_; }
+  const Node& node() const { return *node_; }
+  Simulator& sim() { return sim_; }
+  std::uint32_t simulated_gpus() const { return node_->simulated_gpus(); }
+  std::uint64_t events() const { return sim_.dispatched(); }
+
+  // Declares a task every GPU runs once (before the run).
+  Task add_task(std::string name);
+  const std::string& task_name(Task t) const { return tasks_.at(t); }
+
+  // ---- the ledger (in GPU g's partition)
+  // Task t starts on GPU g now: it is open work until task_ends.
+  void task_begins(std::uint32_t g, Task t);
+  // Task t ended on GPU g at `at` (now, or earlier for one whose end is known later).
+  void task_ends(std::uint32_t g, Task t, Tick at);
+  void task_ends(std::uint32_t g, Task t) { task_ends(g, t, sim_.reported_now()); }
+  // Work that is no task of its own (a fused form's transfers): open until work_ends.
+  void work_begins(std::uint32_t g) {
+    ++open_[g];
+    began_[g] = 1;
+  }
+  void work_ends(std::uint32_t g, Tick at);
+
+  // Launches a kernel on GPU g now as task t (none: untracked work), with the memory's
+  // kernel boundaries (MCA's kernel profile, the L2's write-back of its output);
+  // `then` runs at its end, after the ledger. Returns the kernel's id on GPU g.
+  std::uint32_t launch_kernel(std::uint32_t g, std::optional<Task> t, KernelLaunch k,
+                              std::function<void()> then = {});
+  // Starts GPU g's part of collective c now as task t; then(h) runs when GPU h's part
+  // ends (after the ledger).
+  void start_collective(std::uint32_t g, Task t, Collective& c, std::function<void(std::uint32_t)> then = {});
+
+  // Runs the simulator to completion. Throws SimulationError, with the in-flight report,
+  // when run.max_time is reached or nothing is left to simulate before every GPU has
+  // begun something, ended every declared task and closed its other work.
+  void simulate(Tick max_time);
+
+  // ---- after the run
+  Tick started(std::uint32_t g, Task t) const { return start_[g][t]; }
+  Tick ended(std::uint32_t g, Task t) const { return end_[g][t]; }
+  // Over the node: the max over GPUs of its starts / of its ends, and end - start.
+  Tick start(Task t) const;
+  Tick end(Task t) const;
+  Tick time(Task t) const { return end(t) - start(t); }
+  // The last end of anything on GPU g / on any GPU.
+  Tick last_end(std::uint32_t g) const { return last_end_[g]; }
+  Tick end() const;
+  // (max - min) / max over the simulated GPUs of each one's last end (seed 000 Figure
+  // 14's execution-time skew; 0 with one simulated GPU).
+  double skew() const;
+
+ private:
+  Simulator& sim_;
+  std::string what_;
+  std::unique_ptr<Node> node_;
+  std::vector<std::string> tasks_;
+  std::vector<std::vector<Tick>> start_, end_;        // [gpu][task]
+  std::vector<std::vector<std::uint8_t>> begun_, done_;  // [gpu][task] (bytes: GPUs may run on different threads)
+  std::vector<std::uint32_t> open_;
+  std::vector<std::uint8_t> began_;  // per GPU: anything began
+  std::vector<Tick> last_end_;
+};
+
+}  // namespace t3sim
