@@ -280,86 +280,99 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
 
 C3System::~C3System() = default;
 
+// The isolated runs' results: each kernel alone, from the sequential run or the store.
+struct C3System::Isolated {
+  C3KernelResult gemm, cu;
+  std::optional<C3KernelResult> dma;
+  std::uint64_t words_checked = 0, events = 0;
+  std::uint32_t stages = 0, channels = 0;
+  SamplingReport sampling;
+};
+
+bool C3System::load_isolated(Isolated& iso) {
+  std::string why;
+  if (const std::optional<nlohmann::json> j = store_->load(cache_key_, why)) {
+    try {
+      iso.gemm = kernel_from_cache(cached_object(*j, "gemm"));
+      iso.cu = kernel_from_cache(cached_object(*j, "collective"));
+      if (config_->uses_dma()) iso.dma = kernel_from_cache(cached_object(*j, "dma_collective"));
+      iso.words_checked = cached_count(*j, "words_checked");
+      iso.stages = static_cast<std::uint32_t>(cached_count(*j, "stages"));
+      iso.channels = static_cast<std::uint32_t>(cached_count(*j, "channels"));
+      iso.sampling = sampling_from_cache(cached_object(*j, "sampling"));
+      iso.events = cached_count(*j, "events");
+      return true;
+    } catch (const BadCacheEntry& bad) {
+      why = bad.why;
+    }
+  }
+  if (!why.empty()) make_logger("c3")->warn("isolated-run cache entry {}; simulating the isolated runs again", why);
+  return false;
+}
+
+C3System::Isolated C3System::run_isolated(Tick max_time, ResultStore* store) {
+  Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
+  C3Run& seq = *seq_;
+  for (std::uint32_t g = 0; g < seq.simulated_gpus(); ++g) {
+    Simulator::InPartition in(seq_sim, seq.node().partition(g));
+    seq.start_sequential(g);
+  }
+  seq.run(max_time);
+  Isolated iso;
+  iso.gemm = seq.gemm_result();
+  iso.cu = seq.collective_result(C3Run::Coll::kCu);
+  if (config_->uses_dma()) iso.dma = seq.collective_result(C3Run::Coll::kDma);
+  iso.words_checked = seq.words_checked();
+  iso.stages = seq.gemm_stages();
+  iso.channels = seq.collective_channels();
+  iso.sampling = seq.sampling_report();
+  iso.events = seq.events();
+  if (store != nullptr) {
+    nlohmann::json j = {{"gemm", kernel_cache_json(iso.gemm)},
+                        {"collective", kernel_cache_json(iso.cu)},
+                        {"words_checked", iso.words_checked},
+                        {"stages", iso.stages},
+                        {"channels", iso.channels},
+                        {"sampling", sampling_cache_json(iso.sampling)},
+                        {"events", iso.events}};
+    if (iso.dma) j["dma_collective"] = kernel_cache_json(*iso.dma);
+    store->save(cache_key_, j);
+  }
+  return iso;
+}
+
 C3Result C3System::run(Tick max_time) {
   C3Result r;
   const bool concurrent = config_->concurrent();
   const bool dma = config_->uses_dma();
-  // The sequential run gives the isolated times: on the main simulator when it is the
-  // configuration's only run, else on one of its own (and its node is gone before the
-  // concurrent run builds one).
-  C3KernelResult iso_gemm, iso_cu;
-  std::optional<C3KernelResult> iso_dma;
-  std::uint32_t stages = 0, channels = 0;
   if (ran_) internal_error(Tick(), "c3", "run() called twice", __FILE__, __LINE__);
   ran_ = true;
   r.isolated = spec_.isolated;
-  // Only a concurrent configuration's isolated run is on a simulator of its own; the
-  // others' is their run (its events are the main simulator's).
+  // The sequential run gives the isolated times: on the main simulator when it is the
+  // configuration's only run, else on one of its own (and its node is gone before the
+  // concurrent run builds one), unless the store has them. Only a concurrent
+  // configuration's isolated run is on a simulator of its own; the others' is their run
+  // (its events are the main simulator's).
   ResultStore* const store = concurrent ? store_ : nullptr;
-  bool cached = !spec_.isolated;  // without isolated runs, as if they came from a store
-  if (store != nullptr && !cached) {
-    std::string why;
-    if (const std::optional<nlohmann::json> j = store->load(cache_key_, why)) {
-      try {
-        iso_gemm = kernel_from_cache(cached_object(*j, "gemm"));
-        iso_cu = kernel_from_cache(cached_object(*j, "collective"));
-        if (dma) iso_dma = kernel_from_cache(cached_object(*j, "dma_collective"));
-        r.words_checked = cached_count(*j, "words_checked");
-        stages = static_cast<std::uint32_t>(cached_count(*j, "stages"));
-        channels = static_cast<std::uint32_t>(cached_count(*j, "channels"));
-        r.isolated_sampling = sampling_from_cache(cached_object(*j, "sampling"));
-        if (concurrent) r.extra_events = cached_count(*j, "events");
-        cached = true;
-        seq_.reset();
-        own_sim_.reset();
-      } catch (const BadCacheEntry& bad) {
-        why = bad.why;
-      }
-    }
-    if (!why.empty())
-      make_logger("c3")->warn("isolated-run cache entry {}; simulating the isolated runs again", why);
-  }
-  if (!cached) {
-    Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
-    C3Run& seq = *seq_;
-    for (std::uint32_t g = 0; g < seq.node().simulated_gpus(); ++g) {
-      Simulator::InPartition in(seq_sim, seq.node().partition(g));
-      seq.start_sequential(g);
-    }
-    seq.run(max_time);
-    iso_gemm = seq.gemm_result();
-    iso_cu = seq.collective_result(C3Run::Coll::kCu);
-    if (dma) iso_dma = seq.collective_result(C3Run::Coll::kDma);
-    r.words_checked = seq.words_checked();
-    stages = seq.gemm_stages();
-    channels = seq.collective_channels();
-    r.isolated_sampling = seq.sampling_report();
-    if (concurrent) r.extra_events = seq.events();
-    if (store != nullptr) {
-      nlohmann::json j = {{"gemm", kernel_cache_json(iso_gemm)},
-                          {"collective", kernel_cache_json(iso_cu)},
-                          {"words_checked", r.words_checked},
-                          {"stages", stages},
-                          {"channels", channels},
-                          {"sampling", sampling_cache_json(r.isolated_sampling)},
-                          {"events", seq.events()}};
-      if (iso_dma) j["dma_collective"] = kernel_cache_json(*iso_dma);
-      store->save(cache_key_, j);
-    }
+  Isolated iso;
+  if (spec_.isolated) {
+    if (store == nullptr || !load_isolated(iso)) iso = run_isolated(max_time, store);
     seq_.reset();  // its node is gone before the concurrent run builds one
     own_sim_.reset();
+    r.words_checked = iso.words_checked;
+    r.isolated_sampling = iso.sampling;
+    if (concurrent) r.extra_events = iso.events;
+    r.isolated_gemm = iso.gemm.time();
+    r.isolated_collective = iso.cu.time();
+    if (iso.dma) r.isolated_dma_collective = iso.dma->time();
   }
-  if (spec_.isolated) {
-    r.isolated_gemm = iso_gemm.time();
-    r.isolated_collective = iso_cu.time();
-    if (iso_dma) r.isolated_dma_collective = iso_dma->time();
-  }
+  std::uint32_t stages = iso.stages, channels = iso.channels;
 
   if (concurrent) {
     std::unique_ptr<C3Run> built = std::move(conc_only_);
     if (!built) built = std::make_unique<C3Run>(sim_, node_, concurrent_spec(), /*with_cu=*/!dma, dma);
     C3Run& conc = *built;
-    for (std::uint32_t g = 0; g < conc.node().simulated_gpus(); ++g) {
+    for (std::uint32_t g = 0; g < conc.simulated_gpus(); ++g) {
       Simulator::InPartition in(sim_, conc.node().partition(g));
       config_->start(conc, g);
     }
@@ -371,65 +384,72 @@ C3Result C3System::run(Tick max_time) {
     if (channels == 0) channels = conc.collective_channels();
     r.run_sampling = conc.sampling_report();
   } else {
-    r.gemm = iso_gemm;
-    r.collective = iso_cu;
+    r.gemm = iso.gemm;
+    r.collective = iso.cu;
   }
   r.values_checked = spec_.collective.values;
-
-  const Tick sequential = r.isolated_gemm + r.isolated_collective;
-  const Tick longest = std::max(r.isolated_gemm, r.isolated_collective);
   r.time = config_->time(r);
-  auto ratio = [](Tick a, Tick b) { return b.ps() ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0; };
   if (spec_.isolated) {
-    r.ideal_speedup = ratio(sequential, longest);
+    auto ratio = [](Tick a, Tick b) {
+      return b.ps() ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0;
+    };
+    const Tick sequential = r.isolated_gemm + r.isolated_collective;
+    r.ideal_speedup = ratio(sequential, std::max(r.isolated_gemm, r.isolated_collective));
     r.speedup = ratio(sequential, r.time);
     r.fraction_of_ideal = r.ideal_speedup > 1.0 ? (r.speedup - 1.0) / (r.ideal_speedup - 1.0) : 0.0;
     r.gemm_slowdown = ratio(r.gemm.time(), r.isolated_gemm);
     r.collective_slowdown = ratio(r.collective.time(), dma ? *r.isolated_dma_collective : r.isolated_collective);
     r.taxonomy = c3_taxonomy(r.isolated_gemm, r.isolated_collective);
   }
+  r.json = result_json(r, iso, stages, channels);
+  return r;
+}
 
+nlohmann::json C3System::result_json(const C3Result& r, const Isolated& iso, std::uint32_t stages,
+                                     std::uint32_t channels) const {
   const NodeCollectiveParams& cp = spec_.collective;
-  nlohmann::json isolated = {{"gemm", kernel_json(iso_gemm)}, {"collective", kernel_json(iso_cu)}};
-  if (iso_dma) isolated["dma_collective"] = kernel_json(*iso_dma);
+  const Tick sequential = r.isolated_gemm + r.isolated_collective;
+  const Tick longest = std::max(r.isolated_gemm, r.isolated_collective);
+  nlohmann::json isolated = {{"gemm", kernel_json(iso.gemm)}, {"collective", kernel_json(iso.cu)}};
+  if (iso.dma) isolated["dma_collective"] = kernel_json(*iso.dma);
   if (!spec_.isolated) isolated = "off (workload.isolated): no isolated runs, slowdowns or speedups";
-  r.json = {{"workload", "c3"},
-            {"configuration", configuration_},
-            {"describe", config_->describe(spec_)},
-            {"mode", to_string(node_.mode)},
-            {"num_gpus", node_.num_gpus},
-            {"preset", spec_.preset},
-            {"paper_taxonomy", spec_.paper_taxonomy},
-            {"scale", spec_.scale},
-            {"gemm", spec_.gemm_label},
-            {"gemm_stages", stages},
-            {"collective", to_string(cp.kind)},
-            {"collective_bytes", cp.array_bytes},
-            {"collective_channels", channels},
-            {"order", spec_.comm_first ? "comm-first" : "gemm-first"},
-            {"comm_cus", spec_.comm_cus},
-            {"time_ps", r.time.ps()},
-            {"sequential_ps", sequential.ps()},
-            {"ideal_ps", longest.ps()},
-            {"isolated", isolated},
-            {"run", {{"gemm", kernel_json(r.gemm)}, {"collective", kernel_json(r.collective)}}},
-            {"gemm_slowdown", r.gemm_slowdown},
-            {"collective_slowdown", r.collective_slowdown},
-            {"ideal_speedup", r.ideal_speedup},
-            {"speedup", r.speedup},
-            {"fraction_of_ideal", r.fraction_of_ideal},
-            {"taxonomy", r.taxonomy},
-            {"functional_check", r.values_checked ? "passed" : "not run"},
-            {"words_checked", r.words_checked}};
+  nlohmann::json j = {{"workload", "c3"},
+                      {"configuration", configuration_},
+                      {"describe", config_->describe(spec_)},
+                      {"mode", to_string(node_.mode)},
+                      {"num_gpus", node_.num_gpus},
+                      {"preset", spec_.preset},
+                      {"paper_taxonomy", spec_.paper_taxonomy},
+                      {"scale", spec_.scale},
+                      {"gemm", spec_.gemm_label},
+                      {"gemm_stages", stages},
+                      {"collective", to_string(cp.kind)},
+                      {"collective_bytes", cp.array_bytes},
+                      {"collective_channels", channels},
+                      {"order", spec_.comm_first ? "comm-first" : "gemm-first"},
+                      {"comm_cus", spec_.comm_cus},
+                      {"time_ps", r.time.ps()},
+                      {"sequential_ps", sequential.ps()},
+                      {"ideal_ps", longest.ps()},
+                      {"isolated", isolated},
+                      {"run", {{"gemm", kernel_json(r.gemm)}, {"collective", kernel_json(r.collective)}}},
+                      {"gemm_slowdown", r.gemm_slowdown},
+                      {"collective_slowdown", r.collective_slowdown},
+                      {"ideal_speedup", r.ideal_speedup},
+                      {"speedup", r.speedup},
+                      {"fraction_of_ideal", r.fraction_of_ideal},
+                      {"taxonomy", r.taxonomy},
+                      {"functional_check", r.values_checked ? "passed" : "not run"},
+                      {"words_checked", r.words_checked}};
   if (!spec_.isolated) {
     for (const char* key : {"sequential_ps", "ideal_ps", "gemm_slowdown", "collective_slowdown", "ideal_speedup",
                             "speedup", "fraction_of_ideal", "taxonomy"})
-      r.json.erase(key);
+      j.erase(key);
   }
   if (spec_.sampling.enabled)
-    r.json["sampling"] = {{"isolated", sampling_json(spec_.sampling, r.isolated_sampling)},
-                          {"run", sampling_json(spec_.sampling, r.run_sampling)}};
-  return r;
+    j["sampling"] = {{"isolated", sampling_json(spec_.sampling, r.isolated_sampling)},
+                     {"run", sampling_json(spec_.sampling, r.run_sampling)}};
+  return j;
 }
 
 std::string C3System::summary(const C3Result& r) const {

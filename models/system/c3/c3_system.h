@@ -189,8 +189,16 @@ class C3System {
   const std::string& configuration() const { return configuration_; }
 
  private:
+  struct Isolated;
   // spec_ as the configuration shapes it for its concurrent run (C3Configuration::shape).
   C3Spec concurrent_spec() const;
+  // The isolated runs' results from store_ under cache_key_; false (with a warning for a
+  // damaged entry) when it has none to trust.
+  bool load_isolated(Isolated& iso);
+  // The sequential run (seq_), its results kept in `store` when there is one.
+  Isolated run_isolated(Tick max_time, ResultStore* store);
+  nlohmann::json result_json(const C3Result& r, const Isolated& iso, std::uint32_t stages,
+                             std::uint32_t channels) const;
 
   Simulator& sim_;
   NodeConfig node_;
