@@ -42,6 +42,7 @@ class ScenarioRun {
   Node& node() { return *node_; }
   const Node& node() const { return *node_; }
   Simulator& sim() { return sim_; }
+  std::uint64_t seed() const { return sim_.seed(); }
   std::uint32_t simulated_gpus() const { return node_->simulated_gpus(); }
   std::uint64_t events() const { return sim_.dispatched(); }
 

@@ -68,7 +68,7 @@ NodeCollectiveParams read_overlap_collective(ConfigNode coll, const NodeConfig& 
 // ---------------------------------------------------------------------------- OverlapRun
 
 OverlapRun::OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<OverlapOp> op, Procedure procedure)
-    : ScenarioRun(sim, node, "the op"), op_(std::move(op)), procedure_(procedure), sim_seed_(sim.seed()) {
+    : ScenarioRun(sim, node, "the op"), op_(std::move(op)), procedure_(procedure) {
   // The sequential procedure's phases are its tasks; the fused form's work is its own
   // (kernels and transfers, counted as work).
   if (procedure_ == Procedure::kSequential) {

@@ -105,8 +105,7 @@ class OverlapRun : public ScenarioRun {
   OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<OverlapOp> op, Procedure procedure);
   ~OverlapRun() override;
 
-  // ---- for ops
-  std::uint64_t seed() const { return sim_seed_; }
+  // ---- for ops (seed(), node(), sim() and work_begins / work_ends are the scenario run's)
   // Sequential phases of GPU g (started / ended now).
   void phase_started(std::uint32_t g, Phase p) { task_begins(g, task(p)); }
   void phase_ended(std::uint32_t g, Phase p) { task_ends(g, task(p)); }
@@ -135,7 +134,6 @@ class OverlapRun : public ScenarioRun {
 
   std::unique_ptr<OverlapOp> op_;
   Procedure procedure_;
-  std::uint64_t sim_seed_;
   std::uint64_t words_checked_ = 0;
 };
 
