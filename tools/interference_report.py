@@ -12,8 +12,10 @@ model the copy engines' rows do not depend on the order). Two tables.
 1. The steady state, per row family (GEMM x interferer): the model's row (every copy
    covering every GEMM after the first) against the GEMMs the H200 ran wholly beside the
    copies (`slowdown_inside` of interfere_trace_*.csv, results/h200-measurements/README.md
-   point 19; median and range over both orders and all runs), and the copy's rate during
-   the GEMMs (median). The issue's bars: slowdown within 0.08, rate within 25 %. Then the
+   point 19; median and range over both orders and all runs), or, for the families
+   interfere_steady.csv holds (point 31: one stream of GEMMs alone, beside the copies and
+   alone again, at a settled clock), its `slowdown`, which replaces them; and the copy's
+   rate during the GEMMs (median, from the same file). The issue's bars: slowdown within 0.08, rate within 25 %. Then the
    same per order, for information: the machine's comm-first GEMMs inside ran in the
    series' first ~20-45 ms, before its clock fell to the power cap's, its gemm-first ones
    at the cap, against a baseline that averages both (results/h200-measurements/README.md
@@ -45,6 +47,7 @@ DEFAULT_MEASURED = os.path.join(HERE, "..", "..", "shared", "calibration", "h200
 DEFAULT_TRACE = os.path.join(HERE, "..", "results", "h200-measurements")
 TRACES = ["interfere_trace_1gpu.csv", "interfere_trace_2gpu_local.csv", "interfere_trace_2gpu_peer.csv",
           "interfere_trace_1gpu_ce_local_stop65.csv"]
+STEADY = "interfere_steady.csv"  # where it has a family, its runs replace the traces' (point 31)
 COPY_BYTES = 64 << 20
 QUEUED_COPIES = 508      # copies (each with its event) queued when the host blocks (point 19: 507-510)
 QUEUED_GEMMS = 512       # torch.mm launches queued when the host blocks (1,024 entries, 2 each)
@@ -83,6 +86,17 @@ def load_traces(folder):
                     during[key].append(first(r["copy_GBps_during"]))
             if r["order"] == "gemm_first":
                 start[key[0]].append(float(r["copy_start_ms"]))
+    steady_path = os.path.join(folder, STEADY)
+    if os.path.exists(steady_path):
+        steady_inside, steady_during = defaultdict(list), defaultdict(list)
+        for r in read_csv(steady_path):
+            key = family_key(f"{r['M']} x {r['N']} x {r['K']}", r["interferer"])
+            if r["slowdown"]:
+                steady_inside[key].append(float(r["slowdown"]))
+                if first(r["copy_GBps_during"]):
+                    steady_during[key].append(first(r["copy_GBps_during"]))
+        inside.update(steady_inside)
+        during.update(steady_during)
     return inside, during, start, by_order
 
 
@@ -125,7 +139,7 @@ def main():
                 rows[(gemm, interferer, other)] = r
         model.update(rows)
 
-    lines = ["## The steady state: GEMMs wholly beside the copies (interfere_trace_*.csv)", "",
+    lines = ["## The steady state: GEMMs wholly beside the copies (interfere_steady.csv, else interfere_trace_*.csv)", "",
              "| GEMM | interferer | slowdown meas. (median [range], runs) | model | diff | copy during meas. GB/s | model | ratio |",
              "|---|---|---|---:|---:|---:|---:|---:|"]
     within = total = bw_within = bw_total = 0
