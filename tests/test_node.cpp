@@ -1040,6 +1040,20 @@ TEST(T3Sublayer, FusedIsCorrectFasterAndReadsLess) {
 }
 
 // ---------------------------------------------------------------------------
+// The scenario tests' tasks: a 1 MB local copy kernel and a 1 MB ring reduce-scatter,
+// placed apart.
+KernelTrace scenario_copy_trace() {
+  CopyKernelParams p;
+  p.bytes = 1 << 20;
+  p.dst = 1ULL << 30;
+  return make_copy_trace(p);
+}
+NodeCollectiveParams scenario_reduce_scatter() {
+  NodeCollectiveParams c = ring(CollectiveKind::named("ring-rs"), 1 << 20);
+  c.data_base = 2ULL << 30;
+  return c;
+}
+
 // The scenario run (models/system/scenario_run.h): the ledger every multi-GPU driver
 // keeps. On two GPUs, a local copy kernel then a ring reduce-scatter, chained per GPU:
 // each task's start and end per GPU, its time over the node (the max of the ends minus
@@ -1051,13 +1065,8 @@ TEST(ScenarioRun, TheLedgerKeepsEachTasksStartAndEndPerGpu) {
   const ScenarioRun::Task copy = run.add_task("copy");
   const ScenarioRun::Task rs = run.add_task("reduce_scatter");
   EXPECT_EQ(run.task_name(rs), "reduce_scatter");
-  CopyKernelParams p;
-  p.bytes = 1 << 20;
-  p.dst = 1ULL << 30;
-  const KernelTrace trace = make_copy_trace(p);
-  NodeCollectiveParams c = ring(CollectiveKind::named("ring-rs"), 1 << 20);
-  c.data_base = 2ULL << 30;
-  NodeCollective collective(run.node(), c);
+  const KernelTrace trace = scenario_copy_trace();
+  NodeCollective collective(run.node(), scenario_reduce_scatter());
   for (std::uint32_t g = 0; g < 2; ++g) {
     Simulator::InPartition in(sim, run.node().partition(g));
     KernelLaunch k;
@@ -1124,6 +1133,93 @@ TEST(ScenarioRun, ATaskBegunTwiceOrEndedUnbegunIsAnInternalError) {
   EXPECT_THROW(run.task_ends(0, b), InternalError);
   run.task_ends(0, a);
   EXPECT_THROW(run.task_ends(0, a), InternalError);
+}
+
+// The chained procedure (every kind's sequential one): on each GPU a task starts when
+// every task it depends on has ended there. Here on two GPUs: a copy kernel, then a
+// ring reduce-scatter and a second copy beside it, each waiting for the first copy;
+// then a last copy that waits for both. Declared in no useful order (the last first):
+// the dependencies, not the declaration, order the run.
+TEST(ScenarioRun, TheChainedProcedureStartsATaskWhenAllItsDependenciesEnded) {
+  const NodeConfig cfg = table1(2, NetMode::kFull);
+  Simulator sim(1);
+  ScenarioRun run(sim, cfg, "the test scenario");
+  const ScenarioRun::Task last = run.add_task("last_copy");
+  const ScenarioRun::Task rs = run.add_task("reduce_scatter");
+  const ScenarioRun::Task first = run.add_task("first_copy");
+  const ScenarioRun::Task beside = run.add_task("copy_beside_the_rs");
+  const KernelTrace trace = scenario_copy_trace();
+  NodeCollective collective(run.node(), scenario_reduce_scatter());
+  auto copy = [&run, &trace](ScenarioRun::Task t) {
+    return [&run, &trace, t](std::uint32_t g) {
+      KernelLaunch k;
+      k.trace = &trace;
+      run.launch_kernel(g, t, std::move(k));
+    };
+  };
+  run.chain_task(last, {rs, beside}, copy(last));
+  run.chain_task(rs, {first}, [&run, &collective, rs](std::uint32_t g) { run.start_collective(g, rs, collective); });
+  run.chain_task(first, {}, copy(first));
+  run.chain_task(beside, {first}, copy(beside));
+  for (std::uint32_t g = 0; g < 2; ++g) {
+    Simulator::InPartition in(sim, run.node().partition(g));
+    run.start_chained(g);
+  }
+  run.simulate(Tick::max());
+  for (std::uint32_t g = 0; g < 2; ++g) {
+    EXPECT_EQ(run.started(g, first), Tick::zero());
+    EXPECT_EQ(run.started(g, rs), run.ended(g, first));
+    EXPECT_EQ(run.started(g, beside), run.ended(g, first));
+    EXPECT_EQ(run.started(g, last), std::max(run.ended(g, rs), run.ended(g, beside)))
+        << "the last copy starts when the later of its two dependencies ends";
+    EXPECT_NE(run.ended(g, rs), run.ended(g, beside)) << "the test needs one dependency to end first";
+    EXPECT_LT(run.ended(g, first), run.ended(g, rs));
+    EXPECT_LT(run.ended(g, rs), run.ended(g, last));
+    EXPECT_EQ(run.last_end(g), run.ended(g, last));
+  }
+}
+
+// A chain that could not run is refused before anything starts: a dependency on an
+// undeclared task at once, a task without a start or a dependency cycle when the
+// procedure starts, each naming the tasks.
+TEST(ScenarioRun, AChainWithACycleAnUndeclaredTaskOrNoStartIsRefused) {
+  const NodeConfig cfg = table1(2, NetMode::kFull);
+  const ScenarioRun::TaskStart nothing = [](std::uint32_t) {};
+  auto refused = [](const std::function<void()>& f, const std::string& why) {
+    try {
+      f();
+      FAIL() << "accepted; expected: " << why;
+    } catch (const InternalError& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr(why));
+    }
+  };
+  {
+    Simulator sim(1);
+    ScenarioRun run(sim, cfg, "the test scenario");
+    const ScenarioRun::Task a = run.add_task("a");
+    refused([&] { run.chain_task(a, {7}, nothing); }, "task a is chained after task #7, which was never declared");
+    refused([&] { run.chain_task(7, {a}, nothing); }, "task #7 is chained but was never declared");
+  }
+  {
+    Simulator sim(1);
+    ScenarioRun run(sim, cfg, "the test scenario");
+    const ScenarioRun::Task a = run.add_task("a");
+    run.add_task("b");
+    run.chain_task(a, {}, nothing);
+    refused([&] { run.start_chained(0); }, "the chained procedure has no start for task b");
+  }
+  Simulator sim(1);
+  ScenarioRun run(sim, cfg, "the test scenario");
+  const ScenarioRun::Task root = run.add_task("root");
+  const ScenarioRun::Task a = run.add_task("a");
+  const ScenarioRun::Task b = run.add_task("b");
+  const ScenarioRun::Task after = run.add_task("after_the_cycle");
+  run.chain_task(root, {}, nothing);
+  run.chain_task(a, {root, b}, nothing);
+  run.chain_task(b, {a}, nothing);
+  run.chain_task(after, {b}, nothing);
+  refused([&] { run.start_chained(0); },
+          "tasks a, b, after_the_cycle could never start: a dependency cycle among them or before them");
 }
 
 }  // namespace

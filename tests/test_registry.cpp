@@ -79,7 +79,7 @@ TEST(Registry, AConfigurationIsRegisteredOnceWithAFormPerFamily) {
 // A configuration written here, in one file, as CONTRIBUTING.md's worked example
 // describes: the GEMM, then straight to the all-gather (no reduce-scatter at all).
 // Not a configuration anyone should study; it exists to show the seams.
-class GemmThenAllGather final : public SublayerConfiguration {
+class GemmThenAllGather final : public SublayerProcedure {
  public:
   void build(SublayerSystem& s) override {
     ag_ = s.make_ring_collective(CollectiveKind::named("ring-ag"), /*uncached=*/false, /*values=*/false);

@@ -25,6 +25,9 @@ ScenarioRun::~ScenarioRun() = default;
 
 ScenarioRun::Task ScenarioRun::add_task(std::string name) {
   tasks_.push_back(std::move(name));
+  chained_start_.emplace_back();
+  after_.emplace_back();
+  waiting_.emplace_back();
   for (std::uint32_t g = 0; g < start_.size(); ++g) {
     start_[g].push_back(Tick());
     end_[g].push_back(Tick());
@@ -32,6 +35,66 @@ ScenarioRun::Task ScenarioRun::add_task(std::string name) {
     done_[g].push_back(0);
   }
   return static_cast<Task>(tasks_.size() - 1);
+}
+
+void ScenarioRun::chain_task(Task t, std::vector<Task> after, TaskStart start) {
+  if (t >= tasks_.size())
+    internal_error(sim_.now(), what_, fmt::format("task #{} is chained but was never declared", t), __FILE__,
+                   __LINE__);
+  for (const Task u : after)
+    if (u >= tasks_.size())
+      internal_error(sim_.now(), what_,
+                     fmt::format("task {} is chained after task #{}, which was never declared", tasks_[t], u),
+                     __FILE__, __LINE__);
+  for (const Task u : after) waiting_[u].push_back(t);
+  after_[t] = std::move(after);
+  chained_start_[t] = std::move(start);
+}
+
+void ScenarioRun::check_chain() const {
+  for (Task t = 0; t < tasks_.size(); ++t)
+    if (!chained_start_[t])
+      internal_error(sim_.now(), what_,
+                     fmt::format("the chained procedure has no start for task {} (chain_task)", tasks_[t]), __FILE__,
+                     __LINE__);
+  // Kahn's order: what never becomes ready is on a dependency cycle, or waits for one.
+  std::vector<std::size_t> unmet(tasks_.size());
+  std::vector<Task> ready;
+  for (Task t = 0; t < tasks_.size(); ++t)
+    if ((unmet[t] = after_[t].size()) == 0) ready.push_back(t);
+  for (std::size_t i = 0; i < ready.size(); ++i)
+    for (const Task w : waiting_[ready[i]])
+      if (--unmet[w] == 0) ready.push_back(w);
+  if (ready.size() == tasks_.size()) return;
+  std::vector<std::string> stuck;
+  for (Task t = 0; t < tasks_.size(); ++t)
+    if (unmet[t] > 0) stuck.push_back(tasks_[t]);
+  internal_error(sim_.now(), what_,
+                 fmt::format("tasks {} could never start: a dependency cycle among them or before them",
+                             fmt::join(stuck, ", ")),
+                 __FILE__, __LINE__);
+}
+
+void ScenarioRun::start_chained(std::uint32_t g) {
+  if (!chained_) check_chain();
+  chained_ = true;
+  for (Task t = 0; t < tasks_.size(); ++t)
+    if (after_[t].empty()) start_chained_task(g, t);
+}
+
+void ScenarioRun::start_dependents(std::uint32_t g, Task t) {
+  if (!chained_) return;
+  for (const Task w : waiting_[t]) {
+    const bool ready = std::all_of(after_[w].begin(), after_[w].end(), [&](Task u) { return done_[g][u] != 0; });
+    if (ready && begun_[g][w] == 0) start_chained_task(g, w);
+  }
+}
+
+void ScenarioRun::start_chained_task(std::uint32_t g, Task t) {
+  chained_start_[t](g);
+  if (begun_[g][t] == 0)
+    internal_error(sim_.now(), what_, fmt::format("GPU {}'s start of task {} did not begin it", g, tasks_[t]),
+                   __FILE__, __LINE__);
 }
 
 void ScenarioRun::task_begins(std::uint32_t g, Task t) {
@@ -69,6 +132,7 @@ std::uint32_t ScenarioRun::launch_kernel(std::uint32_t g, std::optional<Task> t,
     else
       work_ends(g, sim_.reported_now());
     if (then) then();
+    if (t) start_dependents(g, *t);
   };
   if (t)
     task_begins(g, *t);
@@ -83,6 +147,7 @@ void ScenarioRun::start_collective(std::uint32_t g, Task t, Collective& c, std::
   c.start(g, [this, t, then = std::move(then)](std::uint32_t h) {
     task_ends(h, t);
     if (then) then(h);
+    start_dependents(h, t);
   });
 }
 

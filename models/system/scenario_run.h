@@ -50,6 +50,23 @@ class ScenarioRun {
   Task add_task(std::string name);
   const std::string& task_name(Task t) const { return tasks_.at(t); }
 
+  // ---- the chained procedure (every kind's sequential one): a task starts on a GPU
+  // when every task it depends on has ended on that GPU
+  // How task t starts on GPU g (called in g's partition): it must begin t there at
+  // once, through launch_kernel or start_collective, whose ends continue the chain.
+  using TaskStart = std::function<void(std::uint32_t g)>;
+  // Task t runs in the chained procedure: started by `start` once every task of `after`
+  // has ended on the GPU (a data dependency, or an isolated run's order), or at the
+  // procedure's start when `after` is empty. InternalError for an undeclared task.
+  void chain_task(Task t, std::vector<Task> after, TaskStart start);
+  // Starts the chained procedure on GPU g (the caller is in g's partition): the tasks
+  // without dependencies, in declaration order; from then on, as a task ends on a GPU
+  // (after its own end callback, in the same event, so nothing moves in time), the
+  // tasks waiting for it whose dependencies have all ended there, in declaration
+  // order. The first call checks the declarations: InternalError naming a task without
+  // a start, or the tasks of a dependency cycle.
+  void start_chained(std::uint32_t g);
+
   // ---- the ledger (in GPU g's partition)
   // Task t starts on GPU g now: it is open work until task_ends.
   void task_begins(std::uint32_t g, Task t);
@@ -65,11 +82,12 @@ class ScenarioRun {
 
   // Launches a kernel on GPU g now as task t (none: untracked work), with the memory's
   // kernel boundaries (MCA's kernel profile, the L2's write-back of its output);
-  // `then` runs at its end, after the ledger. Returns the kernel's id on GPU g.
+  // `then` runs at its end, after the ledger, and then, in the chained procedure, the
+  // tasks waiting for t. Returns the kernel's id on GPU g.
   std::uint32_t launch_kernel(std::uint32_t g, std::optional<Task> t, KernelLaunch k,
                               std::function<void()> then = {});
   // Starts GPU g's part of collective c now as task t; then(h) runs when GPU h's part
-  // ends (after the ledger).
+  // ends (after the ledger), and then, in the chained procedure, the tasks waiting for t.
   void start_collective(std::uint32_t g, Task t, Collective& c, std::function<void(std::uint32_t)> then = {});
 
   // Runs the simulator to completion. Throws SimulationError, with the in-flight report,
@@ -92,10 +110,20 @@ class ScenarioRun {
   double skew() const;
 
  private:
+  // The chained procedure: on GPU g, starts the tasks waiting for t whose
+  // dependencies have all ended there (no-op outside the chained procedure).
+  void start_dependents(std::uint32_t g, Task t);
+  void start_chained_task(std::uint32_t g, Task t);
+  // Every chained task has a start and no dependency cycle (start_chained's first call).
+  void check_chain() const;
+
   Simulator& sim_;
   std::string what_;
   std::unique_ptr<Node> node_;
   std::vector<std::string> tasks_;
+  std::vector<TaskStart> chained_start_;           // [task]: unset for a task outside the chain
+  std::vector<std::vector<Task>> after_, waiting_;  // [task]: what it waits for / what waits for it
+  bool chained_ = false;                            // start_chained was called
   std::vector<std::vector<Tick>> start_, end_;        // [gpu][task]
   std::vector<std::vector<std::uint8_t>> begun_, done_;  // [gpu][task] (bytes: GPUs may run on different threads)
   std::vector<std::uint32_t> open_;

@@ -2,18 +2,26 @@
 // A configuration's form for the transformer sub-layer (SPEC "Configurations";
 // configuration.h): the same GEMM and the same reduce-scatter + all-gather of its
 // output on the same node, one flag apart. The sub-layer driver (SublayerSystem) owns
-// the node, the GEMM and the bookkeeping of phases and traffic; a configuration decides
-// what it changes in the node, what it builds, how each GPU starts and what follows its
-// GEMM, and what it verifies. The configurations with a sub-layer form (one file each
-// under models/system/configurations/, registered in configurations()):
+// the node, the GEMM, the sub-layer's own tasks and the bookkeeping of phases and
+// traffic. Its tasks are the GEMM, a CU ring RS of its output after it and a CU ring
+// AG after the RS; run chained (ScenarioRun::start_chained: each task on a GPU when
+// the one it depends on ended there), they are the sequential procedure.
 //
-//   sequential      GEMM, then a CU ring RS, then a CU ring AG (T3 §5.3's baseline)
-//   t3, t3-mca      the GEMM fused with the RS through tracker + DMA + NMC (T3 §4),
-//                   round-robin or MCA arbitration (T3 §4.5), then the AG
-//   ideal-overlap   max(isolated GEMM, isolated RS) + AG (T3 §5.3)
+// A configuration is either a policy over those tasks (a SublayerConfiguration: what
+// it changes in the node, how it completes the result), or a procedure of its own (a
+// SublayerProcedure: what it builds, how each GPU starts and what follows its GEMM,
+// what it verifies). The configurations with a sub-layer form (one file each under
+// models/system/configurations/, registered in configurations()):
+//
+//   sequential      the tasks chained: GEMM, then the CU ring RS, then the CU ring AG
+//                   (T3 §5.3's baseline)
+//   ideal-overlap   max(isolated GEMM, isolated RS) + AG (T3 §5.3), from sequential's run
 //   ideal-rs-nmc    max(isolated GEMM, isolated RS with NMC) + AG (T3 §5.3)
-//   fused           the GEMM and the RS in one persistent kernel: remote stores of
-//                   finished tiles + flags, the owner reduces; then the AG (seed 000)
+//   t3, t3-mca      procedures: the GEMM fused with the RS through tracker + DMA + NMC
+//                   (T3 §4), round-robin or MCA arbitration (T3 §4.5), then the AG
+//   fused           a procedure: the GEMM and the RS in one persistent kernel: remote
+//                   stores of finished tiles + flags, the owner reduces; then the AG
+//                   (seed 000)
 //
 // See CONTRIBUTING.md for adding one.
 
@@ -25,9 +33,12 @@
 namespace t3sim {
 
 class SublayerSystem;
+class SublayerProcedure;
 struct SublayerResult;
 struct NodeConfig;
 
+// As it is, the sub-layer's tasks chained (`sequential`); a subclass may change the
+// node and complete the result (the ideal bounds), or run a procedure of its own.
 class SublayerConfiguration {
  public:
   virtual ~SublayerConfiguration() = default;
@@ -35,6 +46,24 @@ class SublayerConfiguration {
   // What it changes in the node's configuration before the node is built (T3: the
   // memory controllers' arbitration).
   virtual void configure_node(NodeConfig& node) const { (void)node; }
+  // Its procedure of its own, or none: the sub-layer's tasks chained.
+  virtual SublayerProcedure* procedure() { return nullptr; }
+  // After the run and the check: completes the result (the ideal configurations
+  // replace times with isolated runs; extra JSON). Simulations it runs besides the
+  // main one add their events to r.extra_events.
+  virtual void complete(SublayerSystem& s, SublayerResult& r) {
+    (void)s;
+    (void)r;
+  }
+};
+
+// A configuration that runs the sub-layer its own way instead of the chained tasks
+// (fused, t3): its own kernels and collectives, reporting the driver's phases (the
+// GEMM through s.launch_gemm, the RS through s.rs_ended, the AG through
+// s.start_all_gather).
+class SublayerProcedure : public SublayerConfiguration {
+ public:
+  SublayerProcedure* procedure() final { return this; }
   // Builds its kernels and collectives on the built node; reads the sub-layer's
   // GEMM, options and functional mode from `s`. UserError for a GEMM it cannot run.
   virtual void build(SublayerSystem& s) = 0;
@@ -49,13 +78,6 @@ class SublayerConfiguration {
   virtual void on_gemm_end(SublayerSystem& s, std::uint32_t g) = 0;
   // After the run: checks the values (words checked; the first mismatch in `error`).
   virtual std::uint64_t verify(SublayerSystem& s, std::string& error) = 0;
-  // After the run and the check: completes the result (the ideal configurations
-  // replace times with isolated runs; extra JSON). Simulations it runs besides the
-  // main one add their events to r.extra_events.
-  virtual void complete(SublayerSystem& s, SublayerResult& r) {
-    (void)s;
-    (void)r;
-  }
   // The summary's description of its reduce-scatter and (if not the CU ring's) its
   // all-gather.
   virtual std::string rs_label(const SublayerSystem& s) const = 0;

@@ -107,6 +107,7 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
     : gemm_(std::move(gemm)), opt_(opt), configuration_(std::move(configuration)), seed_(seed) {
   if (!gemm_.params) throw std::invalid_argument("a sub-layer needs a generated GEMM (preset or m/n/k)");
   config_ = make_sublayer_configuration(configuration_);
+  procedure_ = config_->procedure();
   NodeConfig node_cfg = node;
   config_->configure_node(node_cfg);
   run_ = std::make_unique<ScenarioRun>(sim, node_cfg, "the sub-layer");
@@ -126,7 +127,10 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
   } else if (!values_) {
     values_off_ = opt.functional == "off" ? "collective.functional is off" : "output above collective.values_limit";
   }
-  config_->build(*this);
+  if (procedure_ != nullptr)
+    procedure_->build(*this);
+  else
+    chain_tasks();
 
   const std::uint32_t n = run_->simulated_gpus();
   traffic_at_end_.resize(n);
@@ -156,6 +160,31 @@ std::unique_ptr<NodeCollective> SublayerSystem::make_ring_collective(CollectiveK
   return collective;
 }
 
+void SublayerSystem::chain_tasks() {
+  rs_ = make_ring_collective(CollectiveKind::named("ring-rs"), /*uncached=*/false, values_);
+  // The GEMM's stores carry no values, so the input pattern written here survives
+  // them and is what the reduce-scatter reduces.
+  rs_->preload();
+  ag_ = make_ring_collective(CollectiveKind::named("ring-ag"), /*uncached=*/false, values_);
+  run_->chain_task(kGemm, {}, [this](std::uint32_t g) { launch_gemm(g, KernelLaunch{}); });
+  run_->chain_task(kRs, {kGemm}, [this](std::uint32_t g) {
+    run_->start_collective(g, kRs, *rs_, [this](std::uint32_t h) {
+      traffic_at_end_[h][kRs] = dram_totals(node().gpu(h).memory(), Stream::kCommunication);
+    });
+  });
+  run_->chain_task(kAg, {kRs}, [this](std::uint32_t g) { start_all_gather(g, *ag_); });
+}
+
+std::uint64_t SublayerSystem::verify_chained(std::string& error) const {
+  if (!values_) return 0;
+  // The all-gather leaves every chunk of every GPU holding the sum over GPUs: the
+  // reduce-scatter's result, gathered (an all-reduce in two kernels).
+  NodeCollectiveParams ar = rs_->params();
+  ar.kind = CollectiveKind::named("ring-ar");
+  const NodeCollective expect(run_->node(), ar);
+  return expect.verify(error);
+}
+
 void SublayerSystem::launch_gemm(std::uint32_t g, KernelLaunch k) {
   if (k.trace == nullptr) k.trace = &gemm_.trace;
   for (std::uint32_t i = 0; i < gemm_.cus; ++i) k.cus.push_back(i);
@@ -167,13 +196,18 @@ const KernelStats& SublayerSystem::gemm_kernel_stats() const { return node().gpu
 void SublayerSystem::on_gemm_end(std::uint32_t g) {
   // A fused RS's traffic started with the GEMM: RS = the communication stream from
   // the start until the RS ends; otherwise from the GEMM's end.
-  if (config_->rs_overlaps_gemm()) {
+  if (procedure_ != nullptr && procedure_->rs_overlaps_gemm()) {
     traffic_at_end_[g][kGemm] = PhaseTraffic{};
   } else {
     traffic_at_end_[g][kGemm] = dram_totals(node().gpu(g).memory(), Stream::kCommunication);
-    run_->task_begins(g, kRs);
   }
-  config_->on_gemm_end(*this, g);
+  if (procedure_ == nullptr) {
+    // The kernel boundary; the chain then starts the RS.
+    node().gpu(g).memory().l2().write_back_dirty_lines();
+    return;
+  }
+  if (!procedure_->rs_overlaps_gemm()) run_->task_begins(g, kRs);
+  procedure_->on_gemm_end(*this, g);
 }
 
 void SublayerSystem::rs_ended(std::uint32_t g, Tick end) {
@@ -192,8 +226,12 @@ SublayerResult SublayerSystem::run(Tick max_time) {
   for (std::uint32_t g = 0; g < n; ++g) {
     // What starts GPU g schedules into its partition.
     Simulator::InPartition in(run_->sim(), node().partition(g));
-    if (config_->rs_overlaps_gemm()) run_->task_begins(g, kRs);
-    config_->start(*this, g);
+    if (procedure_ == nullptr) {
+      run_->start_chained(g);
+      continue;
+    }
+    if (procedure_->rs_overlaps_gemm()) run_->task_begins(g, kRs);
+    procedure_->start(*this, g);
   }
   run_->simulate(max_time);
 
@@ -218,7 +256,7 @@ SublayerResult SublayerSystem::run(Tick max_time) {
   }
 
   std::string check_error;
-  r.words_checked = config_->verify(*this, check_error);
+  r.words_checked = procedure_ != nullptr ? procedure_->verify(*this, check_error) : verify_chained(check_error);
   r.values_checked = values_;
   if (!check_error.empty())
     throw SimulationError("functional check of the reduce-scatter + all-gather failed: " + check_error);
@@ -263,7 +301,9 @@ SublayerResult SublayerSystem::run(Tick max_time) {
 
 std::string SublayerSystem::summary(const SublayerResult& r, std::string_view label) const {
   const NodeConfig& c = node().config();
-  const std::string ag_label = config_->ag_label();
+  const std::string ag_label = procedure_ != nullptr ? procedure_->ag_label() : std::string();
+  const std::string rs_label = procedure_ != nullptr ? procedure_->rs_label(*this)
+                                                     : fmt::format("ring, {} CU channels", ag_->channels());
   std::string s = fmt::format(
       "sub-layer {} on {} GPUs ({} topology, {} mode), configuration {}\n"
       "  total              {:.4f} ms\n"
@@ -272,7 +312,7 @@ std::string SublayerSystem::summary(const SublayerResult& r, std::string_view la
       "  all-gather         {:.4f} ms{}\n"
       "  DRAM per GPU (MB)  {:>8} {:>8} {:>8}\n",
       gemm_.description, c.num_gpus, c.net.topology, to_string(c.mode), label.empty() ? configuration_ : label,
-      r.total.ms(), r.gemm.ms(), r.rs.ms(), config_->rs_label(*this), r.ag.ms(),
+      r.total.ms(), r.gemm.ms(), r.rs.ms(), rs_label, r.ag.ms(),
       ag_label.empty() ? std::string() : fmt::format(" ({})", ag_label), "read", "write", "update");
   const char* names[kPhases] = {"GEMM", "RS", "AG"};
   for (int ph = 0; ph < kPhases; ++ph)

@@ -6,10 +6,23 @@
 // it runs, how its phases are delimited and what it checks).
 //
 // The driver here is the same for every configuration: it builds the node (after
-// the configuration changed its config), starts every GPU through the
-// configuration, and keeps the phases per GPU: the GEMM ends when its kernel ends,
-// the RS when the configuration reports it, the AG when its collective ends on that
-// GPU. Results split the time into GEMM, RS and AG (each the max over GPUs of the
+// the configuration changed its config), declares the sub-layer's tasks, starts every
+// GPU (the tasks chained, or the configuration's procedure), and keeps the phases per
+// GPU: the GEMM ends when its kernel ends, the RS when its collective ends (or the
+// procedure reports it), the AG when its collective ends on that GPU.
+//
+// The tasks, chained (the sequential procedure, T3 §5.3's baseline): on every GPU the
+// GEMM on all CUs; at its end the kernel boundary (its output leaves the L2 for DRAM:
+// write-backs in the compute stream, overlapping the RS, so the breakdown counts them
+// as GEMM writes, as T3 Figure 18 does); then a CU ring reduce-scatter of its output;
+// then a CU ring all-gather (kernels in stream order per GPU; the ring's flags
+// synchronize the GPUs). Functional check (small outputs): the output array starts as
+// a known pattern (the GEMM's stores are timing-only and leave values alone) and must
+// end as the sum over GPUs everywhere (full mode), or in GPU 0's chunks (homogeneous
+// mode). Caveat: the L2 must write back and refetch a line the GEMM wrote timing-only
+// before a functional read, which adds the output's size to the reduce-scatter's DRAM
+// writes; breakdowns are exact with values off (the default above values_limit, so
+// for every Table 2 case). Results split the time into GEMM, RS and AG (each the max over GPUs of the
 // phase's end, minus the previous one) and each GPU's DRAM traffic into the three
 // phases (T3 Figures 15 and 18): GEMM = the compute stream's traffic (including the
 // write-back of its output from the L2 at the kernel boundary), RS and AG = the
@@ -131,10 +144,11 @@ class SublayerSystem {
   // A CU ring collective over the GEMM's output (sequential's RS; every
   // configuration's AG), with the sub-layer's channels, slices and seed.
   std::unique_ptr<NodeCollective> make_ring_collective(CollectiveKind kind, bool uncached, bool values);
-  // Launches GPU g's GEMM: `k` brings what the configuration changes (trace,
+  // Launches GPU g's GEMM: `k` brings what the procedure changes (trace,
   // staggering, store routing, values); the driver adds the CUs and the end.
   void launch_gemm(std::uint32_t g, KernelLaunch k);
-  // GPU g's reduce-scatter ended at `end` (now, or earlier for one that ran beside the GEMM).
+  // A procedure's GPU g's reduce-scatter ended at `end` (now, or earlier for one that
+  // ran beside the GEMM).
   void rs_ended(std::uint32_t g, Tick end);
   // Starts GPU g's all-gather now; its end is the sub-layer's end on g.
   void start_all_gather(std::uint32_t g, Collective& ag);
@@ -146,13 +160,20 @@ class SublayerSystem {
 
  private:
   void on_gemm_end(std::uint32_t g);
+  // The chained tasks: the RS and AG collectives (the RS's inputs written) and each
+  // task's start and dependency.
+  void chain_tasks();
+  // After the chained tasks: every chunk of every GPU holds the sum over GPUs.
+  std::uint64_t verify_chained(std::string& error) const;
 
   GemmWorkload gemm_;
   SublayerOptions opt_;
   std::string configuration_;
   std::uint64_t seed_;
   std::unique_ptr<SublayerConfiguration> config_;
+  SublayerProcedure* procedure_ = nullptr;  // config_'s own procedure; none: the tasks chained
   std::unique_ptr<ScenarioRun> run_;  // the node, and per GPU the GEMM's, RS's and AG's starts and ends
+  std::unique_ptr<NodeCollective> rs_, ag_;  // the chained tasks' CU ring RS and AG
   bool values_ = false;
   std::string values_off_;  // why values_ is false (the summary's functional check line)
   std::uint64_t array_bytes_ = 0;

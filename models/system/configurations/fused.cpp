@@ -46,7 +46,7 @@ namespace {
 // 2,176 terms for 1,088 tiles), with room for the vectors' slack.
 constexpr std::uint64_t kFusedBytesPerTile = 2048;
 
-class FusedConfiguration final : public SublayerConfiguration {
+class FusedConfiguration final : public SublayerProcedure {
  public:
   void build(SublayerSystem& s) override {
     Node& node = s.node();

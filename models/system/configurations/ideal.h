@@ -1,12 +1,13 @@
 #pragma once
-// T3 §5.3's ideal configurations come from isolated runs: they run `sequential` (its
-// GEMM, RS and AG each alone) and replace its times:
+// T3 §5.3's ideal configurations come from isolated runs: they run the sub-layer's
+// tasks chained, as `sequential` does (its GEMM, RS and AG each alone), and replace its
+// times:
 //   ideal-overlap  max(GEMM, RS) + AG: no dependency and no contention between GEMM and RS
 //   ideal-rs-nmc   max(GEMM, RS with NMC) + AG, the RS with near-memory updates run alone
 
 #include <string_view>
 
-#include "models/system/configurations/sequential.h"
+#include "models/system/sublayer_configuration.h"
 #include "models/system/sublayer_system.h"
 
 namespace t3sim {

@@ -32,7 +32,7 @@ void make_ideal_result(SublayerResult& r, std::string_view configuration, const 
 
 namespace {
 
-class IdealOverlapConfiguration final : public SequentialConfiguration {
+class IdealOverlapConfiguration final : public SublayerConfiguration {
  public:
   void complete(SublayerSystem& s, SublayerResult& r) override { make_ideal_result(r, s.configuration(), nullptr); }
 };

@@ -42,7 +42,7 @@ IsolatedRs run_isolated_rs_nmc(const NodeConfig& cfg, const GemmWorkload& gemm, 
   return r;
 }
 
-class IdealRsNmcConfiguration final : public SequentialConfiguration {
+class IdealRsNmcConfiguration final : public SublayerConfiguration {
  public:
   void complete(SublayerSystem& s, SublayerResult& r) override {
     const IsolatedRs nmc = run_isolated_rs_nmc(s.node().config(), s.gemm(), s.seed());

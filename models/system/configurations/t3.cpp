@@ -26,7 +26,7 @@
 namespace t3sim {
 namespace {
 
-class T3Configuration final : public SublayerConfiguration {
+class T3Configuration final : public SublayerProcedure {
  public:
   explicit T3Configuration(bool mca) : mca_(mca) {}
 
