@@ -135,7 +135,6 @@ C3Spec C3System::concurrent_spec() const {
 C3Run::C3Run(Simulator& sim, const NodeConfig& node_config, const C3Spec& spec, bool with_cu, bool with_dma)
     : ScenarioRun(sim, node_config, "the GEMM and the collective"),
       spec_(spec),
-      with_dma_(with_dma),
       snap_(std::make_unique<Snapshots>()) {
   const GemmParams& gp = *spec_.gemm.params;
   // Memory: the GEMM's A, B, C (trace/gemm.h), then the collective's buffers, then
@@ -160,6 +159,12 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node_config, const C3Spec& spec, 
     dma_ = make(CollectiveEngine::kDma);
     dma_task_ = add_task("dma_collective");
   }
+  // The isolated procedure (chained): each kernel alone, in this order; a concurrent
+  // configuration launches them itself and never starts the chain.
+  chain_task(gemm_task_, {}, [this](std::uint32_t g) { launch_gemm(g, {}); });
+  if (cu_) chain_task(cu_task_, {gemm_task_}, [this](std::uint32_t g) { start_collective(g, Coll::kCu); });
+  if (dma_)
+    chain_task(dma_task_, {cu_ ? cu_task_ : gemm_task_}, [this](std::uint32_t g) { start_collective(g, Coll::kDma); });
   gemm_kernel_.assign(simulated_gpus(), 0);
   if (cu_) cu_->preload();
   if (dma_) dma_->preload();
@@ -186,9 +191,7 @@ void C3Run::launch_gemm(std::uint32_t g, std::vector<std::uint32_t> cus) {
   k.cus = std::move(cus);
   k.stream = Stream::kCompute;
   k.sampleable = true;  // timing only: the GEMM's values are not checked
-  gemm_kernel_[g] = launch_kernel(g, gemm_task_, std::move(k), [this, g] {
-    if (sequential_) start_collective(g, Coll::kCu);
-  });
+  gemm_kernel_[g] = launch_kernel(g, gemm_task_, std::move(k));
 }
 
 void C3Run::start_collective(std::uint32_t g, Coll which) {
@@ -200,7 +203,6 @@ void C3Run::start_collective(std::uint32_t g, Coll which) {
   if (g == 0) (which == Coll::kCu ? snap_->cu_start : snap_->dma_start) = snapshot(node().gpu(0), Stream::kCommunication);
   ScenarioRun::start_collective(g, task(which), *c, [this, which](std::uint32_t h) {
     if (h == 0) (which == Coll::kCu ? snap_->cu_end : snap_->dma_end) = snapshot(node().gpu(0), Stream::kCommunication);
-    if (sequential_ && which == Coll::kCu && with_dma_) start_collective(h, Coll::kDma);
   });
 }
 
@@ -209,11 +211,6 @@ std::vector<std::uint32_t> C3Run::gemm_cus() const {
   const std::uint32_t all = node().config().gpu.num_cus;
   for (std::uint32_t cu = 0; spec_.comm_cus > 0 && cu < all - spec_.comm_cus; ++cu) cus.push_back(cu);
   return cus;
-}
-
-void C3Run::start_sequential(std::uint32_t g) {
-  sequential_ = true;
-  launch_gemm(g, {});
 }
 
 void C3Run::run(Tick max_time) {
@@ -315,7 +312,7 @@ C3System::Isolated C3System::run_isolated(Tick max_time, ResultStore* store) {
   C3Run& seq = *seq_;
   for (std::uint32_t g = 0; g < seq.simulated_gpus(); ++g) {
     Simulator::InPartition in(seq_sim, seq.node().partition(g));
-    seq.start_sequential(g);
+    seq.start_chained(g);
   }
   seq.run(max_time);
   Isolated iso;

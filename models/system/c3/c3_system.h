@@ -138,10 +138,8 @@ class C3Run : public ScenarioRun {
   // collective first when spec().comm_first, else the GEMM.
   void launch_in_spec_order(std::uint32_t g);
 
-  // ---- the driver
-  // The sequential procedure on GPU g: GEMM, then the CU collective, then (with_dma)
-  // the DMA collective, each after the previous one ended.
-  void start_sequential(std::uint32_t g);
+  // ---- the driver (the sequential procedure: start_chained, GEMM, then the CU
+  // collective, then (with_dma) the DMA collective, each after the previous one ended)
   // Runs to completion (throws SimulationError on a deadlock, the time limit or a
   // failed functional check); then the kernels' results.
   void run(Tick max_time);
@@ -161,8 +159,6 @@ class C3Run : public ScenarioRun {
   std::unique_ptr<NodeCollective> cu_, dma_;
   Task gemm_task_ = 0, cu_task_ = 0, dma_task_ = 0;
   std::vector<std::uint32_t> gemm_kernel_;
-  bool sequential_ = false;
-  bool with_dma_ = false;
   std::unique_ptr<Snapshots> snap_;
   std::uint64_t words_checked_ = 0;
 };

@@ -76,6 +76,7 @@ OverlapRun::OverlapRun(Simulator& sim, const NodeConfig& node, std::unique_ptr<O
     add_task("collective");
   }
   op_->build(*this);
+  if (procedure_ == Procedure::kSequential) op_->chain_sequential(*this);
 }
 
 OverlapRun::~OverlapRun() = default;
@@ -86,14 +87,31 @@ ScenarioRun::Task OverlapRun::task(Phase p) const {
   return static_cast<Task>(p);
 }
 
-void OverlapRun::launch_kernel(std::uint32_t g, const KernelTrace& trace, const StoreRouting* routing,
-                               std::uint32_t value_granule, std::function<void()> then) {
+void OverlapRun::chain_phase(Phase p, const std::vector<Phase>& after, TaskStart start) {
+  std::vector<Task> tasks;
+  for (const Phase a : after) tasks.push_back(task(a));
+  chain_task(task(p), std::move(tasks), std::move(start));
+}
+
+namespace {
+KernelLaunch compute_stream_launch(const KernelTrace& trace, const StoreRouting* routing,
+                                   std::uint32_t value_granule) {
   KernelLaunch k;
   k.trace = &trace;
   k.stream = Stream::kCompute;
   k.routing = routing;
   k.value_granule = value_granule;
-  ScenarioRun::launch_kernel(g, std::nullopt, std::move(k), std::move(then));
+  return k;
+}
+}  // namespace
+
+void OverlapRun::launch_compute(std::uint32_t g, const KernelTrace& trace, std::function<void()> then) {
+  ScenarioRun::launch_kernel(g, task(kCompute), compute_stream_launch(trace, nullptr, 0), std::move(then));
+}
+
+void OverlapRun::launch_kernel(std::uint32_t g, const KernelTrace& trace, const StoreRouting* routing,
+                               std::uint32_t value_granule, std::function<void()> then) {
+  ScenarioRun::launch_kernel(g, std::nullopt, compute_stream_launch(trace, routing, value_granule), std::move(then));
 }
 
 void OverlapRun::run(Tick max_time) {

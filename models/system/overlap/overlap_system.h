@@ -49,9 +49,10 @@ class OverlapOp {
   // Builds its kernels and collectives on run.node() and preloads the values.
   // UserError for what the node cannot run.
   virtual void build(OverlapRun& run) = 0;
-  // GPU g at time zero (the caller is in its partition): the sequential procedure, each
-  // phase reported through run.phase_started / run.phase_ended.
-  virtual void start_sequential(OverlapRun& run, std::uint32_t g) = 0;
+  // Declares the sequential procedure's two phases as chained tasks
+  // (run.chain_phase: how each starts on a GPU, through run.launch_compute and
+  // run.start_collective_phase, and which one waits for the other); the run chains them.
+  virtual void chain_sequential(OverlapRun& run) = 0;
   // GPU g at time zero: the fused form; its work reported through run.work_begins /
   // run.work_ends (run.launch_kernel does both).
   virtual void start_fused(OverlapRun& run, std::uint32_t g) = 0;
@@ -106,18 +107,23 @@ class OverlapRun : public ScenarioRun {
   ~OverlapRun() override;
 
   // ---- for ops (seed(), node(), sim() and work_begins / work_ends are the scenario run's)
-  // Sequential phases of GPU g (started / ended now).
-  void phase_started(std::uint32_t g, Phase p) { task_begins(g, task(p)); }
-  void phase_ended(std::uint32_t g, Phase p) { task_ends(g, task(p)); }
-  // Launches `trace` on GPU g now as a compute-stream kernel (kernel boundaries told to
-  // the memory), counted as work; `then` runs at its end.
+  // The sequential procedure: phase p starts on a GPU through `start` once the phases
+  // of `after` ended there (ScenarioRun::chain_task).
+  void chain_phase(Phase p, const std::vector<Phase>& after, TaskStart start);
+  // Launches `trace` on GPU g now as the compute phase (kernel boundaries told to the
+  // memory); `then` runs at its end, before the phases waiting for it start.
+  void launch_compute(std::uint32_t g, const KernelTrace& trace, std::function<void()> then = {});
+  // Starts GPU g's part of collective c now as the collective phase.
+  void start_collective_phase(std::uint32_t g, Collective& c) { start_collective(g, task(kCollective), c); }
+  // The fused form: launches `trace` on GPU g now as a compute-stream kernel (kernel
+  // boundaries told to the memory), counted as work; `then` runs at its end.
   void launch_kernel(std::uint32_t g, const KernelTrace& trace, const StoreRouting* routing = nullptr,
                      std::uint32_t value_granule = 0, std::function<void()> then = {});
 
   // ---- the driver
   void start(std::uint32_t g) {
     if (procedure_ == Procedure::kSequential)
-      op_->start_sequential(*this, g);
+      start_chained(g);
     else
       op_->start_fused(*this, g);
   }

@@ -85,13 +85,11 @@ class AgGemmOp final : public OverlapOp {
     copies_end_.assign(node.simulated_gpus(), Tick());
   }
 
-  void start_sequential(OverlapRun& run, std::uint32_t g) override {
-    run.phase_started(g, OverlapRun::kCollective);
-    ag_->start(g, [this, &run](std::uint32_t h) {
-      run.phase_ended(h, OverlapRun::kCollective);
-      run.phase_started(h, OverlapRun::kCompute);
-      run.launch_kernel(h, library_gemm_, nullptr, 0, [&run, h] { run.phase_ended(h, OverlapRun::kCompute); });
-    });
+  void chain_sequential(OverlapRun& run) override {
+    // The library's all-gather, then the GEMM on the gathered A.
+    run.chain_phase(OverlapRun::kCollective, {}, [this, &run](std::uint32_t g) { run.start_collective_phase(g, *ag_); });
+    run.chain_phase(OverlapRun::kCompute, {OverlapRun::kCollective},
+                    [this, &run](std::uint32_t g) { run.launch_compute(g, library_gemm_); });
   }
 
   void start_fused(OverlapRun& run, std::uint32_t g) override {

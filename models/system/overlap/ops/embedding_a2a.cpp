@@ -101,15 +101,15 @@ class EmbeddingA2aOp final : public OverlapOp {
     }
   }
 
-  void start_sequential(OverlapRun& run, std::uint32_t g) override {
-    run.phase_started(g, OverlapRun::kCompute);
-    run.launch_kernel(g, bulk_[g], nullptr, 0, [this, &run, g] {
-      // Kernel boundary: the output leaves the L2 for DRAM before the collective reads it.
-      run.node().gpu(g).memory().l2().write_back_dirty_lines();
-      run.phase_ended(g, OverlapRun::kCompute);
-      run.phase_started(g, OverlapRun::kCollective);
-      a2a_->start(g, [&run](std::uint32_t h) { run.phase_ended(h, OverlapRun::kCollective); });
+  void chain_sequential(OverlapRun& run) override {
+    run.chain_phase(OverlapRun::kCompute, {}, [this, &run](std::uint32_t g) {
+      run.launch_compute(g, bulk_[g], [&run, g] {
+        // Kernel boundary: the output leaves the L2 for DRAM before the collective reads it.
+        run.node().gpu(g).memory().l2().write_back_dirty_lines();
+      });
     });
+    run.chain_phase(OverlapRun::kCollective, {OverlapRun::kCompute},
+                    [this, &run](std::uint32_t g) { run.start_collective_phase(g, *a2a_); });
   }
 
   void start_fused(OverlapRun& run, std::uint32_t g) override {

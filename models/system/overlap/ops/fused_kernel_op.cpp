@@ -34,15 +34,15 @@ void FusedKernelOp::build(OverlapRun& run) {
   granule_ = gpu.memory.hbm.value_granule;
 }
 
-void FusedKernelOp::start_sequential(OverlapRun& run, std::uint32_t g) {
-  run.phase_started(g, OverlapRun::kCompute);
-  run.launch_kernel(g, library_, nullptr, 0, [this, &run, g] {
-    // Kernel boundary: the output leaves the L2 for DRAM before the collective reads it.
-    run.node().gpu(g).memory().l2().write_back_dirty_lines();
-    run.phase_ended(g, OverlapRun::kCompute);
-    run.phase_started(g, OverlapRun::kCollective);
-    collective_run_->start(g, [&run](std::uint32_t h) { run.phase_ended(h, OverlapRun::kCollective); });
+void FusedKernelOp::chain_sequential(OverlapRun& run) {
+  run.chain_phase(OverlapRun::kCompute, {}, [this, &run](std::uint32_t g) {
+    run.launch_compute(g, library_, [&run, g] {
+      // Kernel boundary: the output leaves the L2 for DRAM before the collective reads it.
+      run.node().gpu(g).memory().l2().write_back_dirty_lines();
+    });
   });
+  run.chain_phase(OverlapRun::kCollective, {OverlapRun::kCompute},
+                  [this, &run](std::uint32_t g) { run.start_collective_phase(g, *collective_run_); });
 }
 
 void FusedKernelOp::start_fused(OverlapRun& run, std::uint32_t g) {

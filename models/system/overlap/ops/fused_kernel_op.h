@@ -26,7 +26,7 @@ class FusedKernelOp : public OverlapOp {
 
   bool values() const override { return collective_.values; }
   void build(OverlapRun& run) override;
-  void start_sequential(OverlapRun& run, std::uint32_t g) override;
+  void chain_sequential(OverlapRun& run) override;
   void start_fused(OverlapRun& run, std::uint32_t g) override;
   std::uint64_t verify(OverlapRun& run, std::string& error) override;
 
