@@ -76,14 +76,15 @@ void ScenarioRun::check_chain() const {
 }
 
 void ScenarioRun::start_chained(std::uint32_t g) {
-  if (!chained_) check_chain();
-  chained_ = true;
+  // Every partition may check at once: the check only reads the declarations.
+  if (!chained_.load()) check_chain();
+  chained_.store(true);
   for (Task t = 0; t < tasks_.size(); ++t)
     if (after_[t].empty()) start_chained_task(g, t);
 }
 
 void ScenarioRun::start_dependents(std::uint32_t g, Task t) {
-  if (!chained_) return;
+  if (!chained_.load()) return;
   for (const Task w : waiting_[t]) {
     const bool ready = std::all_of(after_[w].begin(), after_[w].end(), [&](Task u) { return done_[g][u] != 0; });
     if (ready && begun_[g][w] == 0) start_chained_task(g, w);

@@ -13,6 +13,7 @@
 // over GPUs of its ends minus the max of its starts (T3 §5.3's phases; seed 003's
 // kernels).
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -123,7 +124,8 @@ class ScenarioRun {
   std::vector<std::string> tasks_;
   std::vector<TaskStart> chained_start_;           // [task]: unset for a task outside the chain
   std::vector<std::vector<Task>> after_, waiting_;  // [task]: what it waits for / what waits for it
-  bool chained_ = false;                            // start_chained was called
+  // start_chained was called (on any GPU: the partitions start their GPUs on their own threads)
+  std::atomic<bool> chained_ = false;
   std::vector<std::vector<Tick>> start_, end_;        // [gpu][task]
   std::vector<std::vector<std::uint8_t>> begun_, done_;  // [gpu][task] (bytes: GPUs may run on different threads)
   std::vector<std::uint32_t> open_;
