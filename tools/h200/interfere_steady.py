@@ -22,9 +22,7 @@ usage: [CLOCKS=1] [REPS=3] [ONLY=ce_local,sm_local_24] [SHAPES=gpt3.op.tp32,...]
 (ce_peer_* and sm_push_24 need two GPUs; they are offered when two are visible.)
 """
 import os, sys, time, csv, subprocess, datetime
-for k, v in {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}.items():
-    os.environ[k] = v
-import torch, cupy as cp
+from interfere_common import torch, d0, ndev, CH, INTERFERERS  # sets NVLink multicast off first
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
@@ -39,60 +37,6 @@ SHAPES = [("megagpt2.op.tp8", 16384, 3072, 384), ("tnlg.fc2.tp8", 8192, 4256, 21
           ("gpt3.op.tp32", 2048, 12288, 384), ("palm.fc2.tp32", 2048, 18432, 2304)]
 WANT = [x for x in os.environ.get("SHAPES", "").split(",") if x]
 SHAPES = [s for s in SHAPES if not WANT or s[0] in WANT]
-KSRC = r"""
-extern "C" __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16) {
-  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-  for (; i + 3 * stride < n16; i += 4 * stride) {
-    int4 a = src[i]; int4 b = src[i + stride]; int4 c = src[i + 2 * stride]; int4 d = src[i + 3 * stride];
-    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d; }
-  for (; i < n16; i += stride) dst[i] = src[i];
-}"""
-d0 = torch.device("cuda:0")
-ndev = min(2, torch.cuda.device_count())
-if ndev > 1:
-    for i in range(2):
-        for j in range(2):
-            if i != j:
-                torch.ones(4, device=f"cuda:{j}").copy_(torch.ones(4, device=f"cuda:{i}"))
-CH = 64 << 20
-kern, bufs = {}, {}
-
-
-def kernel(dev):
-    if dev not in kern:
-        with cp.cuda.Device(dev):
-            kern[dev] = cp.RawKernel(KSRC, "copy16")
-    return kern[dev]
-
-
-def buf(dev, name):
-    if (dev, name) not in bufs:
-        bufs[(dev, name)] = torch.empty(CH // 2, dtype=torch.float16, device=f"cuda:{dev}")
-    return bufs[(dev, name)]
-
-
-def ce(dst_dev, src_dev, stream):  # as interfere.py
-    dst, src = buf(dst_dev, "dst%d" % src_dev), buf(src_dev, "src")
-    if dst_dev == src_dev:
-        cp.cuda.runtime.memcpyAsync(dst.data_ptr(), src.data_ptr(), CH, 3, stream.cuda_stream)
-    else:
-        cp.cuda.runtime.memcpyPeerAsync(dst.data_ptr(), dst_dev, src.data_ptr(), src_dev, CH, stream.cuda_stream)
-
-
-def sm(dst_dev, src_dev, stream, blocks, run_dev):  # as interfere.py
-    dst, src = buf(dst_dev, "dst%d" % src_dev), buf(src_dev, "src")
-    with cp.cuda.Device(run_dev):
-        kernel(run_dev)((blocks,), (512,), (cp.uint64(src.data_ptr()), cp.uint64(dst.data_ptr()), cp.uint64(CH // 16)),
-                        stream=cp.cuda.ExternalStream(stream.cuda_stream, run_dev))
-
-
-INTERFERERS = {"ce_local": [(0, lambda s: ce(0, 0, s))], "sm_local_24": [(0, lambda s: sm(0, 0, s, 24, 0))]}
-if ndev > 1:
-    INTERFERERS["ce_peer_out"] = [(0, lambda s: ce(1, 0, s))]
-    INTERFERERS["ce_peer_in"] = [(1, lambda s: ce(0, 1, s))]
-    INTERFERERS["ce_peer_both"] = INTERFERERS["ce_peer_out"] + INTERFERERS["ce_peer_in"]
-    INTERFERERS["sm_push_24"] = [(0, lambda s: sm(1, 0, s, 24, 0))]
 ONLY = [x for x in os.environ.get("ONLY", "").split(",") if x]
 DRIVER = os.popen("nvidia-smi --query-gpu=driver_version --format=csv,noheader").read().split()[0]
 CLOCKS = os.environ.get("CLOCKS", "0") == "1"
