@@ -1,7 +1,5 @@
 #include "models/cache/l2_cache.h"
 
-#include "models/cache/impl/lru.h"
-
 #include <algorithm>
 #include <bit>
 #include <numeric>
@@ -82,9 +80,8 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
       cfg_(cfg),
       memory_(memory_side),
       clock_(cfg.clock_hz),
-      replacement_(make_replacement(cfg.replacement, sim().seed() ^ fnv1a(this->name()))),
-      lru_(dynamic_cast<LruReplacement*>(replacement_.get()) != nullptr),
-      victim_candidates_(cfg.assoc),
+      dir_(cfg.num_lines(), cfg.assoc, cfg.banks, cfg.line_bytes,
+           make_replacement(cfg.replacement, sim().seed() ^ fnv1a(this->name()))),
       evictions_(counter("evictions", "lines", "valid lines replaced to make room")),
       write_backs_(counter("write_backs", "lines", "dirty lines written back to memory (evictions, bypass invalidations, flushes)")),
       write_back_bytes_(counter("write_back_bytes", "B", "bytes of dirty-line write-backs")),
@@ -103,37 +100,21 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
       txn_occupancy_(time_weighted("transactions", "transactions", "transactions in flight",
                                    bucket_width_for(cfg.max_transactions))),
       mshr_occupancy_(time_weighted("mshrs", "MSHRs", "MSHRs in use (lines being fetched)",
-                                    bucket_width_for(cfg.max_outstanding_misses))) {
+                                    bucket_width_for(cfg.max_outstanding_misses))),
+      out_(*this, memory_side, static_cast<std::uint32_t>(std::countr_zero(cfg.line_bytes)), memory_queued_) {
   const auto [key, message] = geometry_error(cfg_);
   if (!key.empty()) throw std::invalid_argument(fmt::format("{}: l2 {}: {}", this->name(), key, message));
   if (cfg_.value_granule == 0 || cfg_.line_bytes % cfg_.value_granule != 0) {
     throw std::invalid_argument(fmt::format("{}: line size {} B is not a multiple of the value granule {} B",
                                             this->name(), cfg_.line_bytes, cfg_.value_granule));
   }
-  bank_bits_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.banks));
-  // Sets per bank need not be a power of two (50 MB on H100/H200: 400 per bank):
-  // then the set is the line's bits above the bank bits modulo the count, and the
-  // partial tag starts above the largest power of two below it (a filter only).
-  sets_per_bank_ = static_cast<std::uint32_t>(cfg_.sets_per_bank());
-  sets_pow2_ = std::has_single_bit(sets_per_bank_);
-  set_bits_ = static_cast<std::uint32_t>(std::bit_width(sets_per_bank_) - 1);
-  line_shift_ = static_cast<std::uint32_t>(std::countr_zero(cfg_.line_bytes));
-  tag_shift_ = bank_bits_ + set_bits_;
-  if (bank_bits_ > 0) {
-    for (std::uint32_t shift = bank_bits_; shift < 64; shift <<= 1) fold_shifts_[fold_steps_++] = shift;
-  }
+  line_shift_ = dir_.line_shift();
   words_per_line_ = cfg_.line_bytes / cfg_.value_granule;
   // The per-line, per-MSHR and per-transaction state is allocated by the first
   // accept() (allocate_state).
   if (std::has_single_bit(cfg_.bank_bytes_per_cycle))
     bank_rate_shift_ = static_cast<std::int32_t>(std::countr_zero(cfg_.bank_bytes_per_cycle));
   bank_next_free_.assign(cfg_.banks, Cycles(0));
-  out_queues_.resize(std::max<std::uint32_t>(memory_.num_queues(), 1));
-  out_retry_.resize(out_queues_.size());
-  for (std::uint32_t q = 0; q < out_retry_.size(); ++q) {
-    out_retry_[q].l2 = this;
-    out_retry_[q].queue = q;
-  }
   if (cfg_.local_copy_sm_first) {
     yielders_.resize(cfg_.banks);
     for (std::uint32_t b = 0; b < cfg_.banks; ++b) bank_free_events_.emplace_back(*this, b);
@@ -170,70 +151,12 @@ L2Cache::L2Cache(Component& parent, std::string_view name, const L2Config& cfg, 
 // ---------------------------------------------------------------------------
 // Address mapping
 
-std::uint32_t L2Cache::bank_of_line(std::uint64_t line) const {
-  if (bank_bits_ == 0) return 0;
-  // XOR-fold of all line-address bits in bank_bits-wide chunks: consecutive lines go to
-  // consecutive banks, and power-of-two strides (matrix columns) still spread.
-  // The fold as a tree: after the step with shift s, chunk 0 holds the XOR of the
-  // first 2s / bank_bits chunks; the last step (s < 64 <= 2s) covers all of them. The
-  // steps commute, so they run unrolled from the last (fold_shifts_, at most 6).
-  std::uint64_t h = line;
-  switch (fold_steps_) {
-    case 6: h ^= h >> fold_shifts_[5]; [[fallthrough]];
-    case 5: h ^= h >> fold_shifts_[4]; [[fallthrough]];
-    case 4: h ^= h >> fold_shifts_[3]; [[fallthrough]];
-    case 3: h ^= h >> fold_shifts_[2]; [[fallthrough]];
-    case 2: h ^= h >> fold_shifts_[1]; [[fallthrough]];
-    case 1: h ^= h >> fold_shifts_[0]; break;
-    default: break;
-  }
-  return static_cast<std::uint32_t>(h) & (cfg_.banks - 1);
-}
-
-std::uint32_t L2Cache::set_of_line(std::uint64_t line) const {
-  // Each bank owns sets_per_bank sets, indexed by the bits above the bank bits (modulo
-  // the count when it is not a power of two). (bank,
-  // set in bank, higher bits) determines the line, since the fold above only mixes the
-  // higher bits into the low ones: every set sees the same share of addresses.
-  return set_in_bank(bank_of_line(line), line);
-}
-
-std::uint32_t L2Cache::bank_of(std::uint64_t address) const { return bank_of_line(address >> line_shift_); }
-std::uint32_t L2Cache::set_of(std::uint64_t address) const { return set_of_line(address >> line_shift_); }
-
-std::uint32_t L2Cache::find_in_set(std::uint32_t set, std::uint64_t line) const {
-  // Ways whose partial tag matches are candidates; the full tag decides (invalid slots
-  // hold kNoTag, which no line address equals). A line is in at most one way.
-  const std::uint32_t base = set * cfg_.assoc;
-  const std::uint8_t want = partial_tag(line);
-  const std::uint8_t* pt = ptags_.data() + base;
-  std::uint32_t way = 0;
-#if defined(__SSE2__)
-  const __m128i w = _mm_set1_epi8(static_cast<char>(want));
-  for (; way + 16 <= cfg_.assoc; way += 16) {
-    auto m = static_cast<std::uint32_t>(
-        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pt + way)), w)));
-    while (m != 0) {
-      const std::uint32_t slot = base + way + static_cast<std::uint32_t>(std::countr_zero(m));
-      if (tags_[slot] == line) return slot;
-      m &= m - 1;
-    }
-  }
-#endif
-  for (; way < cfg_.assoc; ++way) {
-    if (pt[way] == want && tags_[base + way] == line) return base + way;
-  }
-  return kNone;
-}
-
-std::uint32_t L2Cache::find(std::uint64_t line) const { return find_in_set(set_of_line(line), line); }
+std::uint32_t L2Cache::bank_of(std::uint64_t address) const { return dir_.bank_of_line(address >> line_shift_); }
+std::uint32_t L2Cache::set_of(std::uint64_t address) const { return dir_.set_of_line(address >> line_shift_); }
 
 void L2Cache::allocate_state() {
-  lines_.resize(cfg_.num_lines());
-  tags_.assign(cfg_.num_lines(), kNoTag);
-  ptags_.assign(cfg_.num_lines(), 0);
-  mshrs_.resize(cfg_.max_outstanding_misses);
-  for (std::uint32_t m = cfg_.max_outstanding_misses; m-- > 0;) free_mshrs_.push_back(m);
+  dir_.allocate();
+  mshrs_.allocate(cfg_.max_outstanding_misses);
   const std::uint32_t slots = cfg_.max_transactions + cfg_.hub_transactions;
   txns_.resize(slots);
   for (std::uint32_t t = 0; t < slots; ++t) complete_events_.emplace_back(*this, t);
@@ -241,43 +164,15 @@ void L2Cache::allocate_state() {
 }
 
 bool L2Cache::contains(std::uint64_t address) const {
-  if (tags_.empty()) return false;  // nothing accepted yet
+  if (!dir_.allocated()) return false;  // nothing accepted yet
   const std::uint32_t slot = find(address >> line_shift_);
-  return slot != kNone && lines_[slot].mshr == kNone;
+  return slot != kNone && dir_.line(slot).mshr == kNone;
 }
 
 bool L2Cache::is_dirty(std::uint64_t address) const {
-  if (tags_.empty()) return false;
+  if (!dir_.allocated()) return false;
   const std::uint32_t slot = find(address >> line_shift_);
-  return slot != kNone && lines_[slot].dirty;
-}
-
-std::uint32_t L2Cache::pick_victim(std::uint32_t set) {
-  const std::uint32_t base = set * cfg_.assoc;
-  if (lru_) {
-    // LRU, the default, decided in this one pass (LruReplacement's rule: the oldest
-    // last use, the first way on a tie): every eviction of every run comes here, and
-    // a second pass over a candidate list costs mispredicted branches.
-    std::uint32_t lru = kNone;
-    for (std::uint32_t slot = base; slot < base + cfg_.assoc; ++slot) {
-      if (!valid(slot)) return slot;  // an invalid way first, whatever the policy
-      const Line& l = lines_[slot];
-      if (l.mshr != kNone) continue;  // being filled: not replaceable
-      if (lru == kNone || l.last_use < lines_[lru].last_use) lru = slot;
-    }
-    return lru;
-  }
-  ReplacementCandidate* const candidates = victim_candidates_.data();  // assoc entries
-  std::uint32_t n = 0;
-  for (std::uint32_t way = 0; way < cfg_.assoc; ++way) {
-    const std::uint32_t slot = base + way;
-    if (!valid(slot)) return slot;  // an invalid way first, whatever the policy
-    const Line& l = lines_[slot];
-    if (l.mshr != kNone) continue;  // being filled: not replaceable
-    candidates[n++] = ReplacementCandidate{way, l.last_use};
-  }
-  if (n == 0) return kNone;
-  return base + candidates[replacement_->victim(std::span<const ReplacementCandidate>(candidates, n))].way;
+  return slot != kNone && dir_.line(slot).dirty;
 }
 
 L2Cache::Piece L2Cache::piece_of(const Txn& t, std::uint32_t i) const {
@@ -359,7 +254,7 @@ void L2Cache::accept(MemRequest&& req) {
                             "{} B value granule or wrong word count",
                             to_string(req.op), req.rows, req.bytes, req.row_stride, req.address,
                             req.data.words.size(), g));
-    if (values_.empty()) values_.assign(lines_.size() * words_per_line_, 0);
+    if (values_.empty()) values_.assign(dir_.num_slots() * words_per_line_, 0);
   }
   // Piece slots per row: the most lines a row can span. Rows start at offsets within a
   // line congruent to the first row's modulo gcd(stride, line), so the largest possible
@@ -507,16 +402,17 @@ void L2Cache::process_cached(std::uint32_t ti) {
   // The hit path below works on locals (a store through a Counter would make the
   // compiler reload every member); they go back to the members before anything else
   // can read them: before process_line and at the end.
-  const std::uint64_t* const tags = tags_.data();
-  const std::uint8_t* const ptags = ptags_.data();
-  Line* const lines = lines_.data();
+  const std::uint64_t* const tags = dir_.tags();
+  const std::uint8_t* const ptags = dir_.ptags();
+  Line* const lines = dir_.lines();
   Cycles* const bank_free = bank_next_free_.data();
   const std::uint32_t assoc = cfg_.assoc;
-  std::uint64_t use_clock = use_clock_;
+  std::uint64_t& use_clock_member = dir_.use_clock();
+  std::uint64_t use_clock = use_clock_member;
   std::uint64_t ready = t.ready_cycle.count();
   std::uint64_t hits = 0, conflicts = 0, wait_cycles = 0;
   auto flush = [&] {
-    use_clock_ = use_clock;
+    use_clock_member = use_clock;
     t.ready_cycle = Cycles(ready);
     *hits_[s] += hits;
     total_hits_ += hits;
@@ -541,7 +437,7 @@ void L2Cache::process_cached(std::uint32_t ti) {
       const std::uint64_t line = (rs >> line_shift_) + ahead_k;
       if (ahead_k < ppr && (line << line_shift_) < rs + t.req.bytes) {
         ++ahead_k;
-        const std::size_t base = std::size_t{set_in_bank(bank_of_line(line), line)} * assoc;
+        const std::size_t base = std::size_t{dir_.set_in_bank(dir_.bank_of_line(line), line)} * assoc;
         __builtin_prefetch(ptags + base);
         __builtin_prefetch(tags + base);
         __builtin_prefetch(tags + base + 8);
@@ -567,20 +463,20 @@ void L2Cache::process_cached(std::uint32_t ti) {
       const std::uint64_t start = std::max(line_start, row_start);
       const auto bytes = static_cast<std::uint32_t>(std::min(line_start + line_bytes, row_end) - start);
       prefetch_next();
-      const std::uint32_t bank = bank_of_line(line);
+      const std::uint32_t bank = dir_.bank_of_line(line);
       if (may_defer && bank_free[bank] > now_c) [[unlikely]] {
         flush();
         t.next_piece = row * ppr + k;
         defer(ti, bank, now_c);
         return;
       }
-      const std::uint32_t set = set_in_bank(bank, line);
+      const std::uint32_t set = dir_.set_in_bank(bank, line);
       // find_in_set, inline.
       const std::uint32_t base = set * assoc;
       std::uint32_t slot = kNone;
 #if defined(__SSE2__)
       if (assoc == 16) {
-        const __m128i w = _mm_set1_epi8(static_cast<char>(partial_tag(line)));
+        const __m128i w = _mm_set1_epi8(static_cast<char>(dir_.partial_tag(line)));
         auto m = static_cast<std::uint32_t>(
             _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ptags + base)), w)));
         for (; m != 0; m &= m - 1) {
@@ -593,7 +489,7 @@ void L2Cache::process_cached(std::uint32_t ti) {
       } else
 #endif
       {
-        slot = find_in_set(set, line);
+        slot = dir_.find_in_set(set, line);
       }
       const bool full = bytes == line_bytes;
       if (slot != kNone && lines[slot].mshr == kNone &&
@@ -640,7 +536,7 @@ void L2Cache::process_cached(std::uint32_t ti) {
         }
         return;
       }
-      use_clock = use_clock_;
+      use_clock = use_clock_member;
       ready = t.ready_cycle.count();
     }
   }
@@ -661,7 +557,7 @@ bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, const Piece& p, s
   const bool write = t.req.op == MemOp::kWrite;
   const bool full = p.bytes == cfg_.line_bytes;
   if (slot != kNone) {
-    Line& l = lines_[slot];
+    Line& l = dir_.line(slot);
     if (l.mshr != kNone) {
       // Secondary miss: served, in arrival order, by the fill already on its way.
       mshrs_[l.mshr].waiters.push_back(Waiter{ti, pi, reserve_bank_in(bank, p, now_c)});
@@ -689,20 +585,20 @@ bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, const Piece& p, s
   // transactions get them first, in order.
   const bool fetch = !(write && full);
   if (!mshr_wait_.empty() && mshr_wait_.front() != ti) return false;
-  if (fetch && free_mshrs_.empty()) return false;
+  if (fetch && mshrs_.exhausted()) return false;
   if (slot == kNone) {
-    slot = pick_victim(set);
+    slot = dir_.pick_victim(set);
     if (slot == kNone) return false;  // every way of the set is being filled
     evict(slot);
   } else {
-    if (lines_[slot].dirty) write_back(slot);
+    if (dir_.line(slot).dirty) write_back(slot);
     ++refetches_;
   }
-  set_tag(slot, p.line);
-  Line& l = lines_[slot];
+  dir_.set_tag(slot, p.line);
+  Line& l = dir_.line(slot);
   l.dirty = false;
   l.has_data = false;
-  touch(l);
+  dir_.touch(l);
   const Cycles bank_slot = reserve_bank_in(bank, p, now_c);
   ++*misses_[s];
   ++total_misses_;
@@ -713,8 +609,7 @@ bool L2Cache::process_line(std::uint32_t ti, std::uint32_t pi, const Piece& p, s
     t.ready_cycle = std::max(t.ready_cycle, bank_slot + Cycles(cfg_.hit_latency));
     return true;
   }
-  const std::uint32_t m = free_mshrs_.back();
-  free_mshrs_.pop_back();
+  const std::uint32_t m = mshrs_.take();
   mshr_occupancy_.set(now(), static_cast<std::int64_t>(outstanding_misses()));
   Mshr& ms = mshrs_[m];
   ms.slot = slot;
@@ -736,7 +631,7 @@ void L2Cache::process_bypass(std::uint32_t ti) {
     ++t.outstanding;
     const std::uint32_t slot = find(p.line);
     if (slot != kNone) {
-      Line& l = lines_[slot];
+      Line& l = dir_.line(slot);
       if (l.mshr != kNone) {
         // The line is being filled for earlier requests: the piece goes out after that
         // fill has served them (on_fill), so memory sees the same order as requesters.
@@ -746,7 +641,7 @@ void L2Cache::process_bypass(std::uint32_t ti) {
       // SPEC: invalidate any copy first; a dirty one is written back before the
       // bypassing piece, and the memory controller keeps same-address order.
       if (l.dirty) write_back(slot);
-      clear_tag(slot);
+      dir_.clear_tag(slot);
       l.has_data = false;
       ++invalidations_;
     }
@@ -758,7 +653,7 @@ void L2Cache::process_bypass(std::uint32_t ti) {
 }
 
 void L2Cache::apply(Txn& t, const Piece& p, std::uint32_t slot) {
-  Line& l = lines_[slot];
+  Line& l = dir_.line(slot);
   const std::uint32_t g = cfg_.value_granule;
   if (t.req.op == MemOp::kWrite) {
     l.dirty = true;
@@ -780,16 +675,16 @@ void L2Cache::apply(Txn& t, const Piece& p, std::uint32_t slot) {
 }
 
 void L2Cache::evict(std::uint32_t slot) {
-  Line& l = lines_[slot];
+  Line& l = dir_.line(slot);
   if (!valid(slot)) return;
   ++evictions_;
   if (l.dirty) write_back(slot);
-  clear_tag(slot);
+  dir_.clear_tag(slot);
   l.has_data = false;
 }
 
 void L2Cache::write_back(std::uint32_t slot) {
-  Line& l = lines_[slot];
+  Line& l = dir_.line(slot);
   MemRequest r;
   r.op = MemOp::kWrite;
   r.stream = l.dirty_stream;  // the stream of the request that last dirtied it
@@ -811,8 +706,8 @@ void L2Cache::write_back(std::uint32_t slot) {
 
 std::uint64_t L2Cache::write_back_dirty_lines() {
   std::uint64_t n = 0;
-  for (std::uint32_t slot = 0; slot < lines_.size(); ++slot) {
-    const Line& l = lines_[slot];
+  for (std::uint32_t slot = 0; slot < dir_.num_slots(); ++slot) {
+    const Line& l = dir_.line(slot);
     if (valid(slot) && l.dirty && l.mshr == kNone) {
       write_back(slot);
       ++n;
@@ -863,78 +758,6 @@ void L2Cache::send_piece(std::uint32_t ti, std::uint32_t pi, const Piece& p, boo
   send(std::move(r));
 }
 
-void L2Cache::send(MemRequest&& r) {
-  const int s = index(r.stream);
-  const std::uint64_t line = r.address >> line_shift_;
-  // Same-address requests must reach the memory controller in order: a request waits
-  // for the last earlier one to its line still queued in the other stream's FIFO (of
-  // the same memory-side queue: a line has one channel).
-  std::uint64_t after = 0;
-  const auto& other = out_lines_[1 - s];
-  if (!other.empty()) {
-    const auto it = other.find(line);
-    if (it != other.end()) after = it->second.newest_seq;
-  }
-  const std::uint32_t queue = memory_.queue_of(r);
-  T3SIM_CHECK(queue < out_queues_.size(), fmt::format("memory-side queue {} of {}", queue, out_queues_.size()));
-  OutFifos& fifos = out_queues_[queue];
-  if (fifos[static_cast<std::size_t>(s)].empty() && after == 0 && memory_.can_accept(r)) {
-    memory_.accept(std::move(r));
-    return;
-  }
-  ++memory_queued_;
-  QueuedLine& ql = out_lines_[s][line];
-  ql.newest_seq = ++out_seq_;
-  ++ql.count;
-  fifos[static_cast<std::size_t>(s)].push_back(Outbound{std::move(r), out_seq_, after});
-  QueueRetry& retry = out_retry_[queue];
-  if (!retry.registered) {
-    retry.registered = true;
-    memory_.wait_for_queue_space(&retry, queue);
-  }
-}
-
-bool L2Cache::may_send(const OutFifos& fifos, const Outbound& o) const {
-  if (o.after == 0) return true;
-  const auto& other = fifos[static_cast<std::size_t>(1 - index(o.req.stream))];
-  return other.empty() || other.front().seq > o.after;  // FIFOs send in order
-}
-
-void L2Cache::drain_out_queue(std::uint32_t queue) {
-  OutFifos& fifos = out_queues_[queue];
-  bool progress = true;
-  while (progress) {  // a send may unblock the other stream's FIFO (`after`)
-    progress = false;
-    for (std::size_t s = 0; s < fifos.size(); ++s) {
-      auto& q = fifos[s];
-      while (!q.empty() && may_send(fifos, q.front()) && memory_.can_accept(q.front().req)) {
-        memory_.accept(std::move(q.front().req));
-        pop_out_queue(queue, static_cast<int>(s));
-        progress = true;
-      }
-    }
-  }
-  QueueRetry& retry = out_retry_[queue];
-  if (!retry.registered && (!fifos[0].empty() || !fifos[1].empty())) {
-    retry.registered = true;
-    memory_.wait_for_queue_space(&retry, queue);
-  }
-}
-
-void L2Cache::QueueRetry::on_mem_retry() {
-  registered = false;
-  l2->drain_out_queue(queue);
-}
-
-void L2Cache::pop_out_queue(std::uint32_t queue, int s) {
-  auto& q = out_queues_[queue][static_cast<std::size_t>(s)];
-  const std::uint64_t line = q.front().req.address / cfg_.line_bytes;
-  auto it = out_lines_[static_cast<std::size_t>(s)].find(line);
-  if (--it->second.count == 0) out_lines_[static_cast<std::size_t>(s)].erase(it);
-  q.pop_front();
-}
-
-
 void L2Cache::on_mem_response(MemRequest&& resp) {
   sim().note_progress();
   const auto kind = static_cast<Kind>(resp.tag >> 62);
@@ -944,7 +767,7 @@ void L2Cache::on_mem_response(MemRequest&& resp) {
       // on_fill reads the MSHR, then the way it names: both are far apart in the host's
       // memory with many GPUs simulated, so start fetching the way now, from the tag's
       // copy, rather than after the MSHR arrives.
-      __builtin_prefetch(lines_.data() + ((resp.tag >> 32) & (kMaxPieces - 1)));
+      __builtin_prefetch(dir_.lines() + ((resp.tag >> 32) & (kMaxPieces - 1)));
       on_fill(idx, std::move(resp));
       break;
     case Kind::kWriteBack: --write_backs_in_flight_; break;
@@ -974,7 +797,7 @@ void L2Cache::on_piece_done(std::uint32_t ti, std::uint32_t pi, MemRequest&& res
 void L2Cache::on_fill(std::uint32_t m, MemRequest&& resp) {
   Mshr& ms = mshrs_[m];
   const std::uint32_t slot = ms.slot;
-  Line& l = lines_[slot];
+  Line& l = dir_.line(slot);
   T3SIM_CHECK(l.mshr == m && !l.dirty, "fill of a line that is not waiting for it");
   if (ms.functional) {
     T3SIM_CHECK(resp.data.words.size() == words_per_line_,
@@ -986,7 +809,7 @@ void L2Cache::on_fill(std::uint32_t m, MemRequest&& resp) {
   } else {
     l.has_data = false;
   }
-  touch(l);
+  dir_.touch(l);
 
   // Serve the waiters in arrival order. A bypassing piece among them invalidates the
   // line (writing back what earlier waiters dirtied) and goes out; a waiter after it,
@@ -1017,7 +840,7 @@ void L2Cache::on_fill(std::uint32_t m, MemRequest&& resp) {
     check_done(w.txn);
   }
   if (i == ms.waiters.size()) {
-    if (invalidated) clear_tag(slot);
+    if (invalidated) dir_.clear_tag(slot);
     l.mshr = kNone;
     free_mshr(m);
     resume_stalled();
@@ -1036,10 +859,7 @@ void L2Cache::on_fill(std::uint32_t m, MemRequest&& resp) {
 }
 
 void L2Cache::free_mshr(std::uint32_t m) {
-  Mshr& ms = mshrs_[m];
-  ms.slot = kNone;
-  ms.waiters.clear();
-  free_mshrs_.push_back(m);
+  mshrs_.release(m);
   mshr_occupancy_.set(now(), static_cast<std::int64_t>(outstanding_misses()));
 }
 
@@ -1102,7 +922,7 @@ void L2Cache::overlay(std::uint64_t address, std::uint32_t bytes, Payload& data)
   const std::uint64_t end = address + bytes;
   for (std::uint64_t line = address / cfg_.line_bytes; line * cfg_.line_bytes < end; ++line) {
     const std::uint32_t slot = find(line);
-    if (slot == kNone || !lines_[slot].has_data || lines_[slot].mshr != kNone) continue;
+    if (slot == kNone || !dir_.line(slot).has_data || dir_.line(slot).mshr != kNone) continue;
     const std::uint64_t line_start = line * cfg_.line_bytes;
     const std::uint64_t lo = std::max(line_start, address), hi = std::min(line_start + cfg_.line_bytes, end);
     for (std::uint64_t a = lo; a < hi; a += g)
@@ -1139,20 +959,12 @@ void L2Cache::report_in_flight(std::vector<std::string>& out) const {
     }
   }
   if (outstanding_misses() > 0) {
-    const Mshr* oldest = nullptr;
-    for (const Mshr& ms : mshrs_)
-      if (ms.slot != kNone && (oldest == nullptr || ms.issued < oldest->issued)) oldest = &ms;
+    const Mshr* oldest = mshrs_.oldest();
     out.push_back(fmt::format("{} line fills outstanding (MSHRs); oldest: line 0x{:x} since {} ps, {} waiters",
                               outstanding_misses(), line_address(oldest->slot),
                               oldest->issued.ps(), oldest->waiters.size()));
   }
-  for (std::uint32_t queue = 0; queue < out_queues_.size(); ++queue)
-    for (const auto& q : out_queues_[queue]) {
-      if (q.empty()) continue;
-      out.push_back(fmt::format(
-          "{} {} requests refused by memory-side queue {}, waiting for its retry (first: {} of 0x{:x})", q.size(),
-          to_string(q.front().req.stream), queue, to_string(q.front().req.op), q.front().req.address));
-    }
+  out_.report_in_flight(out);
   if (write_backs_in_flight_ > 0) out.push_back(fmt::format("{} write-backs in flight", write_backs_in_flight_));
 }
 

@@ -33,7 +33,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "models/cache/i_replacement.h"
+#include "models/cache/memory_side_queues.h"
+#include "models/cache/mshr_file.h"
+#include "models/cache/tag_directory.h"
 #include "models/mem/mem_request.h"
 #include "sim/clock.h"
 #include "sim/component.h"
@@ -157,7 +159,7 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
     const std::uint64_t n = total_hits_ + total_misses_;
     return n == 0 ? 0.0 : static_cast<double>(total_hits_) / static_cast<double>(n);
   }
-  std::size_t outstanding_misses() const { return mshrs_.size() - free_mshrs_.size(); }
+  std::size_t outstanding_misses() const { return mshrs_.in_use(); }
   // Overwrite the words of `data` (the values of [address, address + bytes) as the
   // memory side holds them; granule-aligned) with those of lines the L2 holds with
   // values: the GPU-visible contents, for end-of-run functional checks.
@@ -169,27 +171,9 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
  private:
   static constexpr std::uint32_t kNone = UINT32_MAX;
 
-  // A way's state; whether it is valid and which line it holds (address / line_bytes,
-  // the full tag) are in tags_.
-  struct Line {
-    std::uint64_t last_use = 0;   // use_clock_ at its last hit or fill (ReplacementCandidate)
-    std::uint32_t mshr = kNone;   // != kNone: waiting for its fill
-    bool dirty = false;
-    bool has_data = false;        // its words in values_ are the line's values
-    Stream dirty_stream = Stream::kCompute;  // of the request that last dirtied it
-  };
-  // A line piece of a transaction waiting for a fill.
-  struct Waiter {
-    std::uint32_t txn;
-    std::uint32_t piece;
-    Cycles bank_slot;
-  };
-  struct Mshr {
-    std::uint32_t slot = kNone;  // the line being filled
-    bool functional = false;     // the fill read asks for values
-    Tick issued;
-    std::vector<Waiter> waiters;  // in arrival order; capacity kept across uses
-  };
+  using Line = TagDirectory::Line;
+  using Waiter = MshrFile::Waiter;
+  using Mshr = MshrFile::Mshr;
   struct Txn {
     MemRequest req;
     Tick accepted;
@@ -227,38 +211,13 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   Piece piece_of(const Txn& t, std::uint32_t i) const;
   // Piece `k` of row `row` (piece_of without the division of i by pieces_per_row).
   Piece piece_at(const Txn& t, std::uint32_t row, std::uint32_t k) const;
-  std::uint32_t set_of_line(std::uint64_t line) const;
-  std::uint32_t bank_of_line(std::uint64_t line) const;
-  // The global set of `line`, given its bank (bank_of_line(line)).
-  std::uint32_t set_in_bank(std::uint32_t bank, std::uint64_t line) const {
-    if (sets_pow2_) [[likely]]
-      return static_cast<std::uint32_t>((std::uint64_t{bank} << set_bits_) |
-                                        ((line >> bank_bits_) & ((std::uint64_t{1} << set_bits_) - 1)));
-    return static_cast<std::uint32_t>(std::uint64_t{bank} * sets_per_bank_ + (line >> bank_bits_) % sets_per_bank_);
-  }
-  std::uint32_t find(std::uint64_t line) const;  // slot or kNone
+  std::uint32_t find(std::uint64_t line) const { return dir_.find(line); }  // slot or kNone
   // `req` enters by the hub's port and that port has room of its own (hub_transactions).
   bool has_own_hub_room(const MemRequest& req) const;
-  std::uint32_t find_in_set(std::uint32_t set, std::uint64_t line) const;  // slot or kNone
-  std::uint32_t pick_victim(std::uint32_t set);   // slot or kNone (every way pending)
   Cycles now_cycle() const { return clock_.cycle_at_or_after(now()); }
-  Cycles reserve_bank(const Piece& p, Cycles now_c) { return reserve_bank_in(bank_of_line(p.line), p, now_c); }
   Cycles reserve_bank_in(std::uint32_t bank, const Piece& p, Cycles now_c);
-  void set_tag(std::uint32_t slot, std::uint64_t line) {
-    tags_[slot] = line;
-    ptags_[slot] = partial_tag(line);
-  }
-  void clear_tag(std::uint32_t slot) { tags_[slot] = kNoTag; }
-  // 8 bits of the line address above its set index (the bits that tell the lines of
-  // one set apart), folded: a filter, confirmed against tags_.
-  std::uint8_t partial_tag(std::uint64_t line) const {
-    std::uint64_t h = line >> tag_shift_;
-    h ^= h >> 32;
-    h ^= h >> 16;
-    return static_cast<std::uint8_t>(h ^ (h >> 8));
-  }
-  bool valid(std::uint32_t slot) const { return tags_[slot] != kNoTag; }
-  std::uint64_t line_address(std::uint32_t slot) const { return tags_[slot] << line_shift_; }
+  bool valid(std::uint32_t slot) const { return dir_.valid(slot); }
+  std::uint64_t line_address(std::uint32_t slot) const { return dir_.line_address(slot); }
   bool needs_values(const Txn& t, const Piece& p) const;
 
   void process_cached(std::uint32_t ti);  // continue the look-up loop; may stall
@@ -283,12 +242,11 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   // ranges: conservative for tiles, exact for 1D requests).
   bool overlaps_waiting(const Txn& t) const;
   void apply(Txn& t, const Piece& p, std::uint32_t slot);
-  void touch(Line& l) { l.last_use = ++use_clock_; }
   void evict(std::uint32_t slot);
   void write_back(std::uint32_t slot);
   void send_fill(std::uint32_t m);
   void send_piece(std::uint32_t ti, std::uint32_t pi, const Piece& p, bool uncached);
-  void send(MemRequest&& r);
+  void send(MemRequest&& r) { out_.send(std::move(r)); }
   void on_fill(std::uint32_t m, MemRequest&& resp);
   void on_piece_done(std::uint32_t ti, std::uint32_t pi, MemRequest&& resp);
   void free_mshr(std::uint32_t m);
@@ -304,41 +262,21 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   const L2Config cfg_;
   MemTarget& memory_;
   ClockDomain clock_;
-  std::uint32_t bank_bits_ = 0;
-  std::uint32_t set_bits_ = 0;  // floor(log2(sets per bank))
-  std::uint32_t sets_per_bank_ = 1;
-  bool sets_pow2_ = true;
   std::uint32_t line_shift_ = 0;  // log2(line_bytes)
-  std::uint32_t tag_shift_ = 0;   // bank_bits_ + set_bits_: a line's bits above its set
-  std::array<std::uint32_t, 6> fold_shifts_{};  // bank_of_line's fold steps
-  std::uint32_t fold_steps_ = 0;
   std::int32_t bank_rate_shift_ = -1;  // log2(bank_bytes_per_cycle) if a power of two, else -1
   std::uint32_t words_per_line_ = 0;
-  std::uint64_t use_clock_ = 0;
-  std::unique_ptr<ReplacementPolicy> replacement_;
-  bool lru_;  // replacement_ is LRU: pick_victim decides it in its own pass
-  std::vector<ReplacementCandidate> victim_candidates_;  // pick_victim's scratch, assoc entries
 
-  // The per-line arrays below (lines_, tags_, ptags_: 2 M entries for a 256 MB L2,
-  // ~70 MB) and the MSHRs and transaction slots (mshrs_, txns_, their free lists and
-  // complete_events_) are allocated by the first accept(), not by the constructor, so
-  // a model that is built and never used (`t3sim validate`, an idle GPU's L2) does not
+  // The stages (Akita's cache: directory, bank, MSHR, write buffer): the directory's
+  // arrays, the MSHRs and the transaction slots (txns_, free_txns_, complete_events_)
+  // are allocated by the first accept() (allocate_state), not by the constructor, so a
+  // model that is built and never used (`t3sim validate`, an idle GPU's L2) does not
   // pay for them. Until then no line is valid: contains() and is_dirty() are false,
   // write_back_dirty_lines() finds nothing, no MSHR or transaction is in use.
   void allocate_state();
-  std::vector<Line> lines_;  // slot = set * assoc + way
-  // Per slot: the line it holds (address / line_bytes), kNoTag if invalid. A set's tags
-  // are contiguous (assoc x 8 B), so a look-up touches a cache line or two instead of
-  // every way's Line.
-  static constexpr std::uint64_t kNoTag = ~std::uint64_t{0};
-  std::vector<std::uint64_t> tags_;
-  // partial_tag() of each valid slot's line (anything for an invalid one): a set's are
-  // compared 16 at a time and the whole array stays in the host's caches.
-  std::vector<std::uint8_t> ptags_;
+  TagDirectory dir_;
+  MshrFile mshrs_;
   std::vector<std::uint64_t> values_;     // slot * words_per_line_ + word; allocated on first functional request
   std::vector<Cycles> bank_next_free_;
-  std::vector<Mshr> mshrs_;
-  std::vector<std::uint32_t> free_mshrs_;
   std::vector<Txn> txns_;
   // The completion of the transaction in one txns_ slot (one event per slot, reused).
   class CompleteEvent final : public Event {
@@ -377,43 +315,6 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   std::size_t in_flight_ = 0;      // all transactions
   std::size_t hub_in_flight_ = 0;  // those of the hub's port, when it has room of its own
   std::deque<std::uint32_t> mshr_wait_;   // stalled transactions, oldest first
-  // Requests the memory side refused, one FIFO per (memory-side queue, stream): a
-  // refused channel holds back only its own requests (each channel has its controller
-  // and its queue from the L2 slices), and a refused communication request never holds
-  // back compute ones (the controller's ingress queues are per stream, and MCA, T3
-  // §4.5, only works if compute reaches it). One line always maps to one channel, so
-  // same-line order is the FIFO's, and across the channel's two stream FIFOs it is
-  // kept by `after`.
-  struct Outbound {
-    MemRequest req;
-    std::uint64_t seq = 0;
-    std::uint64_t after = 0;  // seq of an earlier request to the same line in the other FIFO (0: none)
-  };
-  using OutFifos = std::array<std::deque<Outbound>, kNumStreams>;
-  std::vector<OutFifos> out_queues_;            // per memory-side queue (MemTarget::queue_of)
-  // Per queue: the client the memory side retries when that queue has room, so a
-  // retry drains only the queue that freed (one L2 has ~100 channels' queues).
-  struct QueueRetry final : MemClient {
-    L2Cache* l2 = nullptr;
-    std::uint32_t queue = 0;
-    bool registered = false;
-    void on_mem_response(MemRequest&&) override {}
-    void on_mem_retry() override;
-  };
-  std::vector<QueueRetry> out_retry_;
-  // Per stream: line -> (seq of its newest queued request, how many are queued), so
-  // send() finds `after` without scanning a FIFO that may hold thousands (T3's
-  // arriving updates and DMA reads waiting for a busy controller).
-  struct QueuedLine {
-    std::uint64_t newest_seq = 0;
-    std::uint32_t count = 0;
-  };
-  std::array<std::unordered_map<std::uint64_t, QueuedLine>, kNumStreams> out_lines_;
-  void pop_out_queue(std::uint32_t queue, int s);
-  std::uint64_t out_seq_ = 0;
-  bool may_send(const OutFifos& fifos, const Outbound& o) const;
-  // Sends what it can of one queue's FIFOs (its QueueRetry's retry).
-  void drain_out_queue(std::uint32_t queue);
   std::uint64_t write_backs_in_flight_ = 0;
   std::vector<MemClient*> retry_waiters_;
   std::vector<MemClient*> retry_scratch_;
@@ -448,6 +349,8 @@ class L2Cache final : public Component, public MemTarget, public MemClient {
   TimeWeighted& mshr_occupancy_;
   std::uint64_t total_hits_ = 0;
   std::uint64_t total_misses_ = 0;
+  // The write-buffer stage (after memory_queued_, which it counts into).
+  MemorySideQueues out_;
 };
 
 }  // namespace t3sim
