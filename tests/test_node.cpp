@@ -1139,7 +1139,8 @@ TEST(ScenarioRun, ATaskBegunTwiceOrEndedUnbegunIsAnInternalError) {
 // every task it depends on has ended there. Here on two GPUs: a copy kernel, then a
 // ring reduce-scatter and a second copy beside it, each waiting for the first copy;
 // then a last copy that waits for both. Declared in no useful order (the last first):
-// the dependencies, not the declaration, order the run.
+// the dependencies, not the declaration, order the run; the procedure waits for an
+// order-only dependency (the second copy's) as for a data one.
 TEST(ScenarioRun, TheChainedProcedureStartsATaskWhenAllItsDependenciesEnded) {
   const NodeConfig cfg = table1(2, NetMode::kFull);
   Simulator sim(1);
@@ -1157,10 +1158,10 @@ TEST(ScenarioRun, TheChainedProcedureStartsATaskWhenAllItsDependenciesEnded) {
       run.launch_kernel(g, t, std::move(k));
     };
   };
-  run.chain_task(last, {rs, beside}, copy(last));
-  run.chain_task(rs, {first}, [&run, &collective, rs](std::uint32_t g) { run.start_collective(g, rs, collective); });
+  run.chain_task(last, {ScenarioRun::needs(rs), ScenarioRun::needs(beside)}, copy(last));
+  run.chain_task(rs, {ScenarioRun::needs(first)}, [&run, &collective, rs](std::uint32_t g) { run.start_collective(g, rs, collective); });
   run.chain_task(first, {}, copy(first));
-  run.chain_task(beside, {first}, copy(beside));
+  run.chain_task(beside, {ScenarioRun::only_after(first)}, copy(beside));
   for (std::uint32_t g = 0; g < 2; ++g) {
     Simulator::InPartition in(sim, run.node().partition(g));
     run.start_chained(g);
@@ -1197,8 +1198,8 @@ TEST(ScenarioRun, AChainWithACycleAnUndeclaredTaskOrNoStartIsRefused) {
     Simulator sim(1);
     ScenarioRun run(sim, cfg, "the test scenario");
     const ScenarioRun::Task a = run.add_task("a");
-    refused([&] { run.chain_task(a, {7}, nothing); }, "task a is chained after task #7, which was never declared");
-    refused([&] { run.chain_task(7, {a}, nothing); }, "task #7 is chained but was never declared");
+    refused([&] { run.chain_task(a, {ScenarioRun::needs(7)}, nothing); }, "task a is chained after task #7, which was never declared");
+    refused([&] { run.chain_task(7, {ScenarioRun::needs(a)}, nothing); }, "task #7 is chained but was never declared");
   }
   {
     Simulator sim(1);
@@ -1215,9 +1216,9 @@ TEST(ScenarioRun, AChainWithACycleAnUndeclaredTaskOrNoStartIsRefused) {
   const ScenarioRun::Task b = run.add_task("b");
   const ScenarioRun::Task after = run.add_task("after_the_cycle");
   run.chain_task(root, {}, nothing);
-  run.chain_task(a, {root, b}, nothing);
-  run.chain_task(b, {a}, nothing);
-  run.chain_task(after, {b}, nothing);
+  run.chain_task(a, {ScenarioRun::needs(root), ScenarioRun::only_after(b)}, nothing);
+  run.chain_task(b, {ScenarioRun::needs(a)}, nothing);
+  run.chain_task(after, {ScenarioRun::needs(b)}, nothing);
   refused([&] { run.start_chained(0); },
           "tasks a, b, after_the_cycle could never start: a dependency cycle among them or before them");
 }

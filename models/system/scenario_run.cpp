@@ -37,16 +37,16 @@ ScenarioRun::Task ScenarioRun::add_task(std::string name) {
   return static_cast<Task>(tasks_.size() - 1);
 }
 
-void ScenarioRun::chain_task(Task t, std::vector<Task> after, TaskStart start) {
+void ScenarioRun::chain_task(Task t, std::vector<Dependency> after, TaskStart start) {
   if (t >= tasks_.size())
     internal_error(sim_.now(), what_, fmt::format("task #{} is chained but was never declared", t), __FILE__,
                    __LINE__);
-  for (const Task u : after)
-    if (u >= tasks_.size())
+  for (const Dependency& d : after)
+    if (d.task >= tasks_.size())
       internal_error(sim_.now(), what_,
-                     fmt::format("task {} is chained after task #{}, which was never declared", tasks_[t], u),
+                     fmt::format("task {} is chained after task #{}, which was never declared", tasks_[t], d.task),
                      __FILE__, __LINE__);
-  for (const Task u : after) waiting_[u].push_back(t);
+  for (const Dependency& d : after) waiting_[d.task].push_back(t);
   after_[t] = std::move(after);
   chained_start_[t] = std::move(start);
 }
@@ -86,7 +86,8 @@ void ScenarioRun::start_chained(std::uint32_t g) {
 void ScenarioRun::start_dependents(std::uint32_t g, Task t) {
   if (!chained_.load()) return;
   for (const Task w : waiting_[t]) {
-    const bool ready = std::all_of(after_[w].begin(), after_[w].end(), [&](Task u) { return done_[g][u] != 0; });
+    const bool ready =
+        std::all_of(after_[w].begin(), after_[w].end(), [&](const Dependency& d) { return done_[g][d.task] != 0; });
     if (ready && begun_[g][w] == 0) start_chained_task(g, w);
   }
 }

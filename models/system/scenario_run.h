@@ -56,10 +56,29 @@ class ScenarioRun {
   // How task t starts on GPU g (called in g's partition): it must begin t there at
   // once, through launch_kernel or start_collective, whose ends continue the chain.
   using TaskStart = std::function<void(std::uint32_t g)>;
+  // What a task waits for, and why: the chained procedure waits for both kinds; an
+  // ideal overlap (critical_path) keeps only kData.
+  struct Dependency {
+    enum class Kind {
+      // It needs the other's whole result, or overwrites what the other wrote (the
+      // sub-layer's AG: the RS's reduced chunks, gathered over the GEMM's output).
+      kData,
+      // The procedure runs it after the other only so each runs alone, in the
+      // library's bulk-synchronous order; an overlap may run the two together,
+      // because they are independent (c3's GEMM and collective) or because it takes
+      // the other's output piece by piece as it is written (the sub-layer's RS after
+      // the GEMM as T3 §5.3's ideal treats it; the overlap kinds' two phases).
+      kOrder,
+    };
+    Task task;
+    Kind kind;
+  };
+  static Dependency needs(Task t) { return {t, Dependency::Kind::kData}; }
+  static Dependency only_after(Task t) { return {t, Dependency::Kind::kOrder}; }
   // Task t runs in the chained procedure: started by `start` once every task of `after`
-  // has ended on the GPU (a data dependency, or an isolated run's order), or at the
-  // procedure's start when `after` is empty. InternalError for an undeclared task.
-  void chain_task(Task t, std::vector<Task> after, TaskStart start);
+  // has ended on the GPU, or at the procedure's start when `after` is empty.
+  // InternalError for an undeclared task.
+  void chain_task(Task t, std::vector<Dependency> after, TaskStart start);
   // Starts the chained procedure on GPU g (the caller is in g's partition): the tasks
   // without dependencies, in declaration order; from then on, as a task ends on a GPU
   // (after its own end callback, in the same event, so nothing moves in time), the
@@ -123,7 +142,8 @@ class ScenarioRun {
   std::unique_ptr<Node> node_;
   std::vector<std::string> tasks_;
   std::vector<TaskStart> chained_start_;           // [task]: unset for a task outside the chain
-  std::vector<std::vector<Task>> after_, waiting_;  // [task]: what it waits for / what waits for it
+  std::vector<std::vector<Dependency>> after_;  // [task]: what it waits for
+  std::vector<std::vector<Task>> waiting_;      // [task]: what waits for it
   // start_chained was called (on any GPU: the partitions start their GPUs on their own threads)
   std::atomic<bool> chained_ = false;
   std::vector<std::vector<Tick>> start_, end_;        // [gpu][task]

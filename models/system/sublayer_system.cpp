@@ -167,12 +167,17 @@ void SublayerSystem::chain_tasks() {
   rs_->preload();
   ag_ = make_ring_collective(CollectiveKind::named("ring-ag"), /*uncached=*/false, values_);
   run_->chain_task(kGemm, {}, [this](std::uint32_t g) { launch_gemm(g, KernelLaunch{}); });
-  run_->chain_task(kRs, {kGemm}, [this](std::uint32_t g) {
+  // The RS reduces the GEMM's output, but tile by tile it could run beside it (T3's
+  // point; §5.3's ideal overlaps the two): sequential only orders them.
+  run_->chain_task(kRs, {ScenarioRun::only_after(kGemm)}, [this](std::uint32_t g) {
     run_->start_collective(g, kRs, *rs_, [this](std::uint32_t h) {
       traffic_at_end_[h][kRs] = dram_totals(node().gpu(h).memory(), Stream::kCommunication);
     });
   });
-  run_->chain_task(kAg, {kRs}, [this](std::uint32_t g) { start_all_gather(g, *ag_); });
+  // The AG gathers the RS's reduced chunks (each complete only at the RS's end) over
+  // the GEMM's output: it needs both.
+  run_->chain_task(kAg, {ScenarioRun::needs(kGemm), ScenarioRun::needs(kRs)},
+                   [this](std::uint32_t g) { start_all_gather(g, *ag_); });
 }
 
 std::uint64_t SublayerSystem::verify_chained(std::string& error) const {

@@ -159,12 +159,14 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node_config, const C3Spec& spec, 
     dma_ = make(CollectiveEngine::kDma);
     dma_task_ = add_task("dma_collective");
   }
-  // The isolated procedure (chained): each kernel alone, in this order; a concurrent
-  // configuration launches them itself and never starts the chain.
+  // The isolated procedure (chained): each kernel alone, in this order, only ordered
+  // (the kernels are independent); a concurrent configuration launches them itself and
+  // never starts the chain.
   chain_task(gemm_task_, {}, [this](std::uint32_t g) { launch_gemm(g, {}); });
-  if (cu_) chain_task(cu_task_, {gemm_task_}, [this](std::uint32_t g) { start_collective(g, Coll::kCu); });
+  if (cu_) chain_task(cu_task_, {only_after(gemm_task_)}, [this](std::uint32_t g) { start_collective(g, Coll::kCu); });
   if (dma_)
-    chain_task(dma_task_, {cu_ ? cu_task_ : gemm_task_}, [this](std::uint32_t g) { start_collective(g, Coll::kDma); });
+    chain_task(dma_task_, {only_after(cu_ ? cu_task_ : gemm_task_)},
+               [this](std::uint32_t g) { start_collective(g, Coll::kDma); });
   gemm_kernel_.assign(simulated_gpus(), 0);
   if (cu_) cu_->preload();
   if (dma_) dma_->preload();

@@ -87,10 +87,10 @@ ScenarioRun::Task OverlapRun::task(Phase p) const {
   return static_cast<Task>(p);
 }
 
-void OverlapRun::chain_phase(Phase p, const std::vector<Phase>& after, TaskStart start) {
-  std::vector<Task> tasks;
-  for (const Phase a : after) tasks.push_back(task(a));
-  chain_task(task(p), std::move(tasks), std::move(start));
+void OverlapRun::chain_phase(Phase p, const std::vector<Phase>& ordered_after, TaskStart start) {
+  std::vector<Dependency> after;
+  for (const Phase a : ordered_after) after.push_back(ScenarioRun::only_after(task(a)));
+  chain_task(task(p), std::move(after), std::move(start));
 }
 
 namespace {

@@ -51,7 +51,8 @@ class OverlapOp {
   virtual void build(OverlapRun& run) = 0;
   // Declares the sequential procedure's two phases as chained tasks
   // (run.chain_phase: how each starts on a GPU, through run.launch_compute and
-  // run.start_collective_phase, and which one waits for the other); the run chains them.
+  // run.start_collective_phase, and which one the procedure runs after the other); the
+  // run chains them.
   virtual void chain_sequential(OverlapRun& run) = 0;
   // GPU g at time zero: the fused form; its work reported through run.work_begins /
   // run.work_ends (run.launch_kernel does both).
@@ -108,8 +109,10 @@ class OverlapRun : public ScenarioRun {
 
   // ---- for ops (seed(), node(), sim() and work_begins / work_ends are the scenario run's)
   // The sequential procedure: phase p starts on a GPU through `start` once the phases
-  // of `after` ended there (ScenarioRun::chain_task).
-  void chain_phase(Phase p, const std::vector<Phase>& after, TaskStart start);
+  // of `ordered_after` ended there (ScenarioRun::chain_task). Order-only dependencies
+  // (ScenarioRun::only_after): every op's fused form takes the one phase's output piece
+  // by piece as the other writes it, so ideal-overlap runs them together.
+  void chain_phase(Phase p, const std::vector<Phase>& ordered_after, TaskStart start);
   // Launches `trace` on GPU g now as the compute phase (kernel boundaries told to the
   // memory); `then` runs at its end, before the phases waiting for it start.
   void launch_compute(std::uint32_t g, const KernelTrace& trace, std::function<void()> then = {});
