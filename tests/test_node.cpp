@@ -1223,5 +1223,80 @@ TEST(ScenarioRun, AChainWithACycleAnUndeclaredTaskOrNoStartIsRefused) {
           "tasks a, b, after_the_cycle could never start: a dependency cycle among them or before them");
 }
 
+
+// The ideal configurations' time (ScenarioRun::critical_path): the longest path
+// through the declared tasks, each weighing its time alone, over the data
+// dependencies only. A chain sums; a diamond takes the longer branch; order-only
+// dependencies are dropped (the sub-layer's and c3's shapes, whose chained runs
+// would sum); a cycle, even through an order-only dependency, or a time missing is
+// refused.
+TEST(ScenarioRun, TheCriticalPathFollowsTheDataDependenciesOnly) {
+  const NodeConfig cfg = table1(2, NetMode::kFull);
+  const ScenarioRun::TaskStart nothing = [](std::uint32_t) {};
+  using R = ScenarioRun;
+  {
+    Simulator sim(1);
+    ScenarioRun run(sim, cfg, "the test scenario");
+    const R::Task a = run.add_task("a"), b = run.add_task("b"), c = run.add_task("c");
+    run.chain_task(c, {R::needs(b)}, nothing);
+    run.chain_task(b, {R::needs(a)}, nothing);
+    run.chain_task(a, {}, nothing);
+    EXPECT_EQ(run.critical_path({Tick::us(3), Tick::us(5), Tick::us(7)}), Tick::us(15)) << "a chain: the sum";
+  }
+  {
+    Simulator sim(1);
+    ScenarioRun run(sim, cfg, "the test scenario");
+    const R::Task join = run.add_task("join"), left = run.add_task("left"), right = run.add_task("right"),
+                  root = run.add_task("root");
+    run.chain_task(root, {}, nothing);
+    run.chain_task(left, {R::needs(root)}, nothing);
+    run.chain_task(right, {R::needs(root)}, nothing);
+    run.chain_task(join, {R::needs(left), R::needs(right)}, nothing);
+    EXPECT_EQ(run.critical_path({Tick::us(1), Tick::us(9), Tick::us(4), Tick::us(2)}), Tick::us(12))
+        << "a diamond: root + the longer branch (left) + join";
+    EXPECT_EQ(run.critical_path({Tick::us(1), Tick::us(3), Tick::us(8), Tick::us(2)}), Tick::us(11))
+        << "a diamond: root + the longer branch (right) + join";
+  }
+  {
+    // The sub-layer's tasks: the RS only ordered after the GEMM, the AG needing both:
+    // max(GEMM, RS) + AG (T3 §5.3's ideal), not GEMM + RS + AG.
+    Simulator sim(1);
+    ScenarioRun run(sim, cfg, "the test scenario");
+    const R::Task gemm = run.add_task("gemm"), rs = run.add_task("reduce_scatter"), ag = run.add_task("all_gather");
+    run.chain_task(gemm, {}, nothing);
+    run.chain_task(rs, {R::only_after(gemm)}, nothing);
+    run.chain_task(ag, {R::needs(gemm), R::needs(rs)}, nothing);
+    EXPECT_EQ(run.critical_path({Tick::us(10), Tick::us(4), Tick::us(3)}), Tick::us(13));
+    EXPECT_EQ(run.critical_path({Tick::us(4), Tick::us(10), Tick::us(3)}), Tick::us(13));
+    // c3's isolated run: every dependency order-only, so the longest task; a task
+    // weighing nothing (c3's DMA collective) changes nothing.
+    Simulator sim3(1);
+    ScenarioRun c3(sim3, cfg, "the test scenario");
+    const R::Task g = c3.add_task("gemm"), cu = c3.add_task("collective"), dma = c3.add_task("dma_collective");
+    c3.chain_task(g, {}, nothing);
+    c3.chain_task(cu, {R::only_after(g)}, nothing);
+    c3.chain_task(dma, {R::only_after(cu)}, nothing);
+    EXPECT_EQ(c3.critical_path({Tick::us(6), Tick::us(5), Tick::zero()}), Tick::us(6));
+    EXPECT_EQ(c3.critical_path({Tick::us(6), Tick::us(7), Tick::zero()}), Tick::us(7));
+  }
+  auto refused = [](const std::function<void()>& f, const std::string& why) {
+    try {
+      f();
+      FAIL() << "accepted; expected: " << why;
+    } catch (const InternalError& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr(why));
+    }
+  };
+  Simulator sim(1);
+  ScenarioRun run(sim, cfg, "the test scenario");
+  const R::Task root = run.add_task("root"), a = run.add_task("a"), b = run.add_task("b");
+  run.chain_task(root, {}, nothing);
+  run.chain_task(a, {R::needs(root), R::only_after(b)}, nothing);
+  run.chain_task(b, {R::needs(a)}, nothing);
+  refused([&] { (void)run.critical_path({Tick::us(1), Tick::us(1), Tick::us(1)}); },
+          "tasks a, b could never start: a dependency cycle among them or before them");
+  refused([&] { (void)run.critical_path({Tick::us(1)}); }, "the critical path needs a time for each of the 3 tasks, not 1");
+}
+
 }  // namespace
 }  // namespace t3sim

@@ -57,6 +57,10 @@ void ScenarioRun::check_chain() const {
       internal_error(sim_.now(), what_,
                      fmt::format("the chained procedure has no start for task {} (chain_task)", tasks_[t]), __FILE__,
                      __LINE__);
+  dependency_order();
+}
+
+std::vector<ScenarioRun::Task> ScenarioRun::dependency_order() const {
   // Kahn's order: what never becomes ready is on a dependency cycle, or waits for one.
   std::vector<std::size_t> unmet(tasks_.size());
   std::vector<Task> ready;
@@ -65,7 +69,7 @@ void ScenarioRun::check_chain() const {
   for (std::size_t i = 0; i < ready.size(); ++i)
     for (const Task w : waiting_[ready[i]])
       if (--unmet[w] == 0) ready.push_back(w);
-  if (ready.size() == tasks_.size()) return;
+  if (ready.size() == tasks_.size()) return ready;
   std::vector<std::string> stuck;
   for (Task t = 0; t < tasks_.size(); ++t)
     if (unmet[t] > 0) stuck.push_back(tasks_[t]);
@@ -73,6 +77,24 @@ void ScenarioRun::check_chain() const {
                  fmt::format("tasks {} could never start: a dependency cycle among them or before them",
                              fmt::join(stuck, ", ")),
                  __FILE__, __LINE__);
+}
+
+Tick ScenarioRun::critical_path(const std::vector<Tick>& alone) const {
+  if (alone.size() != tasks_.size())
+    internal_error(sim_.now(), what_,
+                   fmt::format("the critical path needs a time for each of the {} tasks, not {}", tasks_.size(),
+                               alone.size()),
+                   __FILE__, __LINE__);
+  std::vector<Tick> finish(tasks_.size());
+  Tick longest;
+  for (const Task t : dependency_order()) {
+    Tick begin;
+    for (const Dependency& d : after_[t])
+      if (d.kind == Dependency::Kind::kData) begin = std::max(begin, finish[d.task]);
+    finish[t] = begin + alone[t];
+    longest = std::max(longest, finish[t]);
+  }
+  return longest;
 }
 
 void ScenarioRun::start_chained(std::uint32_t g) {

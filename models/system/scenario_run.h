@@ -50,6 +50,7 @@ class ScenarioRun {
   // Declares a task every GPU runs once (before the run).
   Task add_task(std::string name);
   const std::string& task_name(Task t) const { return tasks_.at(t); }
+  std::size_t task_count() const { return tasks_.size(); }
 
   // ---- the chained procedure (every kind's sequential one): a task starts on a GPU
   // when every task it depends on has ended on that GPU
@@ -86,6 +87,12 @@ class ScenarioRun {
   // order. The first call checks the declarations: InternalError naming a task without
   // a start, or the tasks of a dependency cycle.
   void start_chained(std::uint32_t g);
+  // The declared tasks overlapped as far as their data dependencies allow, without
+  // contention: the longest path through them over the kData dependencies only (the
+  // order-only ones dropped), task t weighing alone[t] (its time run alone). The ideal
+  // configurations' time (ideal-overlap, ideal-rs-nmc, ideal). InternalError unless
+  // there is one time per task, or for a dependency cycle (naming its tasks).
+  Tick critical_path(const std::vector<Tick>& alone) const;
 
   // ---- the ledger (in GPU g's partition)
   // Task t starts on GPU g now: it is open work until task_ends.
@@ -136,6 +143,9 @@ class ScenarioRun {
   void start_chained_task(std::uint32_t g, Task t);
   // Every chained task has a start and no dependency cycle (start_chained's first call).
   void check_chain() const;
+  // The tasks, each after every task it waits for; InternalError naming the tasks a
+  // dependency cycle keeps from ever starting.
+  std::vector<Task> dependency_order() const;
 
   Simulator& sim_;
   std::string what_;

@@ -113,7 +113,7 @@ std::unique_ptr<Experiment> make_sublayer_experiment(Simulator& sim, ConfigNode 
                                                      const RunOptions& run);
 
 class SublayerSystem {
-  enum Phase { kGemm, kRs, kAg, kPhases };  // also the scenario run's tasks, in this order
+  enum Phase { kGemm, kRs, kAg, kPhases };  // also the scenario run's tasks, in this order (critical_path)
 
  public:
   // Contract: gemm.params is set (a generated GEMM, not a trace file). configuration:
@@ -152,6 +152,9 @@ class SublayerSystem {
   void rs_ended(std::uint32_t g, Tick end);
   // Starts GPU g's all-gather now; its end is the sub-layer's end on g.
   void start_all_gather(std::uint32_t g, Collective& ag);
+  // The critical path over the chained tasks (ScenarioRun::critical_path), the GEMM,
+  // the RS and the AG weighing the times given: the ideal bounds' total.
+  Tick critical_path(Tick gemm, Tick rs, Tick ag) const { return run_->critical_path({gemm, rs, ag}); }
   // When GPU g's GEMM kernel ended.
   Tick gemm_end(std::uint32_t g) const { return run_->ended(g, kGemm); }
   Simulator& simulator() { return run_->sim(); }

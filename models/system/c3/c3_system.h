@@ -10,7 +10,8 @@
 //               paper's c3_base, comm-first its c3_sp; comm_cus: N its CU
 //               partitioning)
 //   conccl      the collective on the DMA engines, host-launched (§VI)
-//   ideal       max(isolated GEMM, isolated collective) (§IV-B3)
+//   ideal       max(isolated GEMM, isolated collective) (§IV-B3): the critical path
+//               over the isolated run's tasks (C3Run::ideal)
 //
 // Every run reports the isolated times (from a sequential run: the GEMM alone, then
 // the CU collective alone on any CU (comm_cus does not apply), then, for conccl, the
@@ -74,6 +75,7 @@ struct C3Result {
   Tick time;                                      // the configuration's time
   bool isolated = true;                           // false: the fields from the isolated run are unset
   Tick isolated_gemm, isolated_collective;        // each alone (the CU collective)
+  Tick ideal;                                     // from them: C3Run::ideal
   std::optional<Tick> isolated_dma_collective;    // conccl: the DMA collective alone
   C3KernelResult gemm, collective;                // in the run (concurrent, or the isolated ones)
   double ideal_speedup = 1, speedup = 1, fraction_of_ideal = 0;
@@ -137,6 +139,10 @@ class C3Run : public ScenarioRun {
   // GPU g's GEMM (on gemm_cus()) and CU collective, in the spec's order: the
   // collective first when spec().comm_first, else the GEMM.
   void launch_in_spec_order(std::uint32_t g);
+  // The ideal (seed 003 §IV-B3): the critical path over the tasks as declared, the
+  // GEMM and the CU collective weighing their times alone; the DMA collective, conccl's
+  // form of the same collective rather than more work, weighs nothing.
+  Tick ideal(Tick gemm, Tick collective) const;
 
   // ---- the driver (the sequential procedure: start_chained, GEMM, then the CU
   // collective, then (with_dma) the DMA collective, each after the previous one ended)

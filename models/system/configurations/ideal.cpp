@@ -10,7 +10,7 @@ namespace {
 class C3Ideal final : public C3Configuration {
  public:
   bool concurrent() const override { return false; }
-  Tick time(const C3Result& r) const override { return std::max(r.isolated_gemm, r.isolated_collective); }
+  Tick time(const C3Result& r) const override { return r.ideal; }
   std::string describe(const C3Spec&) const override {
     return "max of the isolated GEMM and CU collective (no interference)";
   }

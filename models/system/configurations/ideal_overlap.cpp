@@ -3,6 +3,7 @@
 //   sub-layer  T3 §5.3's Ideal-GEMM-RS-Overlap: the GEMM and the RS overlap perfectly,
 //              without dependencies or contention: max(isolated GEMM, isolated RS) + AG
 //   overlap    max(isolated compute, isolated collective)
+// (each the critical path over the kind's declared tasks, ScenarioRun::critical_path)
 // (Kind c3's bound of the same kind is `ideal`, seed 003's name.)
 
 #include <fmt/format.h>
@@ -13,7 +14,7 @@
 
 namespace t3sim {
 
-void make_ideal_result(SublayerResult& r, std::string_view configuration, const IsolatedRs* nmc) {
+void make_ideal_result(const SublayerSystem& s, SublayerResult& r, const IsolatedRs* nmc) {
   Tick rs = r.rs;
   if (nmc != nullptr) {
     rs = nmc->time;
@@ -25,8 +26,8 @@ void make_ideal_result(SublayerResult& r, std::string_view configuration, const 
                        static_cast<double>(r.gemm.ps()) * 1e-9, static_cast<double>(rs.ps()) * 1e-9,
                        static_cast<double>(r.ag.ps()) * 1e-9);
   r.rs = rs > r.gemm ? rs - r.gemm : Tick::zero();
-  r.total = std::max(r.gemm, rs) + r.ag;
-  r.json["configuration"] = configuration;
+  r.total = s.critical_path(r.gemm, rs, r.ag);
+  r.json["configuration"] = s.configuration();
   r.json["time_ps"] = r.total.ps();
 }
 
@@ -34,7 +35,7 @@ namespace {
 
 class IdealOverlapConfiguration final : public SublayerConfiguration {
  public:
-  void complete(SublayerSystem& s, SublayerResult& r) override { make_ideal_result(r, s.configuration(), nullptr); }
+  void complete(SublayerSystem& s, SublayerResult& r) override { make_ideal_result(s, r, nullptr); }
 };
 
 class OverlapIdealOverlap final : public OverlapConfiguration {

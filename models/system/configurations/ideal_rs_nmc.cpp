@@ -47,7 +47,7 @@ class IdealRsNmcConfiguration final : public SublayerConfiguration {
   void complete(SublayerSystem& s, SublayerResult& r) override {
     const IsolatedRs nmc = run_isolated_rs_nmc(s.node().config(), s.gemm(), s.seed());
     r.extra_events += nmc.events;
-    make_ideal_result(r, s.configuration(), &nmc);
+    make_ideal_result(s, r, &nmc);
   }
 };
 

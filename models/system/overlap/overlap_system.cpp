@@ -114,6 +114,13 @@ void OverlapRun::launch_kernel(std::uint32_t g, const KernelTrace& trace, const 
   ScenarioRun::launch_kernel(g, std::nullopt, compute_stream_launch(trace, routing, value_granule), std::move(then));
 }
 
+Tick OverlapRun::ideal(Tick compute, Tick collective) const {
+  std::vector<Tick> alone(kPhases);
+  alone[task(kCompute)] = compute;
+  alone[task(kCollective)] = collective;
+  return critical_path(alone);
+}
+
 void OverlapRun::run(Tick max_time) {
   simulate(max_time);
   std::string error;
@@ -159,6 +166,7 @@ OverlapResult OverlapSystem::run(Tick max_time) {
     r.sequential = seq_->end();
     r.isolated_compute = seq_->phase_time(OverlapRun::kCompute);
     r.isolated_collective = seq_->phase_time(OverlapRun::kCollective);
+    r.ideal = seq_->ideal(r.isolated_compute, r.isolated_collective);
     r.words_checked = seq_->words_checked();
     if (config_->fused()) r.extra_events = seq_->events();
     seq_.reset();
@@ -182,7 +190,6 @@ OverlapResult OverlapSystem::run(Tick max_time) {
     fused_json["skew"] = r.skew;
   }
   r.values_checked = describer_->values();
-  r.ideal = std::max(r.isolated_compute, r.isolated_collective);
   r.time = config_->time(r);
   auto ratio = [](Tick a, Tick b) { return b.ps() ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0; };
   r.speedup = ratio(r.sequential, r.time);

@@ -76,7 +76,7 @@ using OverlapOpFactory = std::function<std::unique_ptr<OverlapOp>()>;
 struct OverlapResult {
   Tick time;                                 // the configuration's
   Tick sequential, isolated_compute, isolated_collective;  // the sequential run: its end and its phases
-  Tick ideal;                                // max(isolated compute, isolated collective)
+  Tick ideal;                                // max(isolated compute, isolated collective): OverlapRun::ideal
   double speedup = 1, ideal_speedup = 1, fraction_of_ideal = 0;
   Tick fused;                                // the fused run's end (zero otherwise)
   std::uint64_t flag_waits = 0;              // the fused run's blocking waits on GPU 0
@@ -134,6 +134,9 @@ class OverlapRun : public ScenarioRun {
   void run(Tick max_time);
   // A phase's time: the max over GPUs of its end minus the max over GPUs of its start.
   Tick phase_time(Phase p) const { return time(task(p)); }
+  // The critical path over the phases as chained (ScenarioRun::critical_path), each
+  // weighing its time given: ideal-overlap's.
+  Tick ideal(Tick compute, Tick collective) const;
   std::uint64_t flag_waits();  // GPU 0's CUs
   std::uint64_t words_checked() const { return words_checked_; }
   OverlapOp& op() { return *op_; }
