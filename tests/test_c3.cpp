@@ -71,7 +71,7 @@ Dispatch dispatch(const NodeConfig& node, C3Spec s, bool comm_first, const std::
   C3Run r(sim, node, s, /*with_cu=*/true, /*with_dma=*/false);
   {
     Simulator::InPartition in(sim, r.node().partition(0));
-    config->start(r, 0);
+    r.start_together(0, config->collective_first(s));
   }
   r.run(Tick::max());
   const std::uint32_t gemm_id = comm_first ? 1 : 0;

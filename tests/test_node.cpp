@@ -1298,5 +1298,56 @@ TEST(ScenarioRun, TheCriticalPathFollowsTheDataDependenciesOnly) {
   refused([&] { (void)run.critical_path({Tick::us(1)}); }, "the critical path needs a time for each of the 3 tasks, not 1");
 }
 
+
+// The overlapped procedure (every kind's concurrent one): the chained declarations with
+// the order-only dependencies dropped. A copy, a ring reduce-scatter only ordered after
+// it and a second copy that needs the first: the RS starts first (the launch order
+// given), the first copy beside it at time zero, the second copy when the first ended.
+// A task that needs another cannot be started first.
+TEST(ScenarioRun, TheOverlappedProcedureDropsTheOrderOnlyDependencies) {
+  const NodeConfig cfg = table1(2, NetMode::kFull);
+  Simulator sim(1);
+  ScenarioRun run(sim, cfg, "the test scenario");
+  const ScenarioRun::Task copy = run.add_task("copy");
+  const ScenarioRun::Task rs = run.add_task("reduce_scatter");
+  const ScenarioRun::Task next = run.add_task("copy_of_the_copy");
+  const KernelTrace trace = scenario_copy_trace();
+  NodeCollective collective(run.node(), scenario_reduce_scatter());
+  std::vector<std::vector<ScenarioRun::Task>> started(2);  // per GPU, in start order
+  auto launch = [&run, &trace, &started](ScenarioRun::Task t) {
+    return [&run, &trace, &started, t](std::uint32_t g) {
+      started[g].push_back(t);
+      KernelLaunch k;
+      k.trace = &trace;
+      run.launch_kernel(g, t, std::move(k));
+    };
+  };
+  run.chain_task(copy, {}, launch(copy));
+  run.chain_task(rs, {ScenarioRun::only_after(copy)}, [&run, &collective, &started, rs](std::uint32_t g) {
+    started[g].push_back(rs);
+    run.start_collective(g, rs, collective);
+  });
+  run.chain_task(next, {ScenarioRun::needs(copy)}, launch(next));
+  try {
+    Simulator::InPartition in(sim, run.node().partition(0));
+    run.start_overlapped(0, {next});
+    FAIL() << "a task that needs another was started first";
+  } catch (const InternalError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("cannot start task copy_of_the_copy first: it needs another task's result"));
+  }
+  for (std::uint32_t g = 0; g < 2; ++g) {
+    Simulator::InPartition in(sim, run.node().partition(g));
+    run.start_overlapped(g, {rs});
+  }
+  run.simulate(Tick::max());
+  for (std::uint32_t g = 0; g < 2; ++g) {
+    EXPECT_EQ(started[g], (std::vector<ScenarioRun::Task>{rs, copy, next})) << "GPU " << g;
+    EXPECT_EQ(run.started(g, rs), Tick::zero()) << "the order-only dependency was dropped";
+    EXPECT_EQ(run.started(g, copy), Tick::zero());
+    EXPECT_GT(run.ended(g, copy), Tick::zero());
+    EXPECT_EQ(run.started(g, next), run.ended(g, copy)) << "the data dependency was kept";
+  }
+}
+
 }  // namespace
 }  // namespace t3sim

@@ -97,19 +97,47 @@ Tick ScenarioRun::critical_path(const std::vector<Tick>& alone) const {
   return longest;
 }
 
-void ScenarioRun::start_chained(std::uint32_t g) {
+void ScenarioRun::begin_procedure(Procedure procedure) {
   // Every partition may check at once: the check only reads the declarations.
-  if (!chained_.load()) check_chain();
-  chained_.store(true);
+  if (procedure_.load() == Procedure::kUnstarted) check_chain();
+  procedure_.store(procedure);
+}
+
+void ScenarioRun::start_chained(std::uint32_t g) {
+  begin_procedure(Procedure::kChained);
   for (Task t = 0; t < tasks_.size(); ++t)
     if (after_[t].empty()) start_chained_task(g, t);
 }
 
+namespace {
+bool needs_another(const std::vector<ScenarioRun::Dependency>& after) {
+  return std::any_of(after.begin(), after.end(),
+                     [](const ScenarioRun::Dependency& d) { return d.kind == ScenarioRun::Dependency::Kind::kData; });
+}
+}  // namespace
+
+void ScenarioRun::start_overlapped(std::uint32_t g, const std::vector<Task>& first) {
+  begin_procedure(Procedure::kOverlapped);
+  for (const Task t : first)
+    if (t >= tasks_.size() || needs_another(after_[t]))
+      internal_error(sim_.now(), what_,
+                     fmt::format("the overlapped procedure cannot start task {} first: {}",
+                                 t < tasks_.size() ? tasks_[t] : fmt::format("#{}", t),
+                                 t < tasks_.size() ? "it needs another task's result" : "it was never declared"),
+                     __FILE__, __LINE__);
+  for (const Task t : first)
+    if (begun_[g][t] == 0) start_chained_task(g, t);
+  for (Task t = 0; t < tasks_.size(); ++t)
+    if (!needs_another(after_[t]) && begun_[g][t] == 0) start_chained_task(g, t);
+}
+
 void ScenarioRun::start_dependents(std::uint32_t g, Task t) {
-  if (!chained_.load()) return;
+  const Procedure procedure = procedure_.load();
+  if (procedure == Procedure::kUnstarted) return;
   for (const Task w : waiting_[t]) {
-    const bool ready =
-        std::all_of(after_[w].begin(), after_[w].end(), [&](const Dependency& d) { return done_[g][d.task] != 0; });
+    const bool ready = std::all_of(after_[w].begin(), after_[w].end(), [&](const Dependency& d) {
+      return done_[g][d.task] != 0 || (procedure == Procedure::kOverlapped && d.kind == Dependency::Kind::kOrder);
+    });
     if (ready && begun_[g][w] == 0) start_chained_task(g, w);
   }
 }

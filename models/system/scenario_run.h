@@ -87,6 +87,14 @@ class ScenarioRun {
   // order. The first call checks the declarations: InternalError naming a task without
   // a start, or the tasks of a dependency cycle.
   void start_chained(std::uint32_t g);
+  // Starts the overlapped procedure on GPU g (every kind's concurrent one): the same
+  // declarations with the order-only dependencies dropped. Every task without a data
+  // dependency starts now, those of `first` in that order (a configuration's launch
+  // order: c3's comm-first starts the collective first), then the others in
+  // declaration order; from then on each task waits for its data dependencies only, as
+  // in the chained procedure. The first call checks the declarations as
+  // start_chained's does; InternalError for a task of `first` that needs another.
+  void start_overlapped(std::uint32_t g, const std::vector<Task>& first);
   // The declared tasks overlapped as far as their data dependencies allow, without
   // contention: the longest path through them over the kData dependencies only (the
   // order-only ones dropped), task t weighing alone[t] (its time run alone). The ideal
@@ -137,10 +145,16 @@ class ScenarioRun {
   double skew() const;
 
  private:
-  // The chained procedure: on GPU g, starts the tasks waiting for t whose
-  // dependencies have all ended there (no-op outside the chained procedure).
+  // Which procedure runs the declared tasks: none yet (their starts are the driver's), the
+  // chained or the overlapped one.
+  enum class Procedure : std::uint8_t { kUnstarted, kChained, kOverlapped };
+  // The chained or overlapped procedure: on GPU g, starts the tasks waiting for t
+  // whose dependencies (the data ones, overlapped) have all ended there (no-op before
+  // either procedure started).
   void start_dependents(std::uint32_t g, Task t);
   void start_chained_task(std::uint32_t g, Task t);
+  // `procedure` runs the declared tasks; the declarations checked on the first call.
+  void begin_procedure(Procedure procedure);
   // Every chained task has a start and no dependency cycle (start_chained's first call).
   void check_chain() const;
   // The tasks, each after every task it waits for; InternalError naming the tasks a
@@ -154,8 +168,9 @@ class ScenarioRun {
   std::vector<TaskStart> chained_start_;           // [task]: unset for a task outside the chain
   std::vector<std::vector<Dependency>> after_;  // [task]: what it waits for
   std::vector<std::vector<Task>> waiting_;      // [task]: what waits for it
-  // start_chained was called (on any GPU: the partitions start their GPUs on their own threads)
-  std::atomic<bool> chained_ = false;
+  // Set by start_chained / start_overlapped on any GPU: the partitions start their GPUs
+  // on their own threads.
+  std::atomic<Procedure> procedure_ = Procedure::kUnstarted;
   std::vector<std::vector<Tick>> start_, end_;        // [gpu][task]
   std::vector<std::vector<std::uint8_t>> begun_, done_;  // [gpu][task] (bytes: GPUs may run on different threads)
   std::vector<std::uint32_t> open_;

@@ -160,9 +160,9 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node_config, const C3Spec& spec, 
     dma_task_ = add_task("dma_collective");
   }
   // The isolated procedure (chained): each kernel alone, in this order, only ordered
-  // (the kernels are independent); a concurrent configuration launches them itself and
-  // never starts the chain.
-  chain_task(gemm_task_, {}, [this](std::uint32_t g) { launch_gemm(g, {}); });
+  // (the kernels are independent), so the concurrent run (overlapped) starts them
+  // together.
+  chain_task(gemm_task_, {}, [this](std::uint32_t g) { launch_gemm(g); });
   if (cu_) chain_task(cu_task_, {only_after(gemm_task_)}, [this](std::uint32_t g) { start_collective(g, Coll::kCu); });
   if (dma_)
     chain_task(dma_task_, {only_after(cu_ ? cu_task_ : gemm_task_)},
@@ -176,10 +176,13 @@ C3Run::C3Run(Simulator& sim, const NodeConfig& node_config, const C3Spec& spec, 
 
 C3Run::~C3Run() = default;
 
-void C3Run::launch_in_spec_order(std::uint32_t g) {
-  if (spec_.comm_first) start_collective(g, Coll::kCu);
-  launch_gemm(g, gemm_cus());
-  if (!spec_.comm_first) start_collective(g, Coll::kCu);
+void C3Run::start_together(std::uint32_t g, bool collective_first) {
+  std::vector<Task> first;
+  if (!collective_first) first.push_back(gemm_task_);
+  if (cu_) first.push_back(cu_task_);
+  if (dma_) first.push_back(dma_task_);
+  if (collective_first) first.push_back(gemm_task_);
+  start_overlapped(g, first);
 }
 
 std::string reserved_cus_note(const C3Spec& spec) {
@@ -187,10 +190,10 @@ std::string reserved_cus_note(const C3Spec& spec) {
                            : std::string();
 }
 
-void C3Run::launch_gemm(std::uint32_t g, std::vector<std::uint32_t> cus) {
+void C3Run::launch_gemm(std::uint32_t g) {
   KernelLaunch k;
   k.trace = &spec_.gemm.trace;
-  k.cus = std::move(cus);
+  k.cus = gemm_cus();
   k.stream = Stream::kCompute;
   k.sampleable = true;  // timing only: the GEMM's values are not checked
   gemm_kernel_[g] = launch_kernel(g, gemm_task_, std::move(k));
@@ -381,7 +384,7 @@ C3Result C3System::run(Tick max_time) {
     C3Run& conc = *built;
     for (std::uint32_t g = 0; g < conc.simulated_gpus(); ++g) {
       Simulator::InPartition in(sim_, conc.node().partition(g));
-      config_->start(conc, g);
+      conc.start_together(g, config_->collective_first(conc.spec()));
     }
     conc.run(max_time);
     r.gemm = conc.gemm_result();

@@ -95,9 +95,9 @@ class C3Run;
 class C3Configuration {
  public:
   virtual ~C3Configuration() = default;
-  // True: the configuration's own run launches both kernels (start()); its isolated
-  // times come from a second, sequential run. False: its time comes from the
-  // sequential run alone (sequential, ideal).
+  // True: the configuration's own run starts both kernels together
+  // (C3Run::start_together); its isolated times come from a second, sequential run.
+  // False: its time comes from the sequential run alone (sequential, ideal).
   virtual bool concurrent() const = 0;
   // The collective runs on the DMA engines (the isolated run then adds a DMA phase).
   virtual bool uses_dma() const { return false; }
@@ -107,8 +107,10 @@ class C3Configuration {
   // (comm_cus). Applied to the concurrent run only; the isolated runs are the kernels
   // alone as the workload describes them. The default changes nothing.
   virtual void shape(C3Spec& spec) const { (void)spec; }
-  // Starts GPU g of a concurrent run at time zero (the caller is in its partition).
-  virtual void start(C3Run& run, std::uint32_t g) { (void)run, (void)g; }
+  // A concurrent run starts the GEMM and the collective together
+  // (C3Run::start_together): the collective first when this says so, else the GEMM.
+  // The default: the workload's order (spec.comm_first).
+  virtual bool collective_first(const C3Spec& spec) const { return spec.comm_first; }
   // The configuration's time, given the run (for non-concurrent ones: the sequential run).
   virtual Tick time(const C3Result& r) const = 0;
   // One line on what it ran, for the summary.
@@ -127,18 +129,14 @@ class C3Run : public ScenarioRun {
   C3Run(Simulator& sim, const NodeConfig& node, const C3Spec& spec, bool with_cu, bool with_dma);
   ~C3Run() override;
 
-  // ---- for configurations (in GPU g's partition)
-  // Launches GPU g's GEMM now on `cus` (empty: all CUs).
-  void launch_gemm(std::uint32_t g, std::vector<std::uint32_t> cus);
-  // Starts GPU g's collective now; CU collectives run on their CU mask.
-  void start_collective(std::uint32_t g, Coll which);
   const C3Spec& spec() const { return spec_; }
   // The CUs the GEMM may use: all but the last spec().comm_cus (reserved for the
   // communication stream); empty (every CU) when none are reserved.
   std::vector<std::uint32_t> gemm_cus() const;
-  // GPU g's GEMM (on gemm_cus()) and CU collective, in the spec's order: the
-  // collective first when spec().comm_first, else the GEMM.
-  void launch_in_spec_order(std::uint32_t g);
+  // GPU g's concurrent run: the tasks as the isolated run declares them, overlapped
+  // (ScenarioRun::start_overlapped: no task waits for another), the collective(s)
+  // first when `collective_first`, else the GEMM (on gemm_cus()).
+  void start_together(std::uint32_t g, bool collective_first);
   // The ideal (seed 003 §IV-B3): the critical path over the tasks as declared, the
   // GEMM and the CU collective weighing their times alone; the DMA collective, conccl's
   // form of the same collective rather than more work, weighs nothing.
@@ -159,6 +157,10 @@ class C3Run : public ScenarioRun {
 
  private:
   Task task(Coll which) const { return which == Coll::kCu ? cu_task_ : dma_task_; }
+  // Launches GPU g's GEMM now on gemm_cus().
+  void launch_gemm(std::uint32_t g);
+  // Starts GPU g's collective now; CU collectives run on their CU mask.
+  void start_collective(std::uint32_t g, Coll which);
   struct Snapshots;  // GPU 0's communication-stream traffic at the collectives' starts and ends
 
   C3Spec spec_;

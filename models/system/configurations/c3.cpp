@@ -17,7 +17,6 @@ namespace {
 class C3Concurrent final : public C3Configuration {
  public:
   bool concurrent() const override { return true; }
-  void start(C3Run& run, std::uint32_t g) override { run.launch_in_spec_order(g); }
   Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
   std::string describe(const C3Spec& s) const override {
     return (s.comm_first ? "collective launched first (c3_sp)" : "GEMM launched first (c3_base)") +

@@ -22,7 +22,6 @@ class C3Priority final : public C3Configuration {
  public:
   bool concurrent() const override { return true; }
   void shape(C3Spec& spec) const override { spec.collective.priority = 1; }
-  void start(C3Run& run, std::uint32_t g) override { run.launch_in_spec_order(g); }
   Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
   std::string describe(const C3Spec& s) const override {
     return fmt::format("{} launched first, the collective's kernel at a higher priority",
