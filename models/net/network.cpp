@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "models/net/homogeneous_mirror.h"
 #include "models/net/i_topology.h"
 #include "sim/error.h"
 #include "sim/simulator.h"
@@ -102,8 +103,6 @@ class Network::Impl {
   Tick path_latency(std::uint32_t src, std::uint32_t dst) const;
   void kick(std::uint32_t server);
 
-  void add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes);
-  void mirror(const NetPacket& p, MemRequest& req) const;
   // A receive buffer holds rx_buffer_packets maximum-size packets' worth of bytes (a
   // flit buffer): a 256 B DMA row or a 64 B flag takes 256 B or 64 B of it, so small
   // packets can cover the link's bandwidth-delay product too.
@@ -130,11 +129,7 @@ class Network::Impl {
   std::vector<std::unique_ptr<Endpoint>> endpoints_;  // simulated GPUs only
   std::vector<Server> servers_;
   std::vector<Source> sources_;
-  struct MirrorBlocks {
-    std::uint64_t base, block_bytes;
-  };
-  std::vector<MirrorBlocks> mirror_blocks_;  // kHomogeneous: add_mirror_blocks
-  std::vector<MirrorTranslator> mirror_translators_;  // kHomogeneous: add_mirror_translator
+  HomogeneousMirror mirror_;  // kHomogeneous: where what GPU 0 sends d arrives
   // Servers to run, per partition: a server is only kicked from its own partition
   // (its feeders are there too), so partitions never share a worklist.
   struct Worklist {
@@ -312,11 +307,12 @@ Network::Impl::Impl(Network& owner, std::uint32_t num_gpus, const NetConfig& cfg
       n_(num_gpus),
       cfg_(cfg),
       mode_(mode),
-      topology_(make_topology(cfg.topology, num_gpus, cfg)) {
+      topology_(make_topology(cfg.topology, num_gpus, cfg)),
+      mirror_(owner, num_gpus) {
   T3SIM_CHECK(n_ >= 2 && n_ < (1u << kSrcBits), fmt::format("a network of {} GPUs", n_));
   T3SIM_CHECK(cfg_.packet_bytes >= 1 && cfg_.packet_bytes <= UINT32_MAX,
               fmt::format("packet size {} B", cfg_.packet_bytes));
-  // The mirror below (mirror(), deliver's `seen`) is the shift g -> g + 1 mod N; read_node_config
+  // The mirror (mirror_, deliver's `seen`) is the shift g -> g + 1 mod N; read_node_config
   // refuses the others at the config.
   T3SIM_CHECK(mode_ == NetMode::kFull || topology_->shift_symmetric(),
               fmt::format("homogeneous mode on {}, which the GPUs' shift does not map onto itself", cfg.topology));
@@ -619,7 +615,12 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   req.address = head.address;
   req.bytes = head.bytes;
   req.track = head.track;
-  if (mode_ == NetMode::kHomogeneous) mirror(head, req);
+  if (mode_ == NetMode::kHomogeneous) {
+    MirroredWrite w{head.address, head.bytes, head.track};
+    mirror_.apply(w, head.dst);
+    req.address = w.address;
+    req.track = w.track;
+  }
   req.rows = 1;
   req.tag = (std::uint64_t{static_cast<std::uint32_t>(head.request)} << kSrcBits) | seen;
   req.client = &ep;
@@ -639,39 +640,6 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   if (ep.on_traffic) ep.on_traffic();
   ep.memory->accept(std::move(req));
   return true;
-}
-
-void Network::Impl::add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes) {
-  T3SIM_CHECK(block_bytes > 0, "add_mirror_blocks: empty blocks");
-  const std::uint64_t end = base + n_ * block_bytes;
-  for (const MirrorBlocks& m : mirror_blocks_) {
-    if (m.base == base && m.block_bytes == block_bytes) return;
-    T3SIM_CHECK(end <= m.base || m.base + n_ * m.block_bytes <= base,
-                fmt::format("mirror block regions overlap at {:#x} and {:#x}", base, m.base));
-  }
-  mirror_blocks_.push_back(MirrorBlocks{base, block_bytes});
-}
-
-void Network::Impl::mirror(const NetPacket& p, MemRequest& req) const {
-  Network::MirroredWrite w{p.address, p.bytes, p.track};
-  for (const MirrorTranslator& t : mirror_translators_) {
-    if (t(w, p.dst)) {
-      req.address = w.address;
-      req.track = w.track;
-      return;
-    }
-  }
-  for (const MirrorBlocks& m : mirror_blocks_) {
-    if (p.address < m.base || p.address >= m.base + n_ * m.block_bytes) continue;
-    const std::uint64_t block = (p.address - m.base) / m.block_bytes;
-    const std::uint64_t offset = (p.address - m.base) % m.block_bytes;
-    T3SIM_CHECK(offset + p.bytes <= m.block_bytes,
-                fmt::format("packet at {:#x} ({} B) straddles mirror blocks of {} B", p.address, p.bytes,
-                            m.block_bytes));
-    const std::uint64_t seen_block = (block + n_ - p.dst) % n_;
-    req.address = m.base + seen_block * m.block_bytes + offset;
-    return;
-  }
 }
 
 void Network::Impl::serve(std::uint32_t server) {
@@ -903,10 +871,10 @@ void Network::observe_traffic(std::uint32_t gpu, std::function<void()> on_traffi
 
 RemoteAccess& Network::access(std::uint32_t gpu) { return impl_->endpoint(gpu); }
 void Network::add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes) {
-  if (impl_->mode_ == NetMode::kHomogeneous) impl_->add_mirror_blocks(base, block_bytes);
+  if (impl_->mode_ == NetMode::kHomogeneous) impl_->mirror_.add_blocks(base, block_bytes);
 }
 void Network::add_mirror_translator(MirrorTranslator translate) {
-  if (impl_->mode_ == NetMode::kHomogeneous) impl_->mirror_translators_.push_back(std::move(translate));
+  if (impl_->mode_ == NetMode::kHomogeneous) impl_->mirror_.add_translator(std::move(translate));
 }
 
 std::uint32_t Network::num_gpus() const { return impl_->n_; }

@@ -46,6 +46,7 @@
 #include "models/common/payload.h"
 #include "models/mem/mem_request.h"
 #include "models/mem/remote_access.h"  // what the network offers each GPU
+#include "models/net/homogeneous_mirror.h"
 #include "models/net/i_topology.h"
 #include "models/net/net_config.h"
 #include "sim/component.h"
@@ -90,25 +91,12 @@ class Network final : public Component {
   // cap drops while its NVLink port carries traffic (models/cu/sm_clock.h).
   void observe_traffic(std::uint32_t gpu, std::function<void()> on_traffic);
   RemoteAccess& access(std::uint32_t gpu);
-  // Contract (kHomogeneous; ignored in kFull): [base, base + N x block_bytes) holds
-  // one block per GPU (a chunked array that an all-gather fills, an all-to-all
-  // output). On a symmetric node GPU r does what GPU 0 does with every block index
-  // shifted by r, so a packet GPU 0 sends to d for block c is delivered as the one
-  // GPU -d sends GPU 0, for block c - d (mod N), at the same offset. A packet must
-  // not straddle two blocks (internal error). Registering a region twice is a no-op;
-  // overlapping different regions is an internal error.
+  // Homogeneous mode's mirror rules (homogeneous_mirror.h; ignored in kFull): a
+  // region of N blocks, one per GPU, whose block index shifts with the sender; and a
+  // custom rule (T3's fused RS), consulted before the block regions, in order.
   void add_mirror_blocks(std::uint64_t base, std::uint64_t block_bytes);
-  // kHomogeneous (ignored in kFull): a custom rule for what add_mirror_blocks does
-  // with arithmetic on blocks, e.g. a GEMM output chunked by tiles (T3 fused RS),
-  // where the tracker tag (WG id) moves with the address. Contract: returns false
-  // if the write is not its business (left unchanged); true after rewriting it as
-  // GPU -d would have sent it. Consulted before the block regions, in order.
-  struct MirroredWrite {
-    std::uint64_t address;
-    std::uint32_t bytes;
-    TrackerTag track;
-  };
-  using MirrorTranslator = std::function<bool(MirroredWrite& write, std::uint32_t d)>;
+  using MirroredWrite = t3sim::MirroredWrite;
+  using MirrorTranslator = t3sim::MirrorTranslator;
   void add_mirror_translator(MirrorTranslator translate);
 
   std::uint32_t num_gpus() const;
