@@ -1180,26 +1180,31 @@ TEST(ScenarioRun, TheChainedProcedureStartsATaskWhenAllItsDependenciesEnded) {
   }
 }
 
+namespace {
+// `f` is refused with an InternalError whose message says `why` (a scenario's
+// declarations that could not run).
+void expect_refused(const std::function<void()>& f, const std::string& why) {
+  try {
+    f();
+    FAIL() << "accepted; expected: " << why;
+  } catch (const InternalError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr(why));
+  }
+}
+}  // namespace
+
 // A chain that could not run is refused before anything starts: a dependency on an
 // undeclared task at once, a task without a start or a dependency cycle when the
 // procedure starts, each naming the tasks.
 TEST(ScenarioRun, AChainWithACycleAnUndeclaredTaskOrNoStartIsRefused) {
   const NodeConfig cfg = table1(2, NetMode::kFull);
   const ScenarioRun::TaskStart nothing = [](std::uint32_t) {};
-  auto refused = [](const std::function<void()>& f, const std::string& why) {
-    try {
-      f();
-      FAIL() << "accepted; expected: " << why;
-    } catch (const InternalError& e) {
-      EXPECT_THAT(e.what(), testing::HasSubstr(why));
-    }
-  };
   {
     Simulator sim(1);
     ScenarioRun run(sim, cfg, "the test scenario");
     const ScenarioRun::Task a = run.add_task("a");
-    refused([&] { run.chain_task(a, {ScenarioRun::needs(7)}, nothing); }, "task a is chained after task #7, which was never declared");
-    refused([&] { run.chain_task(7, {ScenarioRun::needs(a)}, nothing); }, "task #7 is chained but was never declared");
+    expect_refused([&] { run.chain_task(a, {ScenarioRun::needs(7)}, nothing); }, "task a is chained after task #7, which was never declared");
+    expect_refused([&] { run.chain_task(7, {ScenarioRun::needs(a)}, nothing); }, "task #7 is chained but was never declared");
   }
   {
     Simulator sim(1);
@@ -1207,7 +1212,7 @@ TEST(ScenarioRun, AChainWithACycleAnUndeclaredTaskOrNoStartIsRefused) {
     const ScenarioRun::Task a = run.add_task("a");
     run.add_task("b");
     run.chain_task(a, {}, nothing);
-    refused([&] { run.start_chained(0); }, "the chained procedure has no start for task b");
+    expect_refused([&] { run.start_chained(0); }, "the chained procedure has no start for task b");
   }
   Simulator sim(1);
   ScenarioRun run(sim, cfg, "the test scenario");
@@ -1219,7 +1224,7 @@ TEST(ScenarioRun, AChainWithACycleAnUndeclaredTaskOrNoStartIsRefused) {
   run.chain_task(a, {ScenarioRun::needs(root), ScenarioRun::only_after(b)}, nothing);
   run.chain_task(b, {ScenarioRun::needs(a)}, nothing);
   run.chain_task(after, {ScenarioRun::needs(b)}, nothing);
-  refused([&] { run.start_chained(0); },
+  expect_refused([&] { run.start_chained(0); },
           "tasks a, b, after_the_cycle could never start: a dependency cycle among them or before them");
 }
 
@@ -1279,23 +1284,15 @@ TEST(ScenarioRun, TheCriticalPathFollowsTheDataDependenciesOnly) {
     EXPECT_EQ(c3.critical_path({Tick::us(6), Tick::us(5), Tick::zero()}), Tick::us(6));
     EXPECT_EQ(c3.critical_path({Tick::us(6), Tick::us(7), Tick::zero()}), Tick::us(7));
   }
-  auto refused = [](const std::function<void()>& f, const std::string& why) {
-    try {
-      f();
-      FAIL() << "accepted; expected: " << why;
-    } catch (const InternalError& e) {
-      EXPECT_THAT(e.what(), testing::HasSubstr(why));
-    }
-  };
   Simulator sim(1);
   ScenarioRun run(sim, cfg, "the test scenario");
   const R::Task root = run.add_task("root"), a = run.add_task("a"), b = run.add_task("b");
   run.chain_task(root, {}, nothing);
   run.chain_task(a, {R::needs(root), R::only_after(b)}, nothing);
   run.chain_task(b, {R::needs(a)}, nothing);
-  refused([&] { (void)run.critical_path({Tick::us(1), Tick::us(1), Tick::us(1)}); },
+  expect_refused([&] { (void)run.critical_path({Tick::us(1), Tick::us(1), Tick::us(1)}); },
           "tasks a, b could never start: a dependency cycle among them or before them");
-  refused([&] { (void)run.critical_path({Tick::us(1)}); }, "the critical path needs a time for each of the 3 tasks, not 1");
+  expect_refused([&] { (void)run.critical_path({Tick::us(1)}); }, "the critical path needs a time for each of the 3 tasks, not 1");
 }
 
 
@@ -1328,13 +1325,12 @@ TEST(ScenarioRun, TheOverlappedProcedureDropsTheOrderOnlyDependencies) {
     run.start_collective(g, rs, collective);
   });
   run.chain_task(next, {ScenarioRun::needs(copy)}, launch(next));
-  try {
-    Simulator::InPartition in(sim, run.node().partition(0));
-    run.start_overlapped(0, {next});
-    FAIL() << "a task that needs another was started first";
-  } catch (const InternalError& e) {
-    EXPECT_THAT(e.what(), testing::HasSubstr("cannot start task copy_of_the_copy first: it needs another task's result"));
-  }
+  expect_refused(
+      [&] {
+        Simulator::InPartition in(sim, run.node().partition(0));
+        run.start_overlapped(0, {next});
+      },
+      "cannot start task copy_of_the_copy first: it needs another task's result");
   for (std::uint32_t g = 0; g < 2; ++g) {
     Simulator::InPartition in(sim, run.node().partition(g));
     run.start_overlapped(g, {rs});

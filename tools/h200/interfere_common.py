@@ -8,15 +8,8 @@ for k, v in {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "
     os.environ[k] = v
 import torch, cupy as cp
 
-KSRC = r"""
-extern "C" __global__ void copy16(const int4* __restrict__ src, int4* __restrict__ dst, unsigned long long n16) {
-  unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-  for (; i + 3 * stride < n16; i += 4 * stride) {
-    int4 a = src[i]; int4 b = src[i + stride]; int4 c = src[i + 2 * stride]; int4 d = src[i + 3 * stride];
-    dst[i] = a; dst[i + stride] = b; dst[i + 2 * stride] = c; dst[i + 3 * stride] = d; }
-  for (; i < n16; i += stride) dst[i] = src[i];
-}"""
+# The copy kernel, shared with copy_kernel_resources.sh (which reads its resources).
+KSRC = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "copy16.cu")).read()
 d0 = torch.device("cuda:0")
 ndev = min(2, torch.cuda.device_count())
 if ndev > 1:
