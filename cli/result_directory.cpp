@@ -1,5 +1,6 @@
 #include "cli/result_directory.h"
 
+#include <atomic>
 #include <fstream>
 
 #include <unistd.h>
@@ -59,7 +60,11 @@ void ResultDirectory::save(const std::string& key, const nlohmann::json& entry) 
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   const std::filesystem::path path = file(key);
-  const std::filesystem::path tmp = path.string() + fmt::format(".tmp{}", ::getpid());
+  // A file of its own per save: a sweep's workers may keep the same entry at once (an
+  // ideal bound's point that missed it and the sequential point), each renaming a whole
+  // file into place.
+  static std::atomic<std::uint64_t> saves{0};
+  const std::filesystem::path tmp = path.string() + fmt::format(".tmp{}.{}", ::getpid(), saves++);
   {
     std::ofstream out(tmp);
     out << j.dump() << "\n";

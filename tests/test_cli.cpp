@@ -833,6 +833,71 @@ TEST_F(Cli, C3IsolatedRunsAreKeptByWhatTheyDependOn) {
   EXPECT_EQ(entries(), 2u);
 }
 
+// Issue 43 item 2: the sub-layer's ideal bounds simulate exactly sequential's run. Given
+// an isolated-run cache (a sweep's is beside its CSV), sequential keeps its run there and
+// ideal-overlap / ideal-rs-nmc take it: the results they would simulate, nothing simulated
+// again for it; t3 neither keeps nor takes; a damaged entry is simulated again, with a
+// warning. A sweep runs the ideal bounds' points after the others.
+TEST_F(Cli, TheIdealBoundsTakeSequentialsRunFromTheCache) {
+  const fs::path cache = dir_ / "seq-cache";
+  const std::string base =
+      "run configs/systems/table1.yaml configs/workloads/gemm/small.yaml --set system.num_gpus=4 --mode homogeneous "
+      "--no-timeline";
+  const std::string cached = fmt::format(" --set run.isolated_cache='{}'", cache.string());
+  auto entries = [&] {
+    std::size_t n = 0;
+    if (fs::exists(cache))
+      for (const auto& e : fs::directory_iterator(cache)) n += e.path().extension() == ".json" ? 1 : 0;
+    return n;
+  };
+  auto results = [&](const std::string& name) { return nlohmann::json::parse(slurp(dir_ / name / "results.json")); };
+  auto run = [&](const std::string& args, const std::string& name) {
+    const auto r = t3sim(fmt::format("{} {} -o '{}'", base, args, (dir_ / name).string()));
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+    return r;
+  };
+  const char* ideals[] = {"ideal-overlap", "ideal-rs-nmc"};
+  for (const char* ideal : ideals) run(fmt::format("--config {}", ideal), std::string("alone-") + ideal);
+  run("--config sequential" + cached, "seq");
+  EXPECT_EQ(entries(), 1u);
+  run("--config t3" + cached, "t3");
+  EXPECT_EQ(entries(), 1u);
+  for (const char* ideal : ideals) {
+    const auto r = run(fmt::format("--config {}{}", ideal, cached), std::string("taken-") + ideal);
+    EXPECT_NE(r.out.find("sequential's run taken from the isolated-run cache"), std::string::npos) << r.out;
+    nlohmann::json taken = results(std::string("taken-") + ideal);
+    EXPECT_EQ(taken["metadata"]["events"], 0) << ideal;  // the main simulator ran nothing
+    EXPECT_EQ(taken["results"]["sequential_run"], "taken from the isolated-run cache");
+    taken["results"].erase("sequential_run");
+    EXPECT_EQ(taken["results"], results(std::string("alone-") + ideal)["results"]) << ideal;
+  }
+  // Damaged: simulated again (and kept again), the same result.
+  for (const auto& e : fs::directory_iterator(cache)) std::ofstream(e.path()) << "{\"key\": 1";
+  const auto damaged = run("--config ideal-overlap" + cached, "damaged");
+  EXPECT_NE(damaged.err.find("isolated-run cache entry"), std::string::npos) << damaged.err;
+  EXPECT_EQ(damaged.out.find("taken from the isolated-run cache"), std::string::npos) << damaged.out;
+  EXPECT_EQ(results("damaged")["results"], results("alone-ideal-overlap")["results"]);
+  // Another system: another entry.
+  run("--config sequential --set system.gpu.cu.lds_size=128KiB" + cached, "other");
+  EXPECT_EQ(entries(), 2u);
+
+  // A sweep: the ideal bound's point (index 0) runs after sequential's (index 1), and
+  // takes its run from the sweep's cache beside the CSV.
+  const fs::path csv = dir_ / "sweep" / "points.csv";
+  fs::create_directories(csv.parent_path());
+  const auto sweep = t3sim(fmt::format("sweep --system configs/systems/table1.yaml --workload "
+                                       "configs/workloads/gemm/small.yaml --set system.num_gpus=4 --set "
+                                       "run.mode=homogeneous --set 'run.config=[ideal-overlap,sequential]' -o '{}' -j 1",
+                                       csv.string()));
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const std::string text = slurp(csv);
+  const std::size_t seq_row = text.find("\n1,sequential,"), ideal_row = text.find("\n0,ideal-overlap,");
+  ASSERT_NE(seq_row, std::string::npos) << text;
+  ASSERT_NE(ideal_row, std::string::npos) << text;
+  EXPECT_LT(seq_row, ideal_row) << text;
+  EXPECT_EQ(std::distance(fs::directory_iterator(csv.parent_path() / "isolated-cache"), fs::directory_iterator{}), 1);
+}
+
 // kind c3 (seed 003): every new key's bad value names the key.
 TEST_F(Cli, C3BadInputNamesTheKey) {
   struct Case {

@@ -71,4 +71,11 @@ std::unique_ptr<OverlapConfiguration> make_overlap_configuration(std::string_vie
   return configuration_for(name, ConfigurationFamily::kOverlap)->overlap();
 }
 
+bool takes_sequential_run(std::string_view name) {
+  const Configurations::Entry* e = configurations().find(name);
+  if (e == nullptr) return false;
+  const std::unique_ptr<Configuration> c = e->make();
+  return c->sublayer && c->sublayer()->sequential_run() == SequentialRunUse::kTake;
+}
+
 }  // namespace t3sim

@@ -63,4 +63,9 @@ std::unique_ptr<SublayerConfiguration> make_sublayer_configuration(std::string_v
 std::unique_ptr<C3Configuration> make_c3_configuration(std::string_view name);
 std::unique_ptr<OverlapConfiguration> make_overlap_configuration(std::string_view name);
 
+// Whether configuration `name` (any string) takes the sub-layer's sequential run from
+// the isolated-run store (SequentialRunUse::kTake: the ideal bounds). A sweep runs such
+// points after the others, so that the sequential runs they take have been kept.
+bool takes_sequential_run(std::string_view name);
+
 }  // namespace t3sim

@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "models/system/result_store.h"
 #include "models/system/sublayer_configuration.h"
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/int_math.h"
+#include "sim/log.h"
 
 namespace t3sim {
 
@@ -226,7 +228,88 @@ void SublayerSystem::start_all_gather(std::uint32_t g, Collective& ag) {
   });
 }
 
+void SublayerSystem::share_sequential_run(ResultStore* store, std::string key) {
+  store_ = store;
+  store_key_ = std::move(key);
+}
+
 SublayerResult SublayerSystem::run(Tick max_time) {
+  const SequentialRunUse use = store_ != nullptr ? config_->sequential_run() : SequentialRunUse::kNone;
+  std::optional<SublayerResult> r;
+  if (use == SequentialRunUse::kTake) r = take_sequential_run(max_time);
+  const bool taken = r.has_value();
+  if (!taken) {
+    r = simulate(max_time);
+    if (use != SequentialRunUse::kNone) keep_sequential_run(*r);
+  }
+  r->json["configuration"] = configuration_;
+  config_->complete(*this, *r);
+  if (taken) {
+    // Said where the result is read: this process simulated nothing, so its stats and
+    // timeline are empty; the events are the kept run's.
+    r->json["sequential_run"] = "taken from the isolated-run cache";
+    r->note += "  (sequential's run taken from the isolated-run cache: nothing simulated here)\n";
+  }
+  return std::move(*r);
+}
+
+namespace {
+nlohmann::json traffic_entry(const PhaseTraffic& t) {
+  return {{"read", t.read}, {"write", t.write}, {"update", t.update}};
+}
+PhaseTraffic traffic_from_entry(const nlohmann::json& j) {
+  return PhaseTraffic{cached_count(j, "read"), cached_count(j, "write"), cached_count(j, "update")};
+}
+}  // namespace
+
+void SublayerSystem::keep_sequential_run(const SublayerResult& r) const {
+  store_->save(store_key_, {{"total_ps", r.total.ps()},
+                            {"gemm_ps", r.gemm.ps()},
+                            {"rs_ps", r.rs.ps()},
+                            {"ag_ps", r.ag.ps()},
+                            {"gemm_traffic", traffic_entry(r.traffic[kGemm])},
+                            {"rs_traffic", traffic_entry(r.traffic[kRs])},
+                            {"ag_traffic", traffic_entry(r.traffic[kAg])},
+                            {"values_checked", r.values_checked},
+                            {"words_checked", r.words_checked},
+                            {"events", run_->sim().dispatched() + r.extra_events},
+                            {"result", r.json}});
+}
+
+std::optional<SublayerResult> SublayerSystem::take_sequential_run(Tick max_time) const {
+  std::string why;
+  if (const std::optional<nlohmann::json> j = store_->load(store_key_, why)) {
+    try {
+      SublayerResult r;
+      r.total = cached_time(*j, "total_ps");
+      r.gemm = cached_time(*j, "gemm_ps");
+      r.rs = cached_time(*j, "rs_ps");
+      r.ag = cached_time(*j, "ag_ps");
+      if (r.gemm.ps() + r.rs.ps() + r.ag.ps() != r.total.ps())
+        throw BadCacheEntry{"its phases do not add up to its total"};
+      r.traffic[kGemm] = traffic_from_entry(cached_object(*j, "gemm_traffic"));
+      r.traffic[kRs] = traffic_from_entry(cached_object(*j, "rs_traffic"));
+      r.traffic[kAg] = traffic_from_entry(cached_object(*j, "ag_traffic"));
+      if (!j->contains("values_checked") || !j->at("values_checked").is_boolean())
+        throw BadCacheEntry{"no boolean 'values_checked'"};
+      r.values_checked = j->at("values_checked").get<bool>();
+      if (r.values_checked != values_) throw BadCacheEntry{"its functional check differs from this run's"};
+      r.words_checked = cached_count(*j, "words_checked");
+      r.extra_events = cached_count(*j, "events");
+      r.json = cached_object(*j, "result");
+      // A run that took longer than this one may is simulated, to fail as it must.
+      if (r.total > max_time) return std::nullopt;
+      return r;
+    } catch (const BadCacheEntry& bad) {
+      why = bad.why;
+    }
+  }
+  if (!why.empty())
+    make_logger("sublayer")->warn("isolated-run cache entry {}; simulating sequential's run again", why);
+  return std::nullopt;
+}
+
+SublayerResult SublayerSystem::simulate(Tick max_time) {
   const std::uint32_t n = run_->simulated_gpus();
   for (std::uint32_t g = 0; g < n; ++g) {
     // What starts GPU g schedules into its partition.
@@ -300,7 +383,6 @@ SublayerResult SublayerSystem::run(Tick max_time) {
             {"functional_check", values_ ? "passed" : "not run"},
             {"arbiter", node().config().gpu.memory.mc.arbiter.type},
             {"words_checked", r.words_checked}};
-  config_->complete(*this, r);
   return r;
 }
 

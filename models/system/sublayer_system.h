@@ -32,6 +32,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@
 namespace t3sim {
 
 class ConfigNode;
+class ResultStore;
 
 struct SublayerOptions {
   std::uint32_t channels = 0;            // collective WGs; 0: one per CU
@@ -125,6 +127,10 @@ class SublayerSystem {
   // Simulate to completion; throws SimulationError on a deadlock, the time limit, or
   // a failed functional check.
   SublayerResult run(Tick max_time = Tick::max());
+  // Where sequential's run is kept under `key` (everything it depends on), for the
+  // configurations whose run is sequential's (SequentialRunUse): `sequential` keeps
+  // its run there, the ideal bounds take it instead of simulating it again. Null: none.
+  void share_sequential_run(ResultStore* store, std::string key);
   // `label`: the configuration to print (default: the one simulated).
   std::string summary(const SublayerResult& r, std::string_view label = {}) const;
   Node& node() { return run_->node(); }
@@ -162,6 +168,12 @@ class SublayerSystem {
   const KernelStats& gemm_kernel_stats() const;
 
  private:
+  // The simulation and its result, before the configuration completes it.
+  SublayerResult simulate(Tick max_time);
+  // sequential's run from the store (nullopt: none there, or one that fails a check,
+  // with a warning, or one longer than max_time); keeping it there.
+  std::optional<SublayerResult> take_sequential_run(Tick max_time) const;
+  void keep_sequential_run(const SublayerResult& r) const;
   void on_gemm_end(std::uint32_t g);
   // The chained tasks: the RS and AG collectives (the RS's inputs written) and each
   // task's start and dependency.
@@ -184,6 +196,8 @@ class SublayerSystem {
   // per simulated GPU: the communication stream's DRAM totals at each phase end
   std::vector<std::array<PhaseTraffic, kPhases>> traffic_at_end_;
   std::vector<std::uint32_t> gemm_kernel_;
+  ResultStore* store_ = nullptr;  // sequential's run shared (share_sequential_run); none: not shared
+  std::string store_key_;
 };
 
 }  // namespace t3sim

@@ -1,5 +1,6 @@
 #include "models/system/configuration.h"
 #include "models/system/c3/c3_system.h"
+#include "models/system/result_store.h"
 
 #include <algorithm>
 #include <optional>
@@ -52,28 +53,6 @@ nlohmann::json kernel_cache_json(const C3KernelResult& k) {
   return {{"start_ps", k.start.ps()}, {"end_ps", k.end.ps()},      {"dram_read", k.dram_read},
           {"dram_write", k.dram_write}, {"dram_update", k.dram_update}, {"l2_read", k.l2_read},
           {"l2_write", k.l2_write},     {"l2_hits", k.l2_hits},         {"l2_misses", k.l2_misses}};
-}
-// A cache entry that fails a check (issue 45, D7): why, for the warning.
-struct BadCacheEntry {
-  std::string why;
-};
-// Field `key` of `j`: a non-negative integer, or BadCacheEntry naming it.
-std::uint64_t cached_count(const nlohmann::json& j, const char* key) {
-  if (!j.is_object() || !j.contains(key)) throw BadCacheEntry{fmt::format("no '{}'", key)};
-  const nlohmann::json& v = j.at(key);
-  // nlohmann::json reads a non-negative integer as unsigned, a negative one as signed.
-  if (!v.is_number_unsigned())
-    throw BadCacheEntry{fmt::format("'{}' is {}, expected a non-negative integer", key, v.dump())};
-  return v.get<std::uint64_t>();
-}
-Tick cached_time(const nlohmann::json& j, const char* key) {
-  const std::uint64_t ps = cached_count(j, key);
-  if (ps > static_cast<std::uint64_t>(Tick::max().ps())) throw BadCacheEntry{fmt::format("'{}' out of range", key)};
-  return Tick(static_cast<std::int64_t>(ps));
-}
-const nlohmann::json& cached_object(const nlohmann::json& j, const char* key) {
-  if (!j.contains(key) || !j.at(key).is_object()) throw BadCacheEntry{fmt::format("no object '{}'", key)};
-  return j.at(key);
 }
 C3KernelResult kernel_from_cache(const nlohmann::json& j) {
   C3KernelResult k;

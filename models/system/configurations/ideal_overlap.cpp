@@ -35,6 +35,7 @@ namespace {
 
 class IdealOverlapConfiguration final : public SublayerConfiguration {
  public:
+  SequentialRunUse sequential_run() const override { return SequentialRunUse::kTake; }
   void complete(SublayerSystem& s, SublayerResult& r) override { make_ideal_result(s, r, nullptr); }
 };
 

@@ -14,6 +14,13 @@
 namespace t3sim {
 namespace {
 
+// The sub-layer's tasks chained, as SublayerConfiguration runs them; its run is the one
+// the ideal bounds complete (kept for them in a sweep's isolated-run store).
+class SublayerSequential final : public SublayerConfiguration {
+ public:
+  SequentialRunUse sequential_run() const override { return SequentialRunUse::kKeep; }
+};
+
 class C3Sequential final : public C3Configuration {
  public:
   bool concurrent() const override { return false; }
@@ -37,7 +44,7 @@ T3SIM_REGISTER(configurations, "sequential",
                [] {
                  return std::make_unique<Configuration>(Configuration{
                      // No procedure of its own: the sub-layer's tasks, chained.
-                     .sublayer = [] { return std::make_unique<SublayerConfiguration>(); },
+                     .sublayer = [] { return std::make_unique<SublayerSequential>(); },
                      .c3 = [] { return std::make_unique<C3Sequential>(); },
                      .overlap = [] { return std::make_unique<OverlapSequential>(); },
                  });

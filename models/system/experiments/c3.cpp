@@ -11,7 +11,6 @@
 //   isolated: true            # false: the concurrent run alone (no isolated runs, so no
 //                             # slowdowns, ideal or speedups)
 
-#include <fstream>
 #include <optional>
 
 #include <fmt/format.h>
@@ -21,6 +20,7 @@
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
 #include "models/system/experiment.h"
+#include "models/system/result_store.h"
 #include "models/system/sublayer_system.h"  // read_channel_pipeline
 #include "sim/config.h"
 #include "sim/error.h"
@@ -32,24 +32,6 @@ namespace {
 // MI300X 3.4 (cb1) to 88 (mb2) times over; a GEMM that no longer fills the GPU would
 // leave CUs to the collective that the full one does not).
 constexpr double kC3AutoScaleWaves = 8.0;
-
-// FNV-1a of this executable's bytes: results cached by one build are never taken for
-// another's (a model change that keeps the version string included).
-std::uint64_t executable_hash() {
-  static const std::uint64_t hash = [] {
-    std::ifstream in("/proc/self/exe", std::ios::binary);
-    std::uint64_t h = 0xCBF29CE484222325ULL;
-    char buf[1 << 16];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-      for (std::streamsize i = 0; i < in.gcount(); ++i) {
-        h ^= static_cast<unsigned char>(buf[i]);
-        h *= 0x100000001B3ULL;
-      }
-    }
-    return h;
-  }();
-  return hash;
-}
 
 C3Spec read_c3_spec(ConfigNode workload, const NodeConfig& node, std::uint64_t seed) {
   C3Spec spec;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "models/system/experiment.h"
+#include "models/system/result_store.h"
 #include "models/system/sublayer_system.h"
 #include "sim/config.h"
 #include "sim/error.h"
@@ -41,6 +42,18 @@ class SublayerExperiment final : public Experiment {
     const std::uint64_t output = wl.params->m * wl.params->n * wl.params->dtype_bytes;
     work_.communication_bytes = collective_work_bytes(CollectiveKind::named("ring-ar"), output, simulated);
     model_.emplace(sim, node_, std::move(wl), opt, configuration_, seed_);
+    if (run.isolated_store) {
+      // sequential's run, shared with the ideal bounds (SequentialRunUse) under
+      // everything it depends on: the build, the mode, the seed, the system and the
+      // workload as given (whichever configuration runs; sequential and the ideal bounds
+      // change nothing in them).
+      store_ = run.isolated_store;
+      model_->share_sequential_run(
+          store_.get(), fmt::format("sublayer sequential v1\nbinary {:016x}\nmode {}\nseed {}\nsystem {}\nworkload {}",
+                                    executable_hash(), to_string(node_.mode), seed_,
+                                    system.value() ? canonical_text(*system.value()) : "~",
+                                    workload.value() ? canonical_text(*workload.value()) : "~"));
+    }
   }
 
   std::string validated() const override {
@@ -81,6 +94,7 @@ class SublayerExperiment final : public Experiment {
   std::string configuration_;
   std::uint64_t seed_;
   NodeConfig node_;
+  std::shared_ptr<ResultStore> store_;  // before model_: it outlives the model
   std::optional<SublayerSystem> model_;
   WorkEstimate work_;
 };
