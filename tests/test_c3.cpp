@@ -65,13 +65,13 @@ struct Dispatch {
 };
 Dispatch dispatch(const NodeConfig& node, C3Spec s, bool comm_first, const std::string& configuration = "c3") {
   s.comm_first = comm_first;
-  auto config = make_c3_configuration(configuration);
-  config->shape(s);
+  const auto config = make_configuration(configuration, ConfigurationFamily::kC3);
+  s = concurrent_spec(*config, s);
   Simulator sim(1);
   C3Run r(sim, node, s, /*with_cu=*/true, /*with_dma=*/false);
   {
     Simulator::InPartition in(sim, r.node().partition(0));
-    r.start_together(0, config->collective_first(s));
+    r.start_together(0, collective_first(*config, s));
   }
   r.run(Tick::max());
   const std::uint32_t gemm_id = comm_first ? 1 : 0;
@@ -135,6 +135,44 @@ TEST(C3Dispatch, APriorityCollectiveTakesTheFirstFreedSlots) {
   EXPECT_LE(rp.collective.end, rb.collective.end);
   EXPECT_EQ(rp.words_checked, rb.words_checked);
   EXPECT_GT(rp.words_checked, 0u) << "values checked under the priority too";
+}
+
+// Issue 44 item 2: a configuration's launch may reserve CUs for the collective (seed 003
+// §V-B's CU masks) as the workload's comm_cus does; one class, registered here.
+class TestReserveSixtyFour final : public Configuration {
+ public:
+  Procedure procedure() const override { return Procedure::kOverlapped; }
+  ConcurrentLaunch launch() const override {
+    ConcurrentLaunch l;
+    l.reserved_cus = 64;
+    return l;
+  }
+  std::string describe(const LaunchRequest& r) const override {
+    return fmt::format("GEMM first, {} CUs reserved by the configuration", r.reserved_cus);
+  }
+};
+
+T3SIM_REGISTER(configurations, "test-c3-reserve-64", "c3 with the last 64 CUs reserved for the collective (a test's)",
+               [] { return std::make_unique<TestReserveSixtyFour>(); })
+
+TEST(C3Dispatch, AConfigurationMayReserveCusForTheCollective) {
+  const NodeConfig node = mi300x();
+  const C3Spec s = spec(node, kM, kN, kK, 8u << 20);  // the workload reserves none
+  const Dispatch d = dispatch(node, s, /*comm_first=*/false, "test-c3-reserve-64");
+  // As ReservedCusAreHonoured's workload-reserved 64: the GEMM on 240 CUs in two
+  // stages, the collective at once on the others.
+  EXPECT_EQ(d.gemm.concurrent_slots, 240u);
+  EXPECT_EQ(d.gemm.stages(), 2u);
+  EXPECT_EQ(d.collective.first_dispatch, Tick::zero());
+  // Through the driver: reported as reserved; the isolated runs (any CU) are c3's.
+  const C3Spec small = spec(node, kM, kN, kK, 1u << 20);
+  const C3Result rb = run(node, small, "c3");
+  const C3Result rr = run(node, small, "test-c3-reserve-64");
+  EXPECT_EQ(rr.isolated_gemm, rb.isolated_gemm);
+  EXPECT_EQ(rr.isolated_collective, rb.isolated_collective);
+  EXPECT_EQ(rr.json["comm_cus"], 64);
+  EXPECT_EQ(rr.json["describe"], "GEMM first, 64 CUs reserved by the configuration");
+  EXPECT_EQ(rb.json["comm_cus"], 0);
 }
 
 // The isolated times are the kernels alone as launched by default: reserving CUs for

@@ -53,22 +53,35 @@ TEST(Registry, TheShippedImplementationsAreRegistered) {
   for (const auto& e : configurations().listing()) EXPECT_FALSE(e.description.empty()) << e.name;
 }
 
-// One registry: a configuration is registered once, whatever the kinds it runs, and
-// gives its form for each (`sequential` all three; `fused` and `ideal-overlap` the
-// sub-layer's and the overlap kinds'; `c3` only C3's). A name without a form for a
-// family is refused there, naming the family's configurations.
-TEST(Registry, AConfigurationIsRegisteredOnceWithAFormPerFamily) {
+// One registry: a configuration is registered once, whatever the kinds it runs (`sequential`
+// all three; `fused` and `ideal-overlap` the sub-layer's and the overlap kinds'; `c3`
+// only C3's). A name that does not run a family is refused naming the family's ones.
+// Issue 44 item 2: a configuration is one class whatever the kind: `sequential` says its
+// procedure (chained) and runs every family; each family's driver runs it.
+TEST(Registry, AConfigurationIsRegisteredOnceAndRunsEveryFamilyItsProcedureAllows) {
   const std::vector<std::string> all = configuration_names();
   EXPECT_EQ(std::count(all.begin(), all.end(), "sequential"), 1);
+  for (const ConfigurationFamily family :
+       {ConfigurationFamily::kSublayer, ConfigurationFamily::kC3, ConfigurationFamily::kOverlap})
+    EXPECT_EQ(make_configuration("sequential", family)->procedure(), Procedure::kChained) << to_string(family);
   EXPECT_NE(make_sublayer_configuration("sequential"), nullptr);
-  EXPECT_NE(make_c3_configuration("sequential"), nullptr);
-  EXPECT_NE(make_overlap_configuration("sequential"), nullptr);
+  EXPECT_EQ(make_sublayer_configuration("sequential")->sequential_run(), SequentialRunUse::kKeep);
+  EXPECT_EQ(make_sublayer_configuration("ideal-overlap")->sequential_run(), SequentialRunUse::kTake);
+  EXPECT_EQ(make_sublayer_configuration("t3")->sequential_run(), SequentialRunUse::kNone);
+  // An overlapped configuration runs kind c3 only (the other kinds' tasks depend on
+  // each other's output); conccl's launch puts the collective on the DMA engines, the
+  // GEMM first.
+  EXPECT_EQ(make_configuration("conccl", ConfigurationFamily::kC3)->procedure(), Procedure::kOverlapped);
+  EXPECT_TRUE(make_configuration("conccl", ConfigurationFamily::kC3)->launch().collective_on_dma);
+  EXPECT_EQ(make_configuration("conccl", ConfigurationFamily::kC3)->launch().collective_first, false);
+  EXPECT_EQ(make_configuration("c3-priority", ConfigurationFamily::kC3)->launch().collective_priority, 1u);
+  EXPECT_FALSE(make_configuration("c3", ConfigurationFamily::kC3)->launch().collective_first.has_value());
   EXPECT_EQ(configuration_names(ConfigurationFamily::kOverlap),
             (std::vector<std::string>{"fused", "ideal-overlap", "sequential"}));
   EXPECT_EQ(configuration_names(ConfigurationFamily::kC3),
             (std::vector<std::string>{"c3", "c3-priority", "conccl", "ideal", "sequential"}));
   try {
-    make_c3_configuration("t3");
+    make_configuration("t3", ConfigurationFamily::kC3);
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("unknown c3 configuration 't3'"));
@@ -96,9 +109,14 @@ class GemmThenAllGather final : public SublayerProcedure {
   std::unique_ptr<NodeCollective> ag_;
 };
 
-T3SIM_REGISTER(configurations, "test-gemm-then-ag", "the GEMM, then the AG (a test's own)", [] {
-  return std::make_unique<Configuration>(Configuration{.sublayer = [] { return std::make_unique<GemmThenAllGather>(); }});
-})
+class GemmThenAllGatherConfiguration final : public Configuration {
+ public:
+  Procedure procedure() const override { return Procedure::kOwn; }
+  std::unique_ptr<SublayerConfiguration> sublayer() const override { return std::make_unique<GemmThenAllGather>(); }
+};
+
+T3SIM_REGISTER(configurations, "test-gemm-then-ag", "the GEMM, then the AG (a test's own)",
+               [] { return std::make_unique<GemmThenAllGatherConfiguration>(); })
 
 TEST(Registry, AConfigurationInOneFileRunsThroughTheDriver) {
   const NodeConfig cfg = table1(4);

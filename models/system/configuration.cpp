@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "models/system/c3/c3_system.h"
-#include "models/system/overlap/overlap_system.h"
+#include <fmt/format.h>
+
 #include "models/system/sublayer_configuration.h"
 
 namespace t3sim {
@@ -18,13 +18,20 @@ const char* to_string(ConfigurationFamily family) {
 }
 
 bool Configuration::runs(ConfigurationFamily family) const {
-  switch (family) {
-    case ConfigurationFamily::kSublayer: return static_cast<bool>(sublayer);
-    case ConfigurationFamily::kC3: return static_cast<bool>(c3);
-    case ConfigurationFamily::kOverlap: return static_cast<bool>(overlap);
+  switch (procedure()) {
+    case Procedure::kChained:
+    case Procedure::kCriticalPath: return true;
+    // The sub-layer's RS and an overlap op's collective take their compute's output:
+    // only c3's tasks are independent.
+    case Procedure::kOverlapped: return family == ConfigurationFamily::kC3;
+    case Procedure::kOwn:
+      if (family == ConfigurationFamily::kSublayer) return sublayer() != nullptr;
+      return family == ConfigurationFamily::kOverlap && runs_fused_form();
   }
   return false;
 }
+
+std::unique_ptr<SublayerConfiguration> Configuration::sublayer() const { return nullptr; }
 
 Configurations& configurations() {
   static Configurations registry;
@@ -46,10 +53,7 @@ std::vector<std::string> configuration_names(ConfigurationFamily family) {
 
 std::vector<std::string> configuration_names() { return configurations().names(); }
 
-namespace {
-
-// The registered configuration `name`, which must run `family`.
-std::unique_ptr<Configuration> configuration_for(std::string_view name, ConfigurationFamily family) {
+std::unique_ptr<Configuration> make_configuration(std::string_view name, ConfigurationFamily family) {
   const Configurations::Entry* e = configurations().find(name);
   std::unique_ptr<Configuration> c = e != nullptr ? e->make() : nullptr;
   if (c == nullptr || !c->runs(family))
@@ -57,25 +61,20 @@ std::unique_ptr<Configuration> configuration_for(std::string_view name, Configur
   return c;
 }
 
-}  // namespace
-
 std::unique_ptr<SublayerConfiguration> make_sublayer_configuration(std::string_view name) {
-  return configuration_for(name, ConfigurationFamily::kSublayer)->sublayer();
-}
-
-std::unique_ptr<C3Configuration> make_c3_configuration(std::string_view name) {
-  return configuration_for(name, ConfigurationFamily::kC3)->c3();
-}
-
-std::unique_ptr<OverlapConfiguration> make_overlap_configuration(std::string_view name) {
-  return configuration_for(name, ConfigurationFamily::kOverlap)->overlap();
+  const std::unique_ptr<Configuration> c = make_configuration(name, ConfigurationFamily::kSublayer);
+  if (std::unique_ptr<SublayerConfiguration> own = c->sublayer()) return own;
+  return sublayer_form(c->procedure());
 }
 
 bool takes_sequential_run(std::string_view name) {
   const Configurations::Entry* e = configurations().find(name);
-  if (e == nullptr) return false;
-  const std::unique_ptr<Configuration> c = e->make();
-  return c->sublayer && c->sublayer()->sequential_run() == SequentialRunUse::kTake;
+  if (e == nullptr || !e->make()->runs(ConfigurationFamily::kSublayer)) return false;
+  return make_sublayer_configuration(name)->sequential_run() == SequentialRunUse::kTake;
+}
+
+std::string reserved_cus_note(std::uint32_t reserved_cus) {
+  return reserved_cus > 0 ? fmt::format(", the last {} CUs reserved for the collective", reserved_cus) : std::string();
 }
 
 }  // namespace t3sim

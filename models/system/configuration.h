@@ -1,23 +1,34 @@
 #pragma once
-// A configuration (SPEC "Configurations"): how a workload's kernels and collectives run
-// together: one after the other (sequential), fused into one kernel (fused), fused
-// through the tracker and near-memory updates (t3, t3-mca), at once on separate streams
-// (c3, c3-priority), beside the DMA engines (conccl), or as an ideal bound
-// (ideal-overlap, ideal-rs-nmc, ideal). Each configuration is one file under
-// models/system/configurations/ and is registered once, by name, whatever the workload
-// kind: the file gives its form for each family of kinds it runs, which that family's
-// driver takes:
+// A configuration (SPEC "Configurations"): how a workload's tasks (the kernels and
+// collectives a kind declares on its ScenarioRun, scenario_run.h) run together. Each
+// configuration is one class in one file under models/system/configurations/,
+// registered once by name whatever the workload kind. What it says is the kind's
+// business only where it has a procedure of its own:
 //
-//   sub-layer  kind gemm with --config (SublayerSystem; sublayer_configuration.h)
-//   c3         kind c3 (C3System; c3/c3_system.h)
-//   overlap    kinds ag_gemm, gemm_a2a, gemv_ar, embedding_a2a (OverlapSystem;
-//              overlap/overlap_system.h)
+//   its procedure  kChained: each task alone, after what it depends on (sequential);
+//                  kCriticalPath: no run of its own, the longest path over the tasks'
+//                  data dependencies, each task weighing its time alone (the ideal
+//                  bounds); kOverlapped: the tasks at once on separate streams, the
+//                  order-only dependencies dropped (c3, c3-priority, conccl); kOwn: a
+//                  procedure of its own, one form per family it runs (fused, t3)
+//   its launch     an overlapped one's levers (seed 003 §V-VI): which task launches
+//                  first, the collective kernel's priority, the CUs reserved for the
+//                  collective, the collective on the DMA engines
 //
-// So `sequential` is one file with three forms (GEMM, RS, AG; GEMM then collective;
-// compute then collective), `fused` two, `c3` one. See CONTRIBUTING.md for adding one.
+// A family's driver runs every generic procedure its family admits, and says what
+// each means for its tasks (their times, their description):
+//
+//   sub-layer  kind gemm with --config (SublayerSystem): chained, critical path, own
+//   c3         kind c3 (C3System): chained, critical path, overlapped
+//   overlap    kinds ag_gemm, gemm_a2a, gemv_ar, embedding_a2a (OverlapSystem):
+//              chained, critical path, own (the op's fused form)
+//
+// So `sequential` is one class, `procedure() { return Procedure::kChained; }`, and runs
+// every kind. See CONTRIBUTING.md for adding one.
 
-#include <functional>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,21 +38,58 @@
 namespace t3sim {
 
 class SublayerConfiguration;
-class C3Configuration;
-class OverlapConfiguration;
 
 enum class ConfigurationFamily { kSublayer, kC3, kOverlap };
 // "sub-layer" | "c3" | "overlap"
 const char* to_string(ConfigurationFamily family);
 
-// One registered configuration: a factory of its form per family (unset: it does not
-// run that family).
-struct Configuration {
-  std::function<std::unique_ptr<SublayerConfiguration>()> sublayer = {};
-  std::function<std::unique_ptr<C3Configuration>()> c3 = {};
-  std::function<std::unique_ptr<OverlapConfiguration>()> overlap = {};
+// How a configuration runs a scenario's declared tasks (above).
+enum class Procedure { kChained, kCriticalPath, kOverlapped, kOwn };
 
-  bool runs(ConfigurationFamily family) const;
+// An overlapped configuration's launch (seed 003 §V-VI), applied to its concurrent run
+// only (the isolated runs are the kernels alone as the workload describes them).
+struct ConcurrentLaunch {
+  // The collective's task launched first; unset: the workload's order.
+  std::optional<bool> collective_first;
+  // The collective kernel's priority: the dispatcher places a higher one's WGs first as
+  // slots free (models/gpu/gpu.h); 0 leaves the workload's.
+  std::uint32_t collective_priority = 0;
+  // The collective on the DMA engines instead of the CUs (a copy collective only).
+  bool collective_on_dma = false;
+  // CUs reserved for the collective's stream, the last N (seed 003 §V-B's CU masks; the
+  // GEMM gets the others); unset: the workload's (kind c3's comm_cus).
+  std::optional<std::uint32_t> reserved_cus;
+};
+
+// What the workload asks of a concurrent run, for a configuration's description.
+struct LaunchRequest {
+  bool collective_first = false;  // the workload's order
+  std::uint32_t reserved_cus = 0;  // CUs reserved for the collective (its comm_cus)
+};
+
+class Configuration {
+ public:
+  virtual ~Configuration() = default;
+  virtual Procedure procedure() const = 0;
+  // Whether it runs the family's kinds. By default: chained and critical path every
+  // family, overlapped the one whose tasks are independent (c3), own those it has a
+  // form for.
+  virtual bool runs(ConfigurationFamily family) const;
+
+  // ---- overlapped
+  virtual ConcurrentLaunch launch() const { return {}; }
+  // One line on what it ran (the summary; results' "describe").
+  virtual std::string describe(const LaunchRequest& request) const {
+    (void)request;
+    return {};
+  }
+
+  // ---- own procedures (and a sub-layer form of a generic one that needs more)
+  // Its sub-layer form (sublayer_configuration.h); null: the sub-layer driver's own form
+  // of its procedure, or none for kOwn.
+  virtual std::unique_ptr<SublayerConfiguration> sublayer() const;
+  // Whether it runs an overlap op's fused form (OverlapOp::start_fused).
+  virtual bool runs_fused_form() const { return false; }
 };
 
 using Configurations = Registry<Configuration>;
@@ -52,20 +100,25 @@ Configurations& configurations();
 std::vector<std::string> configuration_names(ConfigurationFamily family);
 std::vector<RegistryEntry> configuration_listing(ConfigurationFamily family);
 // Every registered configuration's name (`--config`, run.config's choices), sorted. A
-// kind given a configuration without a form for it rejects it
+// kind given a configuration that does not run its family rejects it
 // (RunOptions::reject_configuration).
 std::vector<std::string> configuration_names();
 
-// Configuration `name`'s form for the family; a UserError naming the family's
-// configurations when `name` is not one of them (the experiments check the name first,
-// with configuration_names(family), to reject it at its key).
+// Configuration `name`, which must run `family`; a UserError naming the family's
+// configurations otherwise (the experiments check the name first, with
+// configuration_names(family), to reject it at its key).
+std::unique_ptr<Configuration> make_configuration(std::string_view name, ConfigurationFamily family);
+// Its sub-layer form: its own (Configuration::sublayer), else the sub-layer driver's
+// form of its procedure (sublayer_form).
 std::unique_ptr<SublayerConfiguration> make_sublayer_configuration(std::string_view name);
-std::unique_ptr<C3Configuration> make_c3_configuration(std::string_view name);
-std::unique_ptr<OverlapConfiguration> make_overlap_configuration(std::string_view name);
 
 // Whether configuration `name` (any string) takes the sub-layer's sequential run from
 // the isolated-run store (SequentialRunUse::kTake: the ideal bounds). A sweep runs such
 // points after the others, so that the sequential runs they take have been kept.
 bool takes_sequential_run(std::string_view name);
+
+// ", the last N CUs reserved for the collective" for N > 0, else "": the end of a
+// concurrent configuration's description.
+std::string reserved_cus_note(std::uint32_t reserved_cus);
 
 }  // namespace t3sim

@@ -7,15 +7,17 @@
 // AG after the RS; run chained (ScenarioRun::start_chained: each task on a GPU when
 // the one it depends on ended there), they are the sequential procedure.
 //
-// A configuration is either a policy over those tasks (a SublayerConfiguration: what
-// it changes in the node, how it completes the result), or a procedure of its own (a
-// SublayerProcedure: what it builds, how each GPU starts and what follows its GEMM,
-// what it verifies). The configurations with a sub-layer form (one file each under
-// models/system/configurations/, registered in configurations()):
+// A configuration's sub-layer form is either a policy over those tasks (a
+// SublayerConfiguration: what it changes in the node, how it completes the result), or
+// a procedure of its own (a SublayerProcedure: what it builds, how each GPU starts and
+// what follows its GEMM, what it verifies). The driver gives the generic procedures
+// their forms (sublayer_form, below: sequential's tasks chained, ideal-overlap's
+// critical path); a configuration gives its own (Configuration::sublayer):
 //
-//   sequential      the tasks chained: GEMM, then the CU ring RS, then the CU ring AG
-//                   (T3 §5.3's baseline)
-//   ideal-overlap   max(isolated GEMM, isolated RS) + AG (T3 §5.3), from sequential's run
+//   sequential      (the driver's chained form) the tasks chained: GEMM, then the CU
+//                   ring RS, then the CU ring AG (T3 §5.3's baseline)
+//   ideal-overlap   (the driver's critical-path form) max(isolated GEMM, isolated RS) +
+//                   AG (T3 §5.3), from sequential's run
 //   ideal-rs-nmc    max(isolated GEMM, isolated RS with NMC) + AG (T3 §5.3)
 //   t3, t3-mca      procedures: the GEMM fused with the RS through tracker + DMA + NMC
 //                   (T3 §4), round-robin or MCA arbitration (T3 §4.5), then the AG
@@ -28,6 +30,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+
+#include "models/system/configuration.h"
 
 
 namespace t3sim {
@@ -98,5 +102,10 @@ class SublayerProcedure : public SublayerConfiguration {
   virtual std::string ag_label() const { return {}; }
 };
 
+// The sub-layer driver's form of a generic procedure (sublayer_system.cpp): kChained,
+// the tasks chained (sequential's run, kept in the isolated-run store); kCriticalPath,
+// that run taken or simulated, completed with the critical path
+// (SublayerSystem::make_ideal_result). Contract: procedure is one of the two.
+std::unique_ptr<SublayerConfiguration> sublayer_form(Procedure procedure);
 
 }  // namespace t3sim

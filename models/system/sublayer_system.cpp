@@ -386,6 +386,52 @@ SublayerResult SublayerSystem::simulate(Tick max_time) {
   return r;
 }
 
+void SublayerSystem::make_ideal_result(SublayerResult& r, const IsolatedRs* alone) const {
+  Tick rs = r.rs;
+  if (alone != nullptr) {
+    rs = alone->time;
+    r.traffic[kRs] = alone->traffic;
+  }
+  r.json["isolated"] = {{"gemm_ps", r.gemm.ps()}, {"rs_ps", rs.ps()}, {"ag_ps", r.ag.ps()},
+                        {"rs", alone != nullptr ? "ring RS with NMC (tracker + DMA updates)" : "sequential's CU ring RS"}};
+  r.note = fmt::format("  (from isolated runs: GEMM {:.4f} ms, RS {:.4f} ms, AG {:.4f} ms; RS above = exposed)\n",
+                       static_cast<double>(r.gemm.ps()) * 1e-9, static_cast<double>(rs.ps()) * 1e-9,
+                       static_cast<double>(r.ag.ps()) * 1e-9);
+  r.rs = rs > r.gemm ? rs - r.gemm : Tick::zero();
+  r.total = critical_path(r.gemm, rs, r.ag);
+  r.json["configuration"] = configuration_;
+  r.json["time_ps"] = r.total.ps();
+}
+
+namespace {
+
+// sequential's: the tasks chained; its run is the one the ideal bounds complete (kept
+// for them in a sweep's isolated-run store).
+class ChainedSublayerForm final : public SublayerConfiguration {
+ public:
+  SequentialRunUse sequential_run() const override { return SequentialRunUse::kKeep; }
+};
+
+// ideal-overlap's (T3 §5.3's Ideal-GEMM-RS-Overlap): sequential's run, taken or
+// simulated, completed with the critical path: max(GEMM, RS) + AG.
+class CriticalPathSublayerForm final : public SublayerConfiguration {
+ public:
+  SequentialRunUse sequential_run() const override { return SequentialRunUse::kTake; }
+  void complete(SublayerSystem& s, SublayerResult& r) override { s.make_ideal_result(r, nullptr); }
+};
+
+}  // namespace
+
+std::unique_ptr<SublayerConfiguration> sublayer_form(Procedure procedure) {
+  switch (procedure) {
+    case Procedure::kChained: return std::make_unique<ChainedSublayerForm>();
+    case Procedure::kCriticalPath: return std::make_unique<CriticalPathSublayerForm>();
+    case Procedure::kOverlapped:
+    case Procedure::kOwn: break;
+  }
+  throw InternalError("sublayer_form: the sub-layer driver has no form of its own for an overlapped or own procedure");
+}
+
 std::string SublayerSystem::summary(const SublayerResult& r, std::string_view label) const {
   const NodeConfig& c = node().config();
   const std::string ag_label = procedure_ != nullptr ? procedure_->ag_label() : std::string();

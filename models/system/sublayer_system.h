@@ -108,6 +108,15 @@ struct SublayerResult {
   nlohmann::json json;
 };
 
+// A reduce-scatter run alone for an ideal bound (ideal-rs-nmc's RS with near-memory
+// updates): its time (the last GPU done), GPU 0's communication-stream traffic and its
+// simulation's events.
+struct IsolatedRs {
+  Tick time;
+  PhaseTraffic traffic;
+  std::uint64_t events = 0;
+};
+
 // The sub-layer as an experiment (`kind: gemm` with a configuration).
 class Experiment;
 struct RunOptions;
@@ -161,6 +170,13 @@ class SublayerSystem {
   // The critical path over the chained tasks (ScenarioRun::critical_path), the GEMM,
   // the RS and the AG weighing the times given: the ideal bounds' total.
   Tick critical_path(Tick gemm, Tick rs, Tick ag) const { return run_->critical_path({gemm, rs, ag}); }
+  // The critical-path procedure's result (T3 §5.3's ideal bounds), from the chained
+  // run's `r`: total = the critical path over the tasks, each weighing its time alone;
+  // r.rs = the part of the RS a GEMM of sequential's length leaves exposed. `rs`: the
+  // RS run alone in its place (its time the RS's weight, its traffic the RS's), or null
+  // (sequential's RS). Records the isolated times in r.json["isolated"] and a line for
+  // the summary.
+  void make_ideal_result(SublayerResult& r, const IsolatedRs* rs) const;
   // When GPU g's GEMM kernel ended.
   Tick gemm_end(std::uint32_t g) const { return run_->ended(g, kGemm); }
   Simulator& simulator() { return run_->sim(); }

@@ -105,10 +105,35 @@ struct C3Run::Snapshots {
   C3StreamSnapshot cu_start, cu_end, dma_start, dma_end;
 };
 
-C3Spec C3System::concurrent_spec() const {
-  C3Spec s = spec_;
-  config_->shape(s);
-  return s;
+C3Spec concurrent_spec(const Configuration& configuration, C3Spec spec) {
+  const ConcurrentLaunch launch = configuration.launch();
+  if (launch.collective_priority > 0) spec.collective.priority = launch.collective_priority;
+  if (launch.reserved_cus) spec.comm_cus = *launch.reserved_cus;
+  return spec;
+}
+
+bool collective_first(const Configuration& configuration, const C3Spec& spec) {
+  return configuration.launch().collective_first.value_or(spec.comm_first);
+}
+
+Tick C3System::configuration_time(const C3Result& r) const {
+  switch (config_->procedure()) {
+    case Procedure::kChained: return r.isolated_gemm + r.isolated_collective;
+    case Procedure::kCriticalPath: return r.ideal;
+    case Procedure::kOverlapped: return std::max(r.gemm.end, r.collective.end);
+    case Procedure::kOwn: break;
+  }
+  internal_error(Tick(), "c3", "a configuration of its own procedure ran kind c3", __FILE__, __LINE__);
+}
+
+std::string C3System::describe() const {
+  switch (config_->procedure()) {
+    case Procedure::kChained: return "GEMM, then the CU collective, each alone";
+    case Procedure::kCriticalPath: return "max of the isolated GEMM and CU collective (no interference)";
+    case Procedure::kOverlapped:
+    case Procedure::kOwn: break;
+  }
+  return config_->describe(LaunchRequest{spec_.comm_first, spec_.comm_cus});
 }
 
 C3Run::C3Run(Simulator& sim, const NodeConfig& node_config, const C3Spec& spec, bool with_cu, bool with_dma)
@@ -162,11 +187,6 @@ void C3Run::start_together(std::uint32_t g, bool collective_first) {
   if (dma_) first.push_back(dma_task_);
   if (collective_first) first.push_back(gemm_task_);
   start_overlapped(g, first);
-}
-
-std::string reserved_cus_note(const C3Spec& spec) {
-  return spec.comm_cus > 0 ? fmt::format(", the last {} CUs reserved for the collective", spec.comm_cus)
-                           : std::string();
 }
 
 void C3Run::launch_gemm(std::uint32_t g) {
@@ -245,25 +265,30 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
                    std::uint64_t seed)
     : sim_(sim), node_(node), spec_(std::move(spec)), configuration_(std::move(configuration)), seed_(seed) {
   if (!spec_.gemm.params) throw std::invalid_argument("C3 needs a generated GEMM");
-  config_ = make_c3_configuration(configuration_);
+  config_ = make_configuration(configuration_, ConfigurationFamily::kC3);
+  // The CUs the concurrent run reserves, as reported (results, sweep rows, the summary):
+  // the configuration's where it sets them, else the workload's.
+  spec_.comm_cus = concurrent_spec(*config_, spec_).comm_cus;
+  if (spec_.comm_cus >= node_.gpu.num_cus)
+    throw std::invalid_argument("C3: the CUs reserved for the collective leave the GEMM none");
   // The sequential run is built now, so what cannot be built (a collective the node
   // cannot run) is an error of `t3sim validate` too. Concurrent configurations run it
   // on a simulator of their own; the others on the main one.
   if (!spec_.isolated) {
-    if (!config_->concurrent())
+    if (!concurrent())
       throw std::invalid_argument("C3 without isolated runs needs a concurrent configuration");
     // Nothing but the concurrent run, built now so that validate sees what cannot be built.
-    conc_only_ = std::make_unique<C3Run>(sim_, node_, concurrent_spec(), /*with_cu=*/!config_->uses_dma(),
-                                         config_->uses_dma());
+    conc_only_ = std::make_unique<C3Run>(sim_, node_, concurrent_spec(*config_, spec_), /*with_cu=*/!uses_dma(),
+                                         uses_dma());
     return;
   }
-  if (config_->concurrent()) own_sim_ = std::make_unique<Simulator>(seed_);
+  if (concurrent()) own_sim_ = std::make_unique<Simulator>(seed_);
   // Isolated means each kernel alone as the library launches it: the collective on any
   // CU, whatever CUs the configuration reserves for it, so every configuration of a
   // case shares one ideal (seed 003 §IV-B3: "all times from isolated executions").
   C3Spec isolated = spec_;
   isolated.comm_cus = 0;
-  seq_ = std::make_unique<C3Run>(own_sim_ ? *own_sim_ : sim_, node_, isolated, /*with_cu=*/true, config_->uses_dma());
+  seq_ = std::make_unique<C3Run>(own_sim_ ? *own_sim_ : sim_, node_, isolated, /*with_cu=*/true, uses_dma());
 }
 
 C3System::~C3System() = default;
@@ -283,7 +308,7 @@ bool C3System::load_isolated(Isolated& iso) {
     try {
       iso.gemm = kernel_from_cache(cached_object(*j, "gemm"));
       iso.cu = kernel_from_cache(cached_object(*j, "collective"));
-      if (config_->uses_dma()) iso.dma = kernel_from_cache(cached_object(*j, "dma_collective"));
+      if (uses_dma()) iso.dma = kernel_from_cache(cached_object(*j, "dma_collective"));
       iso.words_checked = cached_count(*j, "words_checked");
       iso.stages = static_cast<std::uint32_t>(cached_count(*j, "stages"));
       iso.channels = static_cast<std::uint32_t>(cached_count(*j, "channels"));
@@ -309,7 +334,7 @@ C3System::Isolated C3System::run_isolated(Tick max_time, ResultStore* store) {
   Isolated iso;
   iso.gemm = seq.gemm_result();
   iso.cu = seq.collective_result(C3Run::Coll::kCu);
-  if (config_->uses_dma()) iso.dma = seq.collective_result(C3Run::Coll::kDma);
+  if (uses_dma()) iso.dma = seq.collective_result(C3Run::Coll::kDma);
   iso.words_checked = seq.words_checked();
   iso.stages = seq.gemm_stages();
   iso.channels = seq.collective_channels();
@@ -331,8 +356,8 @@ C3System::Isolated C3System::run_isolated(Tick max_time, ResultStore* store) {
 
 C3Result C3System::run(Tick max_time) {
   C3Result r;
-  const bool concurrent = config_->concurrent();
-  const bool dma = config_->uses_dma();
+  const bool concurrent = this->concurrent();
+  const bool dma = uses_dma();
   if (ran_) internal_error(Tick(), "c3", "run() called twice", __FILE__, __LINE__);
   ran_ = true;
   r.isolated = spec_.isolated;
@@ -359,11 +384,11 @@ C3Result C3System::run(Tick max_time) {
 
   if (concurrent) {
     std::unique_ptr<C3Run> built = std::move(conc_only_);
-    if (!built) built = std::make_unique<C3Run>(sim_, node_, concurrent_spec(), /*with_cu=*/!dma, dma);
+    if (!built) built = std::make_unique<C3Run>(sim_, node_, concurrent_spec(*config_, spec_), /*with_cu=*/!dma, dma);
     C3Run& conc = *built;
     for (std::uint32_t g = 0; g < conc.simulated_gpus(); ++g) {
       Simulator::InPartition in(sim_, conc.node().partition(g));
-      conc.start_together(g, config_->collective_first(conc.spec()));
+      conc.start_together(g, collective_first(*config_, conc.spec()));
     }
     conc.run(max_time);
     r.gemm = conc.gemm_result();
@@ -377,7 +402,7 @@ C3Result C3System::run(Tick max_time) {
     r.collective = iso.cu;
   }
   r.values_checked = spec_.collective.values;
-  r.time = config_->time(r);
+  r.time = configuration_time(r);
   if (spec_.isolated) {
     auto ratio = [](Tick a, Tick b) {
       return b.ps() ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0;
@@ -403,7 +428,7 @@ nlohmann::json C3System::result_json(const C3Result& r, const Isolated& iso, std
   if (!spec_.isolated) isolated = "off (workload.isolated): no isolated runs, slowdowns or speedups";
   nlohmann::json j = {{"workload", "c3"},
                       {"configuration", configuration_},
-                      {"describe", config_->describe(spec_)},
+                      {"describe", describe()},
                       {"mode", to_string(node_.mode)},
                       {"num_gpus", node_.num_gpus},
                       {"preset", spec_.preset},
@@ -463,7 +488,7 @@ std::string C3System::summary(const C3Result& r) const {
       "  time               {:.4f} ms\n",
       spec_.preset.empty() ? spec_.gemm_label : spec_.preset,
       spec_.scale > 1 ? fmt::format(" (scaled 1/{})", spec_.scale) : std::string(), node_.num_gpus,
-      to_string(node_.mode), configuration_, config_->describe(spec_), spec_.gemm_label,
+      to_string(node_.mode), configuration_, describe(), spec_.gemm_label,
       to_string(cp.kind), megabytes(cp.array_bytes), r.time.ms());
   if (!r.isolated) {
     s += line("GEMM", r.gemm, std::nullopt);
@@ -475,7 +500,7 @@ std::string C3System::summary(const C3Result& r) const {
   }
   s += line("GEMM", r.gemm, r.isolated_gemm);
   s += line("collective", r.collective,
-            r.isolated_dma_collective && config_->uses_dma() ? *r.isolated_dma_collective : r.isolated_collective);
+            r.isolated_dma_collective && uses_dma() ? *r.isolated_dma_collective : r.isolated_collective);
   s += fmt::format(
       "  sequential         {:.4f} ms (GEMM alone + CU collective alone; taxonomy {}{})\n"
       "  speedup            {:.3f}x of an ideal {:.3f}x: {:.1f}% of the ideal realized\n"

@@ -2,8 +2,9 @@
 // Concurrent computation and communication, C3 (../shared/seeds/003): on every GPU of
 // a node, a GEMM and an *independent* collective (no data dependency: FSDP's
 // all-gather of the next layer's weights beside this layer's GEMM), under one of the
-// configurations with a C3 form (C3Configuration, below; one file each under
-// models/system/configurations/, registered in configurations(), configuration.h):
+// configurations that run kind c3 (configuration.h; one file each under
+// models/system/configurations/): its procedure says which run, its launch how the
+// concurrent run starts (concurrent_spec, collective_first, below):
 //
 //   sequential  the GEMM, then the collective, each alone (the baseline)
 //   c3          both launched at once on separate streams (order: gemm-first is the
@@ -33,6 +34,7 @@
 #include "models/collectives/node_collective.h"
 #include "models/node/node.h"
 #include "models/system/gemm_system.h"
+#include "models/system/configuration.h"
 #include "models/system/result_store.h"
 #include "models/system/scenario_run.h"
 #include "sim/registry.h"
@@ -90,32 +92,13 @@ struct C3Result {
 
 class C3Run;
 
-// A configuration's C3 form: what the run launches and how its time follows. One file
-// each under models/system/configurations/ (configuration.h).
-class C3Configuration {
- public:
-  virtual ~C3Configuration() = default;
-  // True: the configuration's own run starts both kernels together
-  // (C3Run::start_together); its isolated times come from a second, sequential run.
-  // False: its time comes from the sequential run alone (sequential, ideal).
-  virtual bool concurrent() const = 0;
-  // The collective runs on the DMA engines (the isolated run then adds a DMA phase).
-  virtual bool uses_dma() const { return false; }
-  // What the concurrent run builds, as this configuration wants it: the collective's
-  // kernel priority (spec.collective.priority: the dispatcher places a higher one's WGs
-  // first as slots free), its launch order (comm_first), the CUs reserved for it
-  // (comm_cus). Applied to the concurrent run only; the isolated runs are the kernels
-  // alone as the workload describes them. The default changes nothing.
-  virtual void shape(C3Spec& spec) const { (void)spec; }
-  // A concurrent run starts the GEMM and the collective together
-  // (C3Run::start_together): the collective first when this says so, else the GEMM.
-  // The default: the workload's order (spec.comm_first).
-  virtual bool collective_first(const C3Spec& spec) const { return spec.comm_first; }
-  // The configuration's time, given the run (for non-concurrent ones: the sequential run).
-  virtual Tick time(const C3Result& r) const = 0;
-  // One line on what it ran, for the summary.
-  virtual std::string describe(const C3Spec& spec) const = 0;
-};
+// What a configuration's concurrent run (Procedure::kOverlapped) builds: the spec as its
+// launch changes it (the collective kernel's priority, the CUs reserved for it:
+// ConcurrentLaunch), and whether
+// it starts the collective first (its launch's order, else the workload's). The
+// isolated runs are the kernels alone as the workload describes them.
+C3Spec concurrent_spec(const Configuration& configuration, C3Spec spec);
+bool collective_first(const Configuration& configuration, const C3Spec& spec);
 
 
 // One simulation on one node: the GEMM and the collective(s) placed apart in memory,
@@ -194,8 +177,12 @@ class C3System {
 
  private:
   struct Isolated;
-  // spec_ as the configuration shapes it for its concurrent run (C3Configuration::shape).
-  C3Spec concurrent_spec() const;
+  // The configuration's time given the run (its procedure's: the isolated times'
+  // sum, the ideal, or the concurrent run's end) and its one-line description.
+  Tick configuration_time(const C3Result& r) const;
+  std::string describe() const;
+  bool concurrent() const { return config_->procedure() == Procedure::kOverlapped; }
+  bool uses_dma() const { return config_->launch().collective_on_dma; }
   // The isolated runs' results from store_ under cache_key_; false (with a warning for a
   // damaged entry) when it has none to trust.
   bool load_isolated(Isolated& iso);
@@ -209,7 +196,7 @@ class C3System {
   C3Spec spec_;
   std::string configuration_;
   std::uint64_t seed_;
-  std::unique_ptr<C3Configuration> config_;
+  std::unique_ptr<Configuration> config_;
   std::unique_ptr<Simulator> own_sim_;  // the sequential run's, for concurrent configurations
   std::unique_ptr<C3Run> seq_;          // built at construction (validate), run and dropped by run()
   std::unique_ptr<C3Run> conc_only_;    // isolated = false: the concurrent run, built at construction (validate)
@@ -221,10 +208,6 @@ class C3System {
 // `kind: c3` as an experiment.
 std::unique_ptr<Experiment> make_c3_experiment(Simulator& sim, ConfigNode system, ConfigNode workload,
                                                const RunOptions& run);
-
-// ", the last N CUs reserved for the collective" when the spec reserves N > 0, else "":
-// the end of a concurrent configuration's describe().
-std::string reserved_cus_note(const C3Spec& spec);
 
 // The taxonomy of two isolated times (seed 003 §III): GC-equal when within 15 % of
 // each other (the longer at most 1.15x the shorter), else G-long or C-long.

@@ -6,21 +6,17 @@
 // reserves the last N CUs for the collective's stream and the others for the GEMM's
 // (§V-B, CU masks), whatever the order.
 
-#include <algorithm>
-
-#include "models/system/c3/c3_system.h"
 #include "models/system/configuration.h"
 
 namespace t3sim {
 namespace {
 
-class C3Concurrent final : public C3Configuration {
+class C3Concurrent final : public Configuration {
  public:
-  bool concurrent() const override { return true; }
-  Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
-  std::string describe(const C3Spec& s) const override {
-    return (s.comm_first ? "collective launched first (c3_sp)" : "GEMM launched first (c3_base)") +
-           reserved_cus_note(s);
+  Procedure procedure() const override { return Procedure::kOverlapped; }
+  std::string describe(const LaunchRequest& r) const override {
+    return (r.collective_first ? "collective launched first (c3_sp)" : "GEMM launched first (c3_base)") +
+           reserved_cus_note(r.reserved_cus);
   }
 };
 
@@ -29,9 +25,6 @@ class C3Concurrent final : public C3Configuration {
 T3SIM_REGISTER(configurations, "c3",
                "GEMM and CU collective at once on two streams; order: gemm-first (c3_base) | comm-first (c3_sp); "
                "comm_cus: CUs reserved for the collective (seed 003 §IV-C, §V)",
-               [] {
-                 return std::make_unique<Configuration>(
-                     Configuration{.c3 = [] { return std::make_unique<C3Concurrent>(); }});
-               })
+               [] { return std::make_unique<C3Concurrent>(); })
 
 }  // namespace t3sim

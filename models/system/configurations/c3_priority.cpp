@@ -12,21 +12,23 @@
 
 #include <fmt/format.h>
 
-#include "models/system/c3/c3_system.h"
 #include "models/system/configuration.h"
 
 namespace t3sim {
 namespace {
 
-class C3Priority final : public C3Configuration {
+class C3Priority final : public Configuration {
  public:
-  bool concurrent() const override { return true; }
-  void shape(C3Spec& spec) const override { spec.collective.priority = 1; }
-  Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
-  std::string describe(const C3Spec& s) const override {
+  Procedure procedure() const override { return Procedure::kOverlapped; }
+  ConcurrentLaunch launch() const override {
+    ConcurrentLaunch l;
+    l.collective_priority = 1;
+    return l;
+  }
+  std::string describe(const LaunchRequest& r) const override {
     return fmt::format("{} launched first, the collective's kernel at a higher priority",
-                       s.comm_first ? "collective" : "GEMM") +
-           reserved_cus_note(s);
+                       r.collective_first ? "collective" : "GEMM") +
+           reserved_cus_note(r.reserved_cus);
   }
 };
 
@@ -35,9 +37,6 @@ class C3Priority final : public C3Configuration {
 T3SIM_REGISTER(configurations, "c3-priority",
                "as c3, the collective's kernel at a higher priority: placed first whenever WG slots free "
                "(seed 003 §V-A's prioritization as a stream priority)",
-               [] {
-                 return std::make_unique<Configuration>(
-                     Configuration{.c3 = [] { return std::make_unique<C3Priority>(); }});
-               })
+               [] { return std::make_unique<C3Priority>(); })
 
 }  // namespace t3sim

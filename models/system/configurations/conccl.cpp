@@ -7,22 +7,25 @@
 
 #include <fmt/format.h>
 
-#include "models/system/c3/c3_system.h"
 #include "models/system/configuration.h"
 
 namespace t3sim {
 namespace {
 
-class C3Conccl final : public C3Configuration {
+class Conccl final : public Configuration {
  public:
-  bool concurrent() const override { return true; }
-  bool uses_dma() const override { return true; }
+  Procedure procedure() const override { return Procedure::kOverlapped; }
   // The host launches the GEMM, then the DMA transfers, whatever the workload's order.
-  bool collective_first(const C3Spec&) const override { return false; }
-  Tick time(const C3Result& r) const override { return std::max(r.gemm.end, r.collective.end); }
-  std::string describe(const C3Spec& s) const override {
-    return s.comm_cus > 0 ? fmt::format("collective on the DMA engines, the GEMM on all but {} CUs", s.comm_cus)
-                          : std::string("collective on the DMA engines, the GEMM on every CU");
+  ConcurrentLaunch launch() const override {
+    ConcurrentLaunch l;
+    l.collective_first = false;
+    l.collective_on_dma = true;
+    return l;
+  }
+  std::string describe(const LaunchRequest& r) const override {
+    return r.reserved_cus > 0
+               ? fmt::format("collective on the DMA engines, the GEMM on all but {} CUs", r.reserved_cus)
+               : std::string("collective on the DMA engines, the GEMM on every CU");
   }
 };
 
@@ -30,9 +33,6 @@ class C3Conccl final : public C3Configuration {
 
 T3SIM_REGISTER(configurations, "conccl",
                "GEMM on the CUs, the collective on the DMA engines (direct, host-launched: ConCCL, seed 003 §VI)",
-               [] {
-                 return std::make_unique<Configuration>(
-                     Configuration{.c3 = [] { return std::make_unique<C3Conccl>(); }});
-               })
+               [] { return std::make_unique<Conccl>(); })
 
 }  // namespace t3sim

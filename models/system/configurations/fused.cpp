@@ -30,7 +30,6 @@
 #include "collective/collective.h"
 #include "models/common/payload.h"
 #include "models/system/configuration.h"
-#include "models/system/overlap/overlap_system.h"
 #include "models/system/sublayer_system.h"
 #include "sim/error.h"
 #include "sim/host_memory.h"
@@ -168,11 +167,13 @@ class FusedConfiguration final : public SublayerProcedure {
   std::uint32_t grid_ = 0;
 };
 
-class OverlapFused final : public OverlapConfiguration {
+// Its forms: the sub-layer's persistent kernel above; an overlap op's fused form (the
+// op's own, OverlapOp::start_fused).
+class Fused final : public Configuration {
  public:
-  bool fused() const override { return true; }
-  Tick time(const OverlapResult& r) const override { return r.fused; }
-  std::string describe(const OverlapOp& op) const override { return op.describe_fused(); }
+  Procedure procedure() const override { return Procedure::kOwn; }
+  std::unique_ptr<SublayerConfiguration> sublayer() const override { return std::make_unique<FusedConfiguration>(); }
+  bool runs_fused_form() const override { return true; }
 };
 
 }  // namespace
@@ -182,11 +183,6 @@ T3SIM_REGISTER(configurations, "fused",
                "with remote stores and flags, owners reduce, then the AG (sub-layers, seed 000 §III-B); the op's "
                "fused form: such kernels (seed 000), or copy-engine chunks with signals beside a persistent GEMM "
                "(seed 001)",
-               [] {
-                 return std::make_unique<Configuration>(Configuration{
-                     .sublayer = [] { return std::make_unique<FusedConfiguration>(); },
-                     .overlap = [] { return std::make_unique<OverlapFused>(); },
-                 });
-               })
+               [] { return std::make_unique<Fused>(); })
 
 }  // namespace t3sim

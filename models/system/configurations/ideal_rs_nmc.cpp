@@ -4,7 +4,8 @@
 #include <fmt/format.h>
 
 #include "models/system/configuration.h"
-#include "models/system/configurations/ideal.h"
+#include "models/system/sublayer_configuration.h"
+#include "models/system/sublayer_system.h"
 #include "models/t3/t3_collective.h"
 #include "sim/error.h"
 
@@ -48,7 +49,18 @@ class IdealRsNmcConfiguration final : public SublayerConfiguration {
   void complete(SublayerSystem& s, SublayerResult& r) override {
     const IsolatedRs nmc = run_isolated_rs_nmc(s.node().config(), s.gemm(), s.seed());
     r.extra_events += nmc.events;
-    make_ideal_result(s, r, &nmc);
+    s.make_ideal_result(r, &nmc);
+  }
+};
+
+// A critical path over the sub-layer's tasks whose RS weighs another run's time: a
+// sub-layer form of its own.
+class IdealRsNmc final : public Configuration {
+ public:
+  Procedure procedure() const override { return Procedure::kCriticalPath; }
+  bool runs(ConfigurationFamily family) const override { return family == ConfigurationFamily::kSublayer; }
+  std::unique_ptr<SublayerConfiguration> sublayer() const override {
+    return std::make_unique<IdealRsNmcConfiguration>();
   }
 };
 
@@ -56,9 +68,6 @@ class IdealRsNmcConfiguration final : public SublayerConfiguration {
 
 T3SIM_REGISTER(configurations, "ideal-rs-nmc",
                "max(isolated GEMM, isolated ring RS with near-memory updates) + AG (sub-layers, T3 §5.3)",
-               [] {
-                 return std::make_unique<Configuration>(
-                     Configuration{.sublayer = [] { return std::make_unique<IdealRsNmcConfiguration>(); }});
-               })
+               [] { return std::make_unique<IdealRsNmc>(); })
 
 }  // namespace t3sim

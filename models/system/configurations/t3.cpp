@@ -170,19 +170,24 @@ class T3Configuration final : public SublayerProcedure {
   std::vector<std::uint32_t> rs_notices_;      // per GPU: GPUs whose RS it knows done (T3's DMA AG)
 };
 
+// T3's procedure: the sub-layer's only.
+class TrackAndTrigger final : public Configuration {
+ public:
+  explicit TrackAndTrigger(bool mca) : mca_(mca) {}
+  Procedure procedure() const override { return Procedure::kOwn; }
+  std::unique_ptr<SublayerConfiguration> sublayer() const override { return std::make_unique<T3Configuration>(mca_); }
+
+ private:
+  bool mca_;
+};
+
 }  // namespace
 
 T3SIM_REGISTER(configurations, "t3",
                "the GEMM fused with the RS through tracker + DMA + near-memory updates, round-robin MC "
                "arbitration, then the AG (sub-layers, T3 §4)",
-               [] {
-                 return std::make_unique<Configuration>(
-                     Configuration{.sublayer = [] { return std::make_unique<T3Configuration>(/*mca=*/false); }});
-               })
+               [] { return std::make_unique<TrackAndTrigger>(/*mca=*/false); })
 T3SIM_REGISTER(configurations, "t3-mca", "t3 with communication-aware MC arbitration (sub-layers, MCA, T3 §4.5)",
-               [] {
-                 return std::make_unique<Configuration>(
-                     Configuration{.sublayer = [] { return std::make_unique<T3Configuration>(/*mca=*/true); }});
-               })
+               [] { return std::make_unique<TrackAndTrigger>(/*mca=*/true); })
 
 }  // namespace t3sim

@@ -196,8 +196,8 @@ class C3Experiment final : public Experiment {
     node_.partitioned = true;  // full mode: a partition per GPU
     C3Spec spec = read_c3_spec(workload, node_, run.seed);
     // What the configuration is (concurrent, on DMA engines) decides which keys make sense.
-    const auto configuration = make_c3_configuration(configuration_);
-    if (!spec.isolated && !configuration->concurrent())
+    const auto configuration = make_configuration(configuration_, ConfigurationFamily::kC3);
+    if (!spec.isolated && configuration->procedure() != Procedure::kOverlapped)
       workload.fail("isolated", fmt::format("false keeps only a concurrent run (c3, conccl); configuration {} is "
                                             "made of the isolated runs",
                                             configuration_));
@@ -215,7 +215,12 @@ class C3Experiment final : public Experiment {
                std::uint64_t{simulated} * 3 * (spec.collective.array_bytes / node_.gpu.memory.hbm.value_granule), 8);
     run.check_host_memory(need);
     // The DMA collective copies only: say so at the key, before anything is built.
-    const bool dma = configuration->uses_dma();
+    if (const std::optional<std::uint32_t> reserved = configuration->launch().reserved_cus;
+        reserved && *reserved >= node_.gpu.num_cus)
+      run.reject_configuration(fmt::format("{} reserves {} CUs for the collective, and the GPU has {} "
+                                           "(system.gpu.num_cus): the GEMM would have none",
+                                           configuration_, *reserved, node_.gpu.num_cus));
+    const bool dma = configuration->launch().collective_on_dma;
     const CollectiveKind k = spec.collective.kind;
     if (dma && !k.algorithm().has_copy_engine_form())
       workload.child("collective")

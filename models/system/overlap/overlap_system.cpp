@@ -140,18 +140,38 @@ std::uint64_t OverlapRun::flag_waits() {
 OverlapSystem::OverlapSystem(Simulator& sim, const NodeConfig& node, OverlapOpFactory make_op,
                              std::string configuration, std::uint64_t seed)
     : sim_(sim), node_(node), make_op_(std::move(make_op)), configuration_(std::move(configuration)) {
-  config_ = make_overlap_configuration(configuration_);
+  config_ = make_configuration(configuration_, ConfigurationFamily::kOverlap);
   describer_ = make_op_();
   // The sequential run is built now (so `t3sim validate` meets what cannot be built);
   // fused runs it on a simulator of its own and builds its own run once that one is
   // gone (one node in memory at a time).
-  if (config_->fused()) own_sim_ = std::make_unique<Simulator>(seed);
+  if (fused()) own_sim_ = std::make_unique<Simulator>(seed);
   seq_ = std::make_unique<OverlapRun>(own_sim_ ? *own_sim_ : sim_, node_, make_op_(), OverlapRun::Procedure::kSequential);
 }
 
 OverlapSystem::~OverlapSystem() = default;
 
-int OverlapSystem::simulations() const { return config_->fused() ? 2 : 1; }
+Tick OverlapSystem::configuration_time(const OverlapResult& r) const {
+  switch (config_->procedure()) {
+    case Procedure::kChained: return r.sequential;
+    case Procedure::kCriticalPath: return r.ideal;
+    case Procedure::kOwn: return r.fused;
+    case Procedure::kOverlapped: break;
+  }
+  internal_error(Tick(), "overlap", "an overlapped configuration ran an overlap kind", __FILE__, __LINE__);
+}
+
+std::string OverlapSystem::describe() const {
+  switch (config_->procedure()) {
+    case Procedure::kChained: return "the kernels one after the other";
+    case Procedure::kCriticalPath: return "max(isolated compute, isolated collective)";
+    case Procedure::kOwn: return describer_->describe_fused();
+    case Procedure::kOverlapped: break;
+  }
+  return {};
+}
+
+int OverlapSystem::simulations() const { return fused() ? 2 : 1; }
 
 OverlapResult OverlapSystem::run(Tick max_time) {
   if (!seq_) internal_error(Tick(), "overlap", "run() called twice", __FILE__, __LINE__);
@@ -168,12 +188,12 @@ OverlapResult OverlapSystem::run(Tick max_time) {
     r.isolated_collective = seq_->phase_time(OverlapRun::kCollective);
     r.ideal = seq_->ideal(r.isolated_compute, r.isolated_collective);
     r.words_checked = seq_->words_checked();
-    if (config_->fused()) r.extra_events = seq_->events();
+    if (fused()) r.extra_events = seq_->events();
     seq_.reset();
     own_sim_.reset();
   }
   nlohmann::json fused_json;
-  if (config_->fused()) {
+  if (fused()) {
     OverlapRun fused(sim_, node_, make_op_(), OverlapRun::Procedure::kFused);
     for (std::uint32_t g = 0; g < fused.node().simulated_gpus(); ++g) {
       Simulator::InPartition in(sim_, fused.node().partition(g));
@@ -190,14 +210,14 @@ OverlapResult OverlapSystem::run(Tick max_time) {
     fused_json["skew"] = r.skew;
   }
   r.values_checked = describer_->values();
-  r.time = config_->time(r);
+  r.time = configuration_time(r);
   auto ratio = [](Tick a, Tick b) { return b.ps() ? static_cast<double>(a.ps()) / static_cast<double>(b.ps()) : 0.0; };
   r.speedup = ratio(r.sequential, r.time);
   r.ideal_speedup = ratio(r.sequential, r.ideal);
   r.fraction_of_ideal = r.ideal_speedup > 1.0 ? (r.speedup - 1.0) / (r.ideal_speedup - 1.0) : 0.0;
   r.json = {{"workload", describer_->label()},
             {"configuration", configuration_},
-            {"describe", config_->describe(*describer_)},
+            {"describe", describe()},
             {"mode", to_string(node_.mode)},
             {"num_gpus", node_.num_gpus},
             {"time_ps", r.time.ps()},
@@ -210,7 +230,7 @@ OverlapResult OverlapSystem::run(Tick max_time) {
             {"fraction_of_ideal", r.fraction_of_ideal},
             {"functional_check", r.values_checked ? "passed" : "not run"},
             {"words_checked", r.words_checked}};
-  if (config_->fused()) r.json["fused"] = fused_json;
+  if (fused()) r.json["fused"] = fused_json;
   return r;
 }
 
@@ -220,10 +240,10 @@ std::string OverlapSystem::summary(const OverlapResult& r) const {
       "  time               {:.4f} ms\n"
       "  sequential         {:.4f} ms (compute {:.4f} ms, collective {:.4f} ms)\n"
       "  speedup            {:.3f}x of an ideal {:.3f}x: {:.1f}% of the ideal realized\n",
-      describer_->label(), node_.num_gpus, to_string(node_.mode), configuration_, config_->describe(*describer_),
+      describer_->label(), node_.num_gpus, to_string(node_.mode), configuration_, describe(),
       r.time.ms(), r.sequential.ms(), r.isolated_compute.ms(), r.isolated_collective.ms(), r.speedup, r.ideal_speedup,
       r.fraction_of_ideal * 100.0);
-  if (config_->fused())
+  if (fused())
     s += fmt::format("  fused              ended {:.4f} ms; {} blocking flag waits on GPU 0; GPU end skew {:.2f}%\n",
                      r.fused.ms(), r.flag_waits, 100.0 * r.skew);
   s += fmt::format("  functional check   {}\n", r.values_checked ? fmt::format("passed ({} words)", r.words_checked)

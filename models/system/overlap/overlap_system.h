@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/node/node.h"
+#include "models/system/configuration.h"
 #include "models/system/scenario_run.h"
 #include "sim/registry.h"
 #include "trace/trace.h"
@@ -87,15 +88,6 @@ struct OverlapResult {
   nlohmann::json json;
 };
 
-// A configuration's form for the overlap kinds (configuration.h): whether its time needs
-// the fused run, and how its time follows.
-class OverlapConfiguration {
- public:
-  virtual ~OverlapConfiguration() = default;
-  virtual bool fused() const = 0;
-  virtual Tick time(const OverlapResult& r) const = 0;
-  virtual std::string describe(const OverlapOp& op) const = 0;
-};
 
 
 // One simulation on one node of an op, sequential or fused: a scenario run
@@ -166,11 +158,17 @@ class OverlapSystem {
   int simulations() const;
 
  private:
+  // The configuration's procedure (configuration.h): chained, critical path, or its own,
+  // the op's fused form; its time given the runs, and its one-line description.
+  bool fused() const { return config_->procedure() == Procedure::kOwn; }
+  Tick configuration_time(const OverlapResult& r) const;
+  std::string describe() const;
+
   Simulator& sim_;
   NodeConfig node_;
   OverlapOpFactory make_op_;
   std::string configuration_;
-  std::unique_ptr<OverlapConfiguration> config_;
+  std::unique_ptr<Configuration> config_;
   std::unique_ptr<OverlapOp> describer_;  // labels and descriptions
   std::unique_ptr<Simulator> own_sim_;
   std::unique_ptr<OverlapRun> seq_;
