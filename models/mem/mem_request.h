@@ -51,16 +51,22 @@ constexpr int index(Stream s) { return static_cast<int>(s); }
 class MemClient;
 
 // T3 tracker metadata (T3 §4.2.1): the WG and WF whose output a write or update
-// carries. Declared here once: every carrier of the bytes (MemRequest, the L2's
-// pieces, NetPacket, DmaCommand, Network::MirroredWrite) holds one and copies it whole.
+// carries. Declared here once: every carrier of the bytes (a request's header, so the
+// L2's pieces, NetPacket and the homogeneous mirror; DmaCommand) and the tracker's
+// entries hold one and copy it whole.
 struct TrackerTag {
   static constexpr std::uint32_t kNoWg = UINT32_MAX;  // untracked
   std::uint32_t wg = kNoWg;
   std::uint8_t wf = 0;
   bool tracked() const { return wg != kNoWg; }
+  bool operator==(const TrackerTag&) const = default;
 };
 
-struct MemRequest {
+// Everything a request says but its data: a MemRequest is a header and a payload.
+// Declared apart so that what forwards a request's bytes in pieces copies the header
+// whole, in one assignment, and sets only what differs (the network's packets carry
+// one from the sender's request to the destination's memory, models/net/README.md).
+struct RequestHeader {
   MemOp op = MemOp::kRead;
   Stream stream = Stream::kCompute;
   // Bypass the L2 (T3 §4.3: the GEMM output is allocated uncached so its updates
@@ -93,13 +99,6 @@ struct MemRequest {
   std::uint64_t tag = 0;           // the requester's, returned untouched
   MemClient* client = nullptr;     // receives on_mem_response(); must outlive the request
   Tick created;                    // when the requester issued it (end-to-end latency)
-  // Functional data (SPEC "Functional check"): one 64-bit word per value granule of
-  // the memory system (see HbmConfig::value_granule), covering the rows in order,
-  // row-major: rows * bytes / value_granule words, row r's words starting at index
-  // r * bytes / value_granule (the gaps between rows carry none). Write/update: the
-  // operand. Read completion: the stored words. Empty = timing-only traffic, which
-  // neither changes stored values nor gets them back.
-  Payload data;
   // T3 tracker metadata (T3 §4.2.1): the WG and WF whose output this write or update
   // carries. Set by the CU on stores and kept by everything that forwards the bytes
   // (L2 pieces, network packets, DMA commands); the tracker at the destination's
@@ -108,6 +107,16 @@ struct MemRequest {
 
   // Bytes moved: all rows (the gaps between rows excluded).
   std::uint64_t total_bytes() const { return std::uint64_t{bytes} * rows; }
+};
+
+struct MemRequest : RequestHeader {
+  // Functional data (SPEC "Functional check"): one 64-bit word per value granule of
+  // the memory system (see HbmConfig::value_granule), covering the rows in order,
+  // row-major: rows * bytes / value_granule words, row r's words starting at index
+  // r * bytes / value_granule (the gaps between rows carry none). Write/update: the
+  // operand. Read completion: the stored words. Empty = timing-only traffic, which
+  // neither changes stored values nor gets them back.
+  Payload data;
 };
 
 class MemClient {

@@ -28,14 +28,12 @@ namespace t3sim {
 
 class Component;
 
-// A write as it arrives at GPU 0, for the mirror's rules to rewrite.
-struct MirroredWrite {
-  std::uint64_t address;
-  std::uint32_t bytes;
-  TrackerTag track;
-};
+// A write as it arrives at GPU 0, for the mirror's rules to rewrite: the header of the
+// request its memory gets (a packet's header, NetPacket).
+using MirroredWrite = RequestHeader;
 // Contract: returns false if the write is not its business (left unchanged); true
-// after rewriting it as GPU -d would have sent it.
+// after rewriting it as GPU -d would have sent it. Rules rewrite the address and the
+// tracker tag only.
 using MirrorTranslator = std::function<bool(MirroredWrite& write, std::uint32_t d)>;
 
 class HomogeneousMirror {

@@ -34,7 +34,8 @@ namespace {
 constexpr std::uint32_t kNone = UINT32_MAX;
 // An injection-queue entry that is a flag set rather than a request.
 constexpr std::uint32_t kFlagEntry = UINT32_MAX;
-// Tag of a request delivered into a memory: (pending slot << 16) | sender as seen.
+// Tag of a request delivered into a memory (set when its packet is cut, in the
+// packet's header): (pending slot << 16) | sender as the receiver sees it.
 constexpr unsigned kSrcBits = 16;
 
 }  // namespace
@@ -109,6 +110,13 @@ class Network::Impl {
   std::uint64_t rx_buffer_bytes() const {
     return std::uint64_t{cfg_.link.rx_buffer} * std::max<std::uint64_t>(cfg_.packet_bytes, cfg_.flag_bytes);
   }
+
+  // A delivered request's tag (kSrcBits above) and its two halves.
+  static std::uint64_t delivery_tag(std::uint32_t slot, std::uint32_t seen) {
+    return (std::uint64_t{slot} << kSrcBits) | seen;
+  }
+  static std::uint32_t seen_of(std::uint64_t tag) { return static_cast<std::uint32_t>(tag & ((1u << kSrcBits) - 1)); }
+  static std::uint32_t slot_of(std::uint64_t tag) { return static_cast<std::uint32_t>(tag >> kSrcBits); }
 
   // For T3SIM_CHECK.
   Tick now() const { return owner_.now(); }
@@ -243,8 +251,8 @@ class Network::Impl::Endpoint final : public Component, public RemoteAccess, pub
   // A packet delivered into this GPU's memory has been applied: acknowledge it.
   void on_mem_response(MemRequest&& req) override {
     sim().note_progress();
-    const auto seen = static_cast<std::uint32_t>(req.tag & ((1u << kSrcBits) - 1));
-    const auto slot = static_cast<std::uint32_t>(req.tag >> kSrcBits);
+    const std::uint32_t seen = seen_of(req.tag);
+    const std::uint32_t slot = slot_of(req.tag);
     // kHomogeneous: GPU 0 sent every packet it receives (mirrored), so GPU 0 gets the ack.
     const std::uint32_t sender = net_.mode_ == NetMode::kFull ? seen : 0;
     const std::uint64_t key = (std::uint64_t{sender} << 32) | slot;
@@ -517,7 +525,6 @@ NetPacket Network::Impl::cut(PeerPort& port) {
   Endpoint& ep = *endpoints_[port.src];
   Entry& e = port.queue.front();
   NetPacket pkt;
-  pkt.src = port.src;
   pkt.dst = port.dst;
   --port.queued_packets;
   ++ep.packets_sent;
@@ -533,12 +540,15 @@ NetPacket Network::Impl::cut(PeerPort& port) {
   Pending& p = ep.pending[e.slot];
   MemRequest& r = p.req;
   const std::uint32_t len = std::min(p.cut_bytes, r.bytes - e.offset);
-  pkt.kind = r.op == MemOp::kUpdate ? NetPacket::Kind::kUpdate : NetPacket::Kind::kWrite;
-  pkt.address = r.address + std::uint64_t{e.row} * r.row_stride + e.offset;
-  pkt.bytes = len;
+  // The request's header whole (op, tracker tag, ...), then what is the piece's own.
+  // kHomogeneous: the packet GPU 0 sends d arrives as the one GPU -d mod N sends it.
+  pkt.header = r;
+  pkt.header.address = r.address + std::uint64_t{e.row} * r.row_stride + e.offset;
+  pkt.header.bytes = len;
+  pkt.header.rows = 1;
+  pkt.header.row_stride = 0;
+  pkt.header.tag = delivery_tag(e.slot, mode_ == NetMode::kFull ? port.src : (n_ - port.dst) % n_);
   pkt.wire_bytes = static_cast<std::uint32_t>((std::uint64_t{len} * r.wire_num + r.wire_den - 1) / r.wire_den);
-  pkt.request = e.slot;
-  pkt.track = r.track;
   if (p.granule != 0) {
     const std::size_t count = len / p.granule;
     if (count == r.data.words.size()) {
@@ -605,27 +615,18 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   }
   if (ep.memory_blocked) return false;
   T3SIM_CHECK(ep.memory != nullptr, fmt::format("packet arrived at unattached GPU {}", ep.gpu));
-  // kHomogeneous: the packet GPU 0 sent to d is what GPU -d mod N sends GPU 0.
-  const std::uint32_t seen = mode_ == NetMode::kFull ? head.src : (n_ - head.dst) % n_;
-  MemRequest req;
-  req.op = head.kind == NetPacket::Kind::kUpdate ? MemOp::kUpdate : MemOp::kWrite;
+  // The packet's header, as this GPU takes remote traffic: in the communication
+  // stream, written at the memory controller (T3 §4.3), by the NVLink port on the hub
+  // beside the copy engines. Without the data (not yet moved out of the buffer):
+  // targets judge by room.
+  MemRequest req{head.header, Payload{}};
   req.stream = Stream::kCommunication;
-  req.uncached = true;  // remote traffic is written at the memory controller (T3 §4.3)
-  req.ingress = Ingress::kHub;  // arrives by the NVLink port on the hub, beside the copy engines
-  req.address = head.address;
-  req.bytes = head.bytes;
-  req.track = head.track;
-  if (mode_ == NetMode::kHomogeneous) {
-    MirroredWrite w{head.address, head.bytes, head.track};
-    mirror_.apply(w, head.dst);
-    req.address = w.address;
-    req.track = w.track;
-  }
-  req.rows = 1;
-  req.tag = (std::uint64_t{static_cast<std::uint32_t>(head.request)} << kSrcBits) | seen;
+  req.uncached = true;
+  req.ingress = Ingress::kHub;
   req.client = &ep;
   req.created = now();
-  // Asked without the data (not yet moved out of the buffer); targets judge by room.
+  // kHomogeneous: GPU 0's packet to d arrives where GPU -d mod N's would (address, tracker tag).
+  if (mode_ == NetMode::kHomogeneous) mirror_.apply(req, head.dst);
   if (!ep.memory->can_accept(req)) {
     ep.memory_blocked = true;
     ++ep.memory_refusals;
@@ -634,8 +635,8 @@ bool Network::Impl::deliver(Endpoint& ep, std::uint32_t source) {
   }
   NetPacket p = take(source);
   req.data = std::move(p.data);
-  ep.bytes_delivered += p.bytes;
-  ep.delivered_from[seen] += p.bytes;
+  ep.bytes_delivered += req.bytes;
+  ep.delivered_from[seen_of(req.tag)] += req.bytes;
   owner_.sim().note_progress();
   if (ep.on_traffic) ep.on_traffic();
   ep.memory->accept(std::move(req));

@@ -56,21 +56,22 @@ namespace t3sim {
 
 enum class NetMode { kFull, kHomogeneous };
 
-// One message on a link.
+// One message on a link: a piece of a remote write or update, or a flag set.
 struct NetPacket {
-  enum class Kind : std::uint8_t { kWrite, kUpdate, kFlag };
-  Kind kind = Kind::kWrite;
-  std::uint32_t src = 0;         // sending GPU (as the receiver sees it)
-  std::uint32_t dst = 0;         // destination GPU
-  std::uint64_t address = 0;     // kWrite/kUpdate: destination address
-  std::uint32_t bytes = 0;       // kWrite/kUpdate: payload bytes
-  Payload data;                  // functional words (empty: timing only)
+  enum class Kind : std::uint8_t { kRequest, kFlag };
+  // kRequest: the sender's request header, copied whole when the piece is cut and
+  // carried unchanged to the destination, whose memory's request is made of it. The
+  // cut sets only what is the piece's own: its address and bytes, one row, and the
+  // tag that finds the sender's request again (its pending slot and the sender as the
+  // receiver sees it).
+  RequestHeader header;
+  Payload data;                  // kRequest: the piece's functional words (empty: timing only)
   std::uint64_t flag = 0;        // kFlag
   std::uint64_t value = 0;       // kFlag
-  std::uint64_t request = 0;     // the sender's pending-request id (for the ack)
-  std::uint32_t wire_bytes = 0;  // what the link serializes (payload, or flag_bytes)
-  TrackerTag track;              // T3 tracker metadata of the request
+  std::uint32_t dst = 0;         // destination GPU
+  std::uint32_t wire_bytes = 0;  // what the link serializes (payload x wire expansion, or flag_bytes)
   std::uint16_t links_crossed = 0;  // links it has been sent on (kHomogeneous: GPU-to-GPU hops done)
+  Kind kind = Kind::kRequest;
   std::uint64_t size_bytes() const { return wire_bytes; }
 };
 

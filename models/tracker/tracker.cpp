@@ -51,7 +51,7 @@ int Tracker::find(const TrackerTag& tag) const {
   const std::size_t base = std::size_t{tag.wg % cfg_.sets} * cfg_.ways;
   for (std::uint32_t w = 0; w < cfg_.ways; ++w) {
     const Entry& e = entries_[base + w];
-    if (e.valid && e.wg == tag.wg && e.wf == tag.wf) return static_cast<int>(base + w);
+    if (e.valid && e.tag == tag) return static_cast<int>(base + w);
   }
   return -1;
 }
@@ -74,7 +74,7 @@ bool Tracker::add(Entry& e, std::uint64_t address, std::uint32_t bytes) {
   e.start = std::min(e.start, address);
   e.counted += bytes;
   T3SIM_CHECK(e.counted <= e.expected,
-              fmt::format("WG {} WF {}: {} B counted, {} expected (an access counted twice?)", e.wg, e.wf,
+              fmt::format("WG {} WF {}: {} B counted, {} expected (an access counted twice?)", e.tag.wg, e.tag.wf,
                           e.counted, e.expected));
   return e.counted == e.expected;
 }
@@ -92,14 +92,13 @@ void Tracker::count_tracked(const MemRequest& req) {
     if (i < 0) {
       T3SIM_CHECK(cfg_.set_full == SetFullPolicy::kOverflow,
                   "on_admit() into a full set (the controller must check can_admit first)");
-      overflow_.emplace(key(req.track), Entry{true, req.track.wg, req.track.wf, req.address, 0,
-                                                               expected});
+      overflow_.emplace(key(req.track), Entry{true, req.track, req.address, 0, expected});
       ++overflow_regions_;
       overflow(req);
       return;
     }
     Entry& e = entries_[static_cast<std::size_t>(i)];
-    e = Entry{true, req.track.wg, req.track.wf, req.address, 0, expected};
+    e = Entry{true, req.track, req.address, 0, expected};
     ++live_;
     ++fills_;
     if (live_ > max_live_.value()) max_live_ += live_ - max_live_.value();
@@ -110,7 +109,7 @@ void Tracker::count_tracked(const MemRequest& req) {
   if (!add(e, req.address, req.bytes)) return;
   e.valid = false;
   --live_;
-  complete(e.wg, e.wf);
+  complete(e.tag);
   // An entry freed: controllers holding set-full accesses try again.
   waking_.swap(waiters_);
   for (AdmissionWaiter* w : waking_) w->on_admission_room();
@@ -134,20 +133,19 @@ void Tracker::count_overflowed(std::uint64_t k, std::uint64_t address, std::uint
   const auto it = overflow_.find(k);
   T3SIM_CHECK(it != overflow_.end(), "an overflowed access of a region no longer in the backing table");
   if (!add(it->second, address, bytes)) return;
-  const std::uint32_t wg = it->second.wg;
-  const std::uint8_t wf = it->second.wf;
+  const TrackerTag tag = it->second.tag;
   overflow_.erase(it);
-  complete(wg, wf);
+  complete(tag);
 }
 
-void Tracker::complete(std::uint32_t wg, std::uint8_t wf) {
+void Tracker::complete(TrackerTag tag) {
   ++fires_;
-  sim().events().schedule_callback(now() + cfg_.trigger_latency, [this, wg, wf] { fire(wg, wf); });
+  sim().events().schedule_callback(now() + cfg_.trigger_latency, [this, tag] { fire(tag); });
 }
 
-void Tracker::fire(std::uint32_t wg, std::uint8_t wf) {
+void Tracker::fire(TrackerTag tag) {
   sim().note_progress();
-  program_->on_region_ready(wg, wf);
+  program_->on_region_ready(tag.wg, tag.wf);
 }
 
 void Tracker::wait_for_room(AdmissionWaiter* w) {
@@ -172,7 +170,7 @@ void Tracker::report_in_flight(std::vector<std::string>& out) const {
       list += " ...";
       break;
     }
-    list += fmt::format(" (WG {} WF {}: {}/{} B from {:#x})", e.wg, e.wf, e.counted, e.expected, e.start);
+    list += fmt::format(" (WG {} WF {}: {}/{} B from {:#x})", e.tag.wg, e.tag.wf, e.counted, e.expected, e.start);
   }
   out.push_back(fmt::format("{} live entries{}; {} regions in the backing table; {} controllers held on a full set",
                             live_, list, overflow_.size(), waiters_.size()));

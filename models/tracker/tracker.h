@@ -125,13 +125,12 @@ class Tracker final : public Component, public AdmissionObserver {
   void count_tracked(const MemRequest& req);
   struct Entry {
     bool valid = false;
-    std::uint32_t wg = 0;
-    std::uint8_t wf = 0;
+    TrackerTag tag;              // the region's (wg, wf)
     std::uint64_t start = 0;     // lowest address counted
     std::uint64_t counted = 0;   // bytes
     std::uint64_t expected = 0;  // bytes
   };
-  // The entry of the tag's (wg, wf) in its set, or -1.
+  // The entry of the tag in its set, or -1.
   int find(const TrackerTag& tag) const;
   int free_way(std::uint32_t set) const;
   // The backing table's key of the tag's (wg, wf).
@@ -139,10 +138,10 @@ class Tracker final : public Component, public AdmissionObserver {
   // Adds bytes to an entry (in the tracker or the backing table); true if complete.
   bool add(Entry& e, std::uint64_t address, std::uint32_t bytes);
   // A region received all it expects: fire it after trigger_latency, from an event.
-  void complete(std::uint32_t wg, std::uint8_t wf);
+  void complete(TrackerTag tag);
   void overflow(const MemRequest& req);
   void count_overflowed(std::uint64_t key, std::uint64_t address, std::uint32_t bytes);
-  void fire(std::uint32_t wg, std::uint8_t wf);
+  void fire(TrackerTag tag);
 
   TrackerConfig cfg_;
   TrackerProgram* program_ = nullptr;
