@@ -17,6 +17,7 @@
 #include "models/system/c3/c3_presets.h"
 #include "models/system/c3/c3_system.h"
 #include "models/system/configuration.h"
+#include "models/system/experiment.h"
 #include "sim/config.h"
 #include "sim/hash.h"
 #include "tests/table1_node.h"
@@ -173,6 +174,44 @@ TEST(C3Dispatch, AConfigurationMayReserveCusForTheCollective) {
   EXPECT_EQ(rr.json["comm_cus"], 64);
   EXPECT_EQ(rr.json["describe"], "GEMM first, 64 CUs reserved by the configuration");
   EXPECT_EQ(rb.json["comm_cus"], 0);
+}
+
+// A configuration that reserves every CU leaves the GEMM none: refused at run.config,
+// naming the configuration and the GPU's CU count, before anything is built.
+class TestReserveAll final : public Configuration {
+ public:
+  Procedure procedure() const override { return Procedure::kOverlapped; }
+  ConcurrentLaunch launch() const override {
+    ConcurrentLaunch l;
+    l.reserved_cus = 304;
+    return l;
+  }
+};
+
+T3SIM_REGISTER(configurations, "test-c3-reserve-all", "c3 with every CU reserved for the collective (a test's)",
+               [] { return std::make_unique<TestReserveAll>(); })
+
+TEST(C3, AConfigurationReservingEveryCuIsRefusedAtRunConfig) {
+  ConfigTree system = ConfigTree::load_file(std::string(T3SIM_SOURCE_DIR) + "/configs/systems/mi300x.yaml");
+  // configs/workloads/c3/small.yaml without its `kind` (the front end's key).
+  ConfigTree workload = ConfigTree::parse(
+      "gemm: {m: 4096, n: 4864, k: 2048}\ncollective: {collective: all_gather, size: 64MiB}\n", "workload.yaml");
+  ResolvedConfig resolved;
+  RunOptions options;
+  options.configuration = "test-c3-reserve-all";
+  options.mode = NetMode::kHomogeneous;
+  Simulator sim(1);
+  try {
+    make_c3_experiment(sim, ConfigNode(&system.root(), "system", &resolved),
+                       ConfigNode(&workload.root(), "workload", &resolved), options);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.config"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("test-c3-reserve-all reserves 304 CUs for the collective, and the GPU has "
+                                         "304 (system.gpu.num_cus): the GEMM would have none"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // The isolated times are the kernels alone as launched by default: reserving CUs for
