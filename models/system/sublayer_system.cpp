@@ -399,7 +399,6 @@ void SublayerSystem::make_ideal_result(SublayerResult& r, const IsolatedRs* alon
                        static_cast<double>(r.ag.ps()) * 1e-9);
   r.rs = rs > r.gemm ? rs - r.gemm : Tick::zero();
   r.total = critical_path(r.gemm, rs, r.ag);
-  r.json["configuration"] = configuration_;
   r.json["time_ps"] = r.total.ps();
 }
 
