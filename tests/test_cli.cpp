@@ -897,6 +897,64 @@ TEST_F(Cli, TheIdealBoundsTakeSequentialsRunFromTheCache) {
   EXPECT_LT(seq_row, ideal_row) << text;
   EXPECT_EQ(std::distance(fs::directory_iterator(csv.parent_path() / "isolated-cache"), fs::directory_iterator{}), 1);
 }
+// Issue 44 item 2: one driver keeps and takes every kind's chained run the same way.
+// `sequential` keeps it (c3's isolated run, an overlap op's sequential run); the other
+// configurations take it: the critical path's (c3's ideal, ideal-overlap) simulate
+// nothing on the main simulator and say so, the concurrent and fused runs simulate only
+// their own; every result equals the one simulated without the store.
+TEST_F(Cli, EveryKindsChainedRunIsKeptBySequentialAndTakenByTheOthers) {
+  const struct {
+    const char* name;
+    std::string base;
+    std::vector<std::string> takers;  // the critical path's first
+  } kinds[] = {
+      {"c3",
+       "run configs/systems/mi300x.yaml configs/workloads/c3/small.yaml --mode homogeneous --set workload.gemm.k=256 "
+       "--set workload.collective.size=1MiB",
+       {"ideal", "c3"}},
+      {"gemv_ar", "run configs/systems/mi210x4.yaml configs/workloads/gemv_ar/decode.yaml --set workload.gemv.m=1024",
+       {"ideal-overlap", "fused"}},
+  };
+  for (const auto& kind : kinds) {
+    const fs::path cache = dir_ / kind.name / "cache";
+    auto entries = [&] {
+      std::size_t n = 0;
+      if (fs::exists(cache))
+        for (const auto& e : fs::directory_iterator(cache)) n += e.path().extension() == ".json" ? 1 : 0;
+      return n;
+    };
+    auto run = [&](const std::string& configuration, bool cached) {
+      const fs::path out = dir_ / kind.name / fmt::format("{}-{}", configuration, cached ? "cached" : "alone");
+      const auto r =
+          t3sim(fmt::format("--log-level info {} --no-timeline --config {} -o '{}'{}", kind.base, configuration,
+                            out.string(), cached ? fmt::format(" --set run.isolated_cache='{}'", cache.string()) : ""));
+      EXPECT_EQ(r.exit_code, 0) << kind.name << " " << configuration << "\n" << r.err;
+      // Taken from the store only where there is one, by every configuration but sequential.
+      EXPECT_EQ(r.err.find("chained run taken from the isolated-run cache") != std::string::npos,
+                cached && configuration != "sequential")
+          << kind.name << " " << configuration << "\n" << r.err;
+      return nlohmann::json::parse(slurp(out / "results.json"));
+    };
+    (void)run("sequential", true);
+    EXPECT_EQ(entries(), 1u) << kind.name;
+    for (std::size_t i = 0; i < kind.takers.size(); ++i) {
+      const std::string& configuration = kind.takers[i];
+      const nlohmann::json alone = run(configuration, false);
+      nlohmann::json taken = run(configuration, true);
+      const bool critical_path = i == 0;
+      if (critical_path) {
+        EXPECT_EQ(taken["metadata"]["events"], 0) << kind.name << " " << configuration;
+        EXPECT_EQ(taken["results"]["sequential_run"], "taken from the isolated-run cache");
+        taken["results"].erase("sequential_run");
+      } else {
+        EXPECT_FALSE(taken["results"].contains("sequential_run")) << kind.name << " " << configuration;
+        EXPECT_EQ(taken["metadata"]["events"], alone["metadata"]["events"]) << kind.name << " " << configuration;
+      }
+      EXPECT_EQ(taken["results"], alone["results"]) << kind.name << " " << configuration;
+    }
+    EXPECT_EQ(entries(), 1u) << kind.name;  // taken, not kept again
+  }
+}
 
 // kind c3 (seed 003): every new key's bad value names the key.
 TEST_F(Cli, C3BadInputNamesTheKey) {

@@ -65,9 +65,14 @@ TEST(Registry, AConfigurationIsRegisteredOnceAndRunsEveryFamilyItsProcedureAllow
        {ConfigurationFamily::kSublayer, ConfigurationFamily::kC3, ConfigurationFamily::kOverlap})
     EXPECT_EQ(make_configuration("sequential", family)->procedure(), Procedure::kChained) << to_string(family);
   EXPECT_NE(make_sublayer_configuration("sequential"), nullptr);
-  EXPECT_EQ(make_sublayer_configuration("sequential")->sequential_run(), SequentialRunUse::kKeep);
-  EXPECT_EQ(make_sublayer_configuration("ideal-overlap")->sequential_run(), SequentialRunUse::kTake);
-  EXPECT_EQ(make_sublayer_configuration("t3")->sequential_run(), SequentialRunUse::kNone);
+  // The ideal bounds take sequential's run from the store (a sweep runs them last); the
+  // others keep or make their own.
+  EXPECT_FALSE(takes_sequential_run("sequential"));
+  EXPECT_TRUE(takes_sequential_run("ideal-overlap"));
+  EXPECT_TRUE(takes_sequential_run("ideal-rs-nmc"));
+  EXPECT_FALSE(takes_sequential_run("t3"));
+  EXPECT_FALSE(takes_sequential_run("ideal"));  // c3's: no sub-layer form
+  EXPECT_FALSE(takes_sequential_run("no-such-configuration"));
   // An overlapped configuration runs kind c3 only (the other kinds' tasks depend on
   // each other's output); conccl's launch puts the collective on the DMA engines, the
   // GEMM first.

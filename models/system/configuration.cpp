@@ -69,8 +69,9 @@ std::unique_ptr<SublayerConfiguration> make_sublayer_configuration(std::string_v
 
 bool takes_sequential_run(std::string_view name) {
   const Configurations::Entry* e = configurations().find(name);
-  if (e == nullptr || !e->make()->runs(ConfigurationFamily::kSublayer)) return false;
-  return make_sublayer_configuration(name)->sequential_run() == SequentialRunUse::kTake;
+  if (e == nullptr) return false;
+  const std::unique_ptr<Configuration> c = e->make();
+  return c->runs(ConfigurationFamily::kSublayer) && c->procedure() == Procedure::kCriticalPath;
 }
 
 std::string reserved_cus_note(std::uint32_t reserved_cus) {

@@ -15,8 +15,9 @@
 //                  first, the collective kernel's priority, the CUs reserved for the
 //                  collective, the collective on the DMA engines
 //
-// A family's driver runs every generic procedure its family admits, and says what
-// each means for its tasks (their times, their description):
+// One driver (ScenarioDriver, scenario_driver.h) makes the runs a procedure needs, for
+// every kind; each kind (a Scenario) says what they mean for its tasks (their times,
+// their description). The procedures each family admits:
 //
 //   sub-layer  kind gemm with --config (SublayerSystem): chained, critical path, own
 //   c3         kind c3 (C3System): chained, critical path, overlapped
@@ -113,8 +114,9 @@ std::unique_ptr<Configuration> make_configuration(std::string_view name, Configu
 std::unique_ptr<SublayerConfiguration> make_sublayer_configuration(std::string_view name);
 
 // Whether configuration `name` (any string) takes the sub-layer's sequential run from
-// the isolated-run store (SequentialRunUse::kTake: the ideal bounds). A sweep runs such
-// points after the others, so that the sequential runs they take have been kept.
+// the isolated-run store (scenario_driver.h: the ideal bounds, whose run is nothing but
+// sequential's). A sweep runs such points after the others, so that the sequential runs
+// they take have been kept.
 bool takes_sequential_run(std::string_view name);
 
 // ", the last N CUs reserved for the collective" for N > 0, else "": the end of a

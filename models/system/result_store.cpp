@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/config.h"
+
 namespace t3sim {
 
 std::uint64_t cached_count(const nlohmann::json& j, const char* key) {
@@ -41,6 +43,16 @@ std::uint64_t executable_hash() {
     return h;
   }();
   return hash;
+}
+
+std::string chained_run_key(const std::string& head, const std::string& mode, std::uint64_t seed,
+                            const std::vector<std::string>& extra, const ConfigNode& system,
+                            const ConfigNode& workload, const std::vector<std::string>& except) {
+  std::string key = fmt::format("{}\nbinary {:016x}\nmode {}\nseed {}\n", head, executable_hash(), mode, seed);
+  for (const std::string& line : extra) key += line + "\n";
+  key += fmt::format("system {}\nworkload {}", system.value() ? canonical_text(*system.value()) : "~",
+                     workload.value() ? canonical_text(*workload.value(), except) : "~");
+  return key;
 }
 
 }  // namespace t3sim

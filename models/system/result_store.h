@@ -9,12 +9,15 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/time.h"
 
 namespace t3sim {
+
+class ConfigNode;
 
 class ResultStore {
  public:
@@ -44,5 +47,14 @@ const nlohmann::json& cached_object(const nlohmann::json& j, const char* key);
 // FNV-1a of this executable's bytes, for a store key: results kept by one build are
 // never taken for another's (a model change that keeps the version string included).
 std::uint64_t executable_hash();
+
+// A chained run's store key (scenario_driver.h): `head` (the kind and its entry's
+// version: "c3 isolated v1"), this binary's hash, the mode and the seed, `extra` (more
+// of what the run depends on, one "name value" line each), then the system and the
+// workload as given, in canonical text, but for the workload keys of `except` (those
+// that shape only the kind's other run: c3's order).
+std::string chained_run_key(const std::string& head, const std::string& mode, std::uint64_t seed,
+                            const std::vector<std::string>& extra, const ConfigNode& system,
+                            const ConfigNode& workload, const std::vector<std::string>& except = {});
 
 }  // namespace t3sim

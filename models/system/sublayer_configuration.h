@@ -41,25 +41,11 @@ class SublayerProcedure;
 struct SublayerResult;
 struct NodeConfig;
 
-// How a configuration's simulation relates to sequential's, for the isolated-run store
-// (result_store.h; a sweep's is beside its CSV): the ideal bounds simulate exactly what
-// sequential simulates and only complete the result differently, so a sweep that runs
-// all three simulates it once.
-enum class SequentialRunUse {
-  kNone,  // its run is its own (a procedure, or a changed node)
-  kKeep,  // it is sequential's run: kept in the store (`sequential`)
-  kTake,  // its run is sequential's: taken from the store when there (else simulated and kept)
-};
-
 // As it is, the sub-layer's tasks chained; a subclass may change the node and complete
 // the result (the ideal bounds), or run a procedure of its own.
 class SublayerConfiguration {
  public:
   virtual ~SublayerConfiguration() = default;
-
-  // Whether its run is sequential's (SequentialRunUse). A subclass that says kKeep or
-  // kTake changes neither the node nor the procedure.
-  virtual SequentialRunUse sequential_run() const { return SequentialRunUse::kNone; }
 
   // What it changes in the node's configuration before the node is built (T3: the
   // memory controllers' arbitration).

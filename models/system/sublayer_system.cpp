@@ -6,11 +6,11 @@
 #include <fmt/format.h>
 
 #include "models/system/result_store.h"
+#include "models/system/scenario_driver.h"
 #include "models/system/sublayer_configuration.h"
 #include "sim/config.h"
 #include "sim/error.h"
 #include "sim/int_math.h"
-#include "sim/log.h"
 
 namespace t3sim {
 
@@ -110,10 +110,8 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
   if (!gemm_.params) throw std::invalid_argument("a sub-layer needs a generated GEMM (preset or m/n/k)");
   config_ = make_sublayer_configuration(configuration_);
   procedure_ = config_->procedure();
-  NodeConfig node_cfg = node;
-  config_->configure_node(node_cfg);
-  run_ = std::make_unique<ScenarioRun>(sim, node_cfg, "the sub-layer");
-  for (const char* phase : {"gemm", "reduce_scatter", "all_gather"}) run_->add_task(phase);
+  node_ = node;
+  config_->configure_node(node_);
   const GemmParams& p = *gemm_.params;
   array_bytes_ = p.m * p.n * p.dtype_bytes;
   values_ = opt.functional == "values" || (opt.functional == "auto" && array_bytes_ <= opt.values_limit);
@@ -129,11 +127,24 @@ SublayerSystem::SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkl
   } else if (!values_) {
     values_off_ = opt.functional == "off" ? "collective.functional is off" : "output above collective.values_limit";
   }
+  // The driver builds the one run the configuration makes (sequential's, or its own).
+  driver_ = std::make_unique<ScenarioDriver<SublayerResult>>(
+      sim, *this, make_configuration(configuration_, ConfigurationFamily::kSublayer)->procedure(), seed_);
+}
+
+bool SublayerSystem::runs_chained(Procedure procedure) const {
+  return procedure == Procedure::kChained || procedure == Procedure::kCriticalPath;
+}
+
+bool SublayerSystem::runs_own(Procedure procedure) const { return procedure == Procedure::kOwn; }
+
+void SublayerSystem::build(Simulator& sim) {
+  run_ = std::make_unique<ScenarioRun>(sim, node_, "the sub-layer");
+  for (const char* phase : {"gemm", "reduce_scatter", "all_gather"}) run_->add_task(phase);
   if (procedure_ != nullptr)
     procedure_->build(*this);
   else
     chain_tasks();
-
   const std::uint32_t n = run_->simulated_gpus();
   traffic_at_end_.resize(n);
   gemm_kernel_.resize(n);
@@ -229,28 +240,22 @@ void SublayerSystem::start_all_gather(std::uint32_t g, Collective& ag) {
 }
 
 void SublayerSystem::share_sequential_run(ResultStore* store, std::string key) {
-  store_ = store;
-  store_key_ = std::move(key);
+  driver_->share_chained_run(store, std::move(key));
 }
 
 SublayerResult SublayerSystem::run(Tick max_time) {
-  const SequentialRunUse use = store_ != nullptr ? config_->sequential_run() : SequentialRunUse::kNone;
-  std::optional<SublayerResult> r;
-  if (use == SequentialRunUse::kTake) r = take_sequential_run(max_time);
-  const bool taken = r.has_value();
-  if (!taken) {
-    r = simulate(max_time);
-    if (use != SequentialRunUse::kNone) keep_sequential_run(*r);
-  }
-  r->json["configuration"] = configuration_;
-  config_->complete(*this, *r);
-  if (taken) {
+  ScenarioRuns<SublayerResult> runs = driver_->run(max_time);
+  SublayerResult r = runs.chained ? std::move(*runs.chained) : std::move(own_result_);
+  r.extra_events += runs.extra_events;
+  r.json["configuration"] = configuration_;
+  config_->complete(*this, r);
+  if (runs.chained_taken) {
     // Said where the result is read: this process simulated nothing, so its stats and
     // timeline are empty; the events are the kept run's.
-    r->json["sequential_run"] = "taken from the isolated-run cache";
-    r->note += "  (sequential's run taken from the isolated-run cache: nothing simulated here)\n";
+    r.json["sequential_run"] = "taken from the isolated-run cache";
+    r.note += "  (sequential's run taken from the isolated-run cache: nothing simulated here)\n";
   }
-  return std::move(*r);
+  return r;
 }
 
 namespace {
@@ -262,52 +267,39 @@ PhaseTraffic traffic_from_entry(const nlohmann::json& j) {
 }
 }  // namespace
 
-void SublayerSystem::keep_sequential_run(const SublayerResult& r) const {
-  store_->save(store_key_, {{"total_ps", r.total.ps()},
-                            {"gemm_ps", r.gemm.ps()},
-                            {"rs_ps", r.rs.ps()},
-                            {"ag_ps", r.ag.ps()},
-                            {"gemm_traffic", traffic_entry(r.traffic[kGemm])},
-                            {"rs_traffic", traffic_entry(r.traffic[kRs])},
-                            {"ag_traffic", traffic_entry(r.traffic[kAg])},
-                            {"values_checked", r.values_checked},
-                            {"words_checked", r.words_checked},
-                            {"events", run_->sim().dispatched() + r.extra_events},
-                            {"result", r.json}});
+nlohmann::json SublayerSystem::chained_entry(const SublayerResult& r) const {
+  return {{"total_ps", r.total.ps()},
+          {"gemm_ps", r.gemm.ps()},
+          {"rs_ps", r.rs.ps()},
+          {"ag_ps", r.ag.ps()},
+          {"gemm_traffic", traffic_entry(r.traffic[kGemm])},
+          {"rs_traffic", traffic_entry(r.traffic[kRs])},
+          {"ag_traffic", traffic_entry(r.traffic[kAg])},
+          {"values_checked", r.values_checked},
+          {"words_checked", r.words_checked},
+          {"result", r.json}};
 }
 
-std::optional<SublayerResult> SublayerSystem::take_sequential_run(Tick max_time) const {
-  std::string why;
-  if (const std::optional<nlohmann::json> j = store_->load(store_key_, why)) {
-    try {
-      SublayerResult r;
-      r.total = cached_time(*j, "total_ps");
-      r.gemm = cached_time(*j, "gemm_ps");
-      r.rs = cached_time(*j, "rs_ps");
-      r.ag = cached_time(*j, "ag_ps");
-      if (r.gemm.ps() + r.rs.ps() + r.ag.ps() != r.total.ps())
-        throw BadCacheEntry{"its phases do not add up to its total"};
-      r.traffic[kGemm] = traffic_from_entry(cached_object(*j, "gemm_traffic"));
-      r.traffic[kRs] = traffic_from_entry(cached_object(*j, "rs_traffic"));
-      r.traffic[kAg] = traffic_from_entry(cached_object(*j, "ag_traffic"));
-      if (!j->contains("values_checked") || !j->at("values_checked").is_boolean())
-        throw BadCacheEntry{"no boolean 'values_checked'"};
-      r.values_checked = j->at("values_checked").get<bool>();
-      if (r.values_checked != values_) throw BadCacheEntry{"its functional check differs from this run's"};
-      r.words_checked = cached_count(*j, "words_checked");
-      r.extra_events = cached_count(*j, "events");
-      r.json = cached_object(*j, "result");
-      // A run that took longer than this one may is simulated, to fail as it must.
-      if (r.total > max_time) return std::nullopt;
-      return r;
-    } catch (const BadCacheEntry& bad) {
-      why = bad.why;
-    }
-  }
-  if (!why.empty())
-    make_logger("sublayer")->warn("isolated-run cache entry {}; simulating sequential's run again", why);
-  return std::nullopt;
+SublayerResult SublayerSystem::chained_from_entry(const nlohmann::json& j) const {
+  SublayerResult r;
+  r.total = cached_time(j, "total_ps");
+  r.gemm = cached_time(j, "gemm_ps");
+  r.rs = cached_time(j, "rs_ps");
+  r.ag = cached_time(j, "ag_ps");
+  if (r.gemm.ps() + r.rs.ps() + r.ag.ps() != r.total.ps()) throw BadCacheEntry{"its phases do not add up to its total"};
+  r.traffic[kGemm] = traffic_from_entry(cached_object(j, "gemm_traffic"));
+  r.traffic[kRs] = traffic_from_entry(cached_object(j, "rs_traffic"));
+  r.traffic[kAg] = traffic_from_entry(cached_object(j, "ag_traffic"));
+  if (!j.contains("values_checked") || !j.at("values_checked").is_boolean())
+    throw BadCacheEntry{"no boolean 'values_checked'"};
+  r.values_checked = j.at("values_checked").get<bool>();
+  if (r.values_checked != values_) throw BadCacheEntry{"its functional check differs from this run's"};
+  r.words_checked = cached_count(j, "words_checked");
+  r.json = cached_object(j, "result");
+  return r;
 }
+
+void SublayerSystem::simulate_own(Tick max_time) { own_result_ = simulate(max_time); }
 
 SublayerResult SublayerSystem::simulate(Tick max_time) {
   const std::uint32_t n = run_->simulated_gpus();
@@ -406,16 +398,12 @@ namespace {
 
 // sequential's: the tasks chained; its run is the one the ideal bounds complete (kept
 // for them in a sweep's isolated-run store).
-class ChainedSublayerForm final : public SublayerConfiguration {
- public:
-  SequentialRunUse sequential_run() const override { return SequentialRunUse::kKeep; }
-};
+class ChainedSublayerForm final : public SublayerConfiguration {};
 
 // ideal-overlap's (T3 §5.3's Ideal-GEMM-RS-Overlap): sequential's run, taken or
 // simulated, completed with the critical path: max(GEMM, RS) + AG.
 class CriticalPathSublayerForm final : public SublayerConfiguration {
  public:
-  SequentialRunUse sequential_run() const override { return SequentialRunUse::kTake; }
   void complete(SublayerSystem& s, SublayerResult& r) override { s.make_ideal_result(r, nullptr); }
 };
 

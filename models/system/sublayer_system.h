@@ -42,6 +42,7 @@
 #include "models/system/gemm_system.h"
 #include "models/node/node.h"
 #include "models/collectives/protocol_tuner.h"
+#include "models/system/scenario_driver.h"
 #include "models/system/scenario_run.h"
 #include "models/system/sublayer_configuration.h"
 
@@ -123,7 +124,10 @@ struct RunOptions;
 std::unique_ptr<Experiment> make_sublayer_experiment(Simulator& sim, ConfigNode system, ConfigNode workload,
                                                      const RunOptions& run);
 
-class SublayerSystem {
+// The sub-layer as a scenario (scenario_driver.h): one run, on the main simulator, whatever
+// the configuration: sequential's chained tasks (kept in the isolated-run store, and taken
+// from it by the ideal bounds) or a procedure of its own (t3, fused).
+class SublayerSystem final : public Scenario<SublayerResult> {
   enum Phase { kGemm, kRs, kAg, kPhases };  // also the scenario run's tasks, in this order (critical_path)
 
  public:
@@ -131,14 +135,14 @@ class SublayerSystem {
   // a registered name (UserError listing them otherwise).
   SublayerSystem(Simulator& sim, const NodeConfig& node, GemmWorkload gemm, const SublayerOptions& opt,
                  std::string configuration, std::uint64_t seed);
-  ~SublayerSystem();
+  ~SublayerSystem() override;
 
   // Simulate to completion; throws SimulationError on a deadlock, the time limit, or
   // a failed functional check.
   SublayerResult run(Tick max_time = Tick::max());
-  // Where sequential's run is kept under `key` (everything it depends on), for the
-  // configurations whose run is sequential's (SequentialRunUse): `sequential` keeps
-  // its run there, the ideal bounds take it instead of simulating it again. Null: none.
+  // Where sequential's run is kept under `key` (everything it depends on): `sequential`
+  // keeps its run there, the ideal bounds take it instead of simulating it again
+  // (ScenarioDriver::share_chained_run). Null: none.
   void share_sequential_run(ResultStore* store, std::string key);
   // `label`: the configuration to print (default: the one simulated).
   std::string summary(const SublayerResult& r, std::string_view label = {}) const;
@@ -184,12 +188,24 @@ class SublayerSystem {
   const KernelStats& gemm_kernel_stats() const;
 
  private:
+  // ---- the scenario (scenario_driver.h): the chained run for sequential and the ideal
+  // bounds, or the configuration's own; either is one ScenarioRun on the main simulator
+  const char* scenario_name() const override { return "sublayer"; }
+  bool runs_chained(Procedure procedure) const override;
+  bool runs_own(Procedure procedure) const override;
+  void build_chained(Simulator& sim) override { build(sim); }
+  void build_own(Simulator& sim) override { build(sim); }
+  SublayerResult simulate_chained(Tick max_time) override { return simulate(max_time); }
+  void simulate_own(Tick max_time) override;
+  void drop_chained() override { run_.reset(); }
+  nlohmann::json chained_entry(const SublayerResult& r) const override;
+  SublayerResult chained_from_entry(const nlohmann::json& entry) const override;
+  Tick chained_end(const SublayerResult& r) const override { return r.total; }
+
+  // The node, the tasks and the configuration's procedure (or the tasks chained) on `sim`.
+  void build(Simulator& sim);
   // The simulation and its result, before the configuration completes it.
   SublayerResult simulate(Tick max_time);
-  // sequential's run from the store (nullopt: none there, or one that fails a check,
-  // with a warning, or one longer than max_time); keeping it there.
-  std::optional<SublayerResult> take_sequential_run(Tick max_time) const;
-  void keep_sequential_run(const SublayerResult& r) const;
   void on_gemm_end(std::uint32_t g);
   // The chained tasks: the RS and AG collectives (the RS's inputs written) and each
   // task's start and dependency.
@@ -203,6 +219,7 @@ class SublayerSystem {
   std::uint64_t seed_;
   std::unique_ptr<SublayerConfiguration> config_;
   SublayerProcedure* procedure_ = nullptr;  // config_'s own procedure; none: the tasks chained
+  NodeConfig node_;                         // as the configuration changed it
   std::unique_ptr<ScenarioRun> run_;  // the node, and per GPU the GEMM's, RS's and AG's starts and ends
   std::unique_ptr<NodeCollective> rs_, ag_;  // the chained tasks' CU ring RS and AG
   bool values_ = false;
@@ -212,8 +229,8 @@ class SublayerSystem {
   // per simulated GPU: the communication stream's DRAM totals at each phase end
   std::vector<std::array<PhaseTraffic, kPhases>> traffic_at_end_;
   std::vector<std::uint32_t> gemm_kernel_;
-  ResultStore* store_ = nullptr;  // sequential's run shared (share_sequential_run); none: not shared
-  std::string store_key_;
+  SublayerResult own_result_;  // the own procedure's run (simulate_own)
+  std::unique_ptr<ScenarioDriver<SublayerResult>> driver_;  // last: it builds the run at construction
 };
 
 }  // namespace t3sim

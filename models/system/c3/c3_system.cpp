@@ -11,7 +11,6 @@
 #include "sim/error.h"
 #include "sim/hash.h"
 #include "sim/int_math.h"
-#include "sim/log.h"
 
 namespace t3sim {
 
@@ -86,11 +85,6 @@ SamplingReport sampling_from_cache(const nlohmann::json& j) {
 }
 
 }  // namespace
-
-void C3System::set_isolated_store(ResultStore* store, std::string key) {
-  store_ = store;
-  cache_key_ = std::move(key);
-}
 
 std::string c3_taxonomy(Tick gemm, Tick collective) {
   const Tick longer = std::max(gemm, collective), shorter = std::min(gemm, collective);
@@ -263,7 +257,7 @@ std::uint32_t C3Run::gemm_stages() { return node().gpu(0).kernel_stats(gemm_kern
 
 C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::string configuration,
                    std::uint64_t seed)
-    : sim_(sim), node_(node), spec_(std::move(spec)), configuration_(std::move(configuration)), seed_(seed) {
+    : sim_(sim), node_(node), spec_(std::move(spec)), configuration_(std::move(configuration)) {
   if (!spec_.gemm.params) throw std::invalid_argument("C3 needs a generated GEMM");
   config_ = make_configuration(configuration_, ConfigurationFamily::kC3);
   // The CUs the concurrent run reserves, as reported (results, sweep rows, the summary):
@@ -271,67 +265,42 @@ C3System::C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::str
   spec_.comm_cus = concurrent_spec(*config_, spec_).comm_cus;
   if (spec_.comm_cus >= node_.gpu.num_cus)
     throw std::invalid_argument("C3: the CUs reserved for the collective leave the GEMM none");
-  // The sequential run is built now, so what cannot be built (a collective the node
-  // cannot run) is an error of `t3sim validate` too. Concurrent configurations run it
-  // on a simulator of their own; the others on the main one.
-  if (!spec_.isolated) {
-    if (!concurrent())
-      throw std::invalid_argument("C3 without isolated runs needs a concurrent configuration");
-    // Nothing but the concurrent run, built now so that validate sees what cannot be built.
-    conc_only_ = std::make_unique<C3Run>(sim_, node_, concurrent_spec(*config_, spec_), /*with_cu=*/!uses_dma(),
-                                         uses_dma());
-    return;
-  }
-  if (concurrent()) own_sim_ = std::make_unique<Simulator>(seed_);
+  if (!spec_.isolated && !concurrent())
+    throw std::invalid_argument("C3 without isolated runs needs a concurrent configuration");
+  // The driver builds the first run now, so that what cannot be built (a collective the
+  // node cannot run) is an error of `t3sim validate` too.
+  driver_ = std::make_unique<ScenarioDriver<C3Isolated>>(sim_, *this, config_->procedure(), seed);
+}
+
+C3System::~C3System() = default;
+
+bool C3System::runs_chained(Procedure procedure) const {
+  (void)procedure;
+  return spec_.isolated;  // workload `isolated: off`: the concurrent run alone
+}
+
+void C3System::build_chained(Simulator& sim) {
   // Isolated means each kernel alone as the library launches it: the collective on any
   // CU, whatever CUs the configuration reserves for it, so every configuration of a
   // case shares one ideal (seed 003 §IV-B3: "all times from isolated executions").
   C3Spec isolated = spec_;
   isolated.comm_cus = 0;
-  seq_ = std::make_unique<C3Run>(own_sim_ ? *own_sim_ : sim_, node_, isolated, /*with_cu=*/true, uses_dma());
+  seq_ = std::make_unique<C3Run>(sim, node_, isolated, /*with_cu=*/true, uses_dma());
 }
 
-C3System::~C3System() = default;
-
-// The isolated runs' results: each kernel alone, from the sequential run or the store.
-struct C3System::Isolated {
-  C3KernelResult gemm, cu;
-  std::optional<C3KernelResult> dma;
-  std::uint64_t words_checked = 0, events = 0;
-  std::uint32_t stages = 0, channels = 0;
-  SamplingReport sampling;
-};
-
-bool C3System::load_isolated(Isolated& iso) {
-  std::string why;
-  if (const std::optional<nlohmann::json> j = store_->load(cache_key_, why)) {
-    try {
-      iso.gemm = kernel_from_cache(cached_object(*j, "gemm"));
-      iso.cu = kernel_from_cache(cached_object(*j, "collective"));
-      if (uses_dma()) iso.dma = kernel_from_cache(cached_object(*j, "dma_collective"));
-      iso.words_checked = cached_count(*j, "words_checked");
-      iso.stages = static_cast<std::uint32_t>(cached_count(*j, "stages"));
-      iso.channels = static_cast<std::uint32_t>(cached_count(*j, "channels"));
-      iso.sampling = sampling_from_cache(cached_object(*j, "sampling"));
-      iso.events = cached_count(*j, "events");
-      return true;
-    } catch (const BadCacheEntry& bad) {
-      why = bad.why;
-    }
-  }
-  if (!why.empty()) make_logger("c3")->warn("isolated-run cache entry {}; simulating the isolated runs again", why);
-  return false;
+void C3System::build_own(Simulator& sim) {
+  const bool dma = uses_dma();
+  conc_ = std::make_unique<C3Run>(sim, node_, concurrent_spec(*config_, spec_), /*with_cu=*/!dma, dma);
 }
 
-C3System::Isolated C3System::run_isolated(Tick max_time, ResultStore* store) {
-  Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
+C3Isolated C3System::simulate_chained(Tick max_time) {
   C3Run& seq = *seq_;
   for (std::uint32_t g = 0; g < seq.simulated_gpus(); ++g) {
-    Simulator::InPartition in(seq_sim, seq.node().partition(g));
+    Simulator::InPartition in(seq.sim(), seq.node().partition(g));
     seq.start_chained(g);
   }
   seq.run(max_time);
-  Isolated iso;
+  C3Isolated iso;
   iso.gemm = seq.gemm_result();
   iso.cu = seq.collective_result(C3Run::Coll::kCu);
   if (uses_dma()) iso.dma = seq.collective_result(C3Run::Coll::kDma);
@@ -339,64 +308,84 @@ C3System::Isolated C3System::run_isolated(Tick max_time, ResultStore* store) {
   iso.stages = seq.gemm_stages();
   iso.channels = seq.collective_channels();
   iso.sampling = seq.sampling_report();
-  iso.events = seq.events();
-  if (store != nullptr) {
-    nlohmann::json j = {{"gemm", kernel_cache_json(iso.gemm)},
-                        {"collective", kernel_cache_json(iso.cu)},
-                        {"words_checked", iso.words_checked},
-                        {"stages", iso.stages},
-                        {"channels", iso.channels},
-                        {"sampling", sampling_cache_json(iso.sampling)},
-                        {"events", iso.events}};
-    if (iso.dma) j["dma_collective"] = kernel_cache_json(*iso.dma);
-    store->save(cache_key_, j);
-  }
+  iso.ideal = seq.ideal(iso.gemm.time(), iso.cu.time());
   return iso;
+}
+
+nlohmann::json C3System::chained_entry(const C3Isolated& iso) const {
+  nlohmann::json j = {{"gemm", kernel_cache_json(iso.gemm)},
+                      {"collective", kernel_cache_json(iso.cu)},
+                      {"words_checked", iso.words_checked},
+                      {"stages", iso.stages},
+                      {"channels", iso.channels},
+                      {"sampling", sampling_cache_json(iso.sampling)}};
+  if (iso.dma) j["dma_collective"] = kernel_cache_json(*iso.dma);
+  return j;
+}
+
+C3Isolated C3System::chained_from_entry(const nlohmann::json& j) const {
+  C3Isolated iso;
+  iso.gemm = kernel_from_cache(cached_object(j, "gemm"));
+  iso.cu = kernel_from_cache(cached_object(j, "collective"));
+  if (uses_dma()) iso.dma = kernel_from_cache(cached_object(j, "dma_collective"));
+  iso.words_checked = cached_count(j, "words_checked");
+  iso.stages = static_cast<std::uint32_t>(cached_count(j, "stages"));
+  iso.channels = static_cast<std::uint32_t>(cached_count(j, "channels"));
+  iso.sampling = sampling_from_cache(cached_object(j, "sampling"));
+  iso.ideal = seq_->ideal(iso.gemm.time(), iso.cu.time());  // built at construction, not simulated
+  return iso;
+}
+
+Tick C3System::chained_end(const C3Isolated& iso) const {
+  Tick end = std::max(iso.gemm.end, iso.cu.end);
+  if (iso.dma) end = std::max(end, iso.dma->end);
+  return end;
+}
+
+void C3System::simulate_own(Tick max_time) {
+  C3Run& conc = *conc_;
+  for (std::uint32_t g = 0; g < conc.simulated_gpus(); ++g) {
+    Simulator::InPartition in(conc.sim(), conc.node().partition(g));
+    conc.start_together(g, collective_first(*config_, conc.spec()));
+  }
+  conc.run(max_time);
+  concurrent_.gemm = conc.gemm_result();
+  concurrent_.collective = conc.collective_result(uses_dma() ? C3Run::Coll::kDma : C3Run::Coll::kCu);
+  concurrent_.words_checked = conc.words_checked();
+  concurrent_.stages = conc.gemm_stages();
+  concurrent_.channels = conc.collective_channels();
+  concurrent_.sampling = conc.sampling_report();
 }
 
 C3Result C3System::run(Tick max_time) {
   C3Result r;
-  const bool concurrent = this->concurrent();
   const bool dma = uses_dma();
-  if (ran_) internal_error(Tick(), "c3", "run() called twice", __FILE__, __LINE__);
-  ran_ = true;
   r.isolated = spec_.isolated;
-  // The sequential run gives the isolated times: on the main simulator when it is the
-  // configuration's only run, else on one of its own (and its node is gone before the
-  // concurrent run builds one), unless the store has them. Only a concurrent
-  // configuration's isolated run is on a simulator of its own; the others' is their run
-  // (its events are the main simulator's).
-  ResultStore* const store = concurrent ? store_ : nullptr;
-  Isolated iso;
-  if (spec_.isolated) {
-    if (store == nullptr || !load_isolated(iso)) iso = run_isolated(max_time, store);
+  const ScenarioRuns<C3Isolated> runs = driver_->run(max_time);
+  // The isolated run's node is gone with its results (whichever the procedure), as the
+  // concurrent run's is at the end of the run.
+  seq_.reset();
+  C3Isolated iso;
+  if (runs.chained) {
+    iso = *runs.chained;
     r.words_checked = iso.words_checked;
     r.isolated_sampling = iso.sampling;
-    if (concurrent) r.extra_events = iso.events;
+    r.extra_events = runs.extra_events;
     r.isolated_gemm = iso.gemm.time();
     r.isolated_collective = iso.cu.time();
     if (iso.dma) r.isolated_dma_collective = iso.dma->time();
-    r.ideal = seq_->ideal(r.isolated_gemm, r.isolated_collective);
-    seq_.reset();  // its node is gone before the concurrent run builds one
-    own_sim_.reset();
+    r.ideal = iso.ideal;
   }
   std::uint32_t stages = iso.stages, channels = iso.channels;
 
-  if (concurrent) {
-    std::unique_ptr<C3Run> built = std::move(conc_only_);
-    if (!built) built = std::make_unique<C3Run>(sim_, node_, concurrent_spec(*config_, spec_), /*with_cu=*/!dma, dma);
-    C3Run& conc = *built;
-    for (std::uint32_t g = 0; g < conc.simulated_gpus(); ++g) {
-      Simulator::InPartition in(sim_, conc.node().partition(g));
-      conc.start_together(g, collective_first(*config_, conc.spec()));
-    }
-    conc.run(max_time);
-    r.gemm = conc.gemm_result();
-    r.collective = conc.collective_result(dma ? C3Run::Coll::kDma : C3Run::Coll::kCu);
-    r.words_checked += conc.words_checked();
-    stages = conc.gemm_stages();
-    if (channels == 0) channels = conc.collective_channels();
-    r.run_sampling = conc.sampling_report();
+  if (runs.own_ran) {
+    r.gemm = concurrent_.gemm;
+    r.collective = concurrent_.collective;
+    r.words_checked += concurrent_.words_checked;
+    stages = concurrent_.stages;
+    if (channels == 0) channels = concurrent_.channels;
+    r.run_sampling = concurrent_.sampling;
+    conc_.reset();
   } else {
     r.gemm = iso.gemm;
     r.collective = iso.cu;
@@ -416,10 +405,13 @@ C3Result C3System::run(Tick max_time) {
     r.taxonomy = c3_taxonomy(r.isolated_gemm, r.isolated_collective);
   }
   r.json = result_json(r, iso, stages, channels);
+  // Where the main simulator ran nothing (ideal's isolated run taken), said where the
+  // result is read: its stats and timeline are empty; the events are the kept run's.
+  if (runs.chained_taken && !runs.own_ran) r.json["sequential_run"] = "taken from the isolated-run cache";
   return r;
 }
 
-nlohmann::json C3System::result_json(const C3Result& r, const Isolated& iso, std::uint32_t stages,
+nlohmann::json C3System::result_json(const C3Result& r, const C3Isolated& iso, std::uint32_t stages,
                                      std::uint32_t channels) const {
   const NodeCollectiveParams& cp = spec_.collective;
   const Tick sequential = r.isolated_gemm + r.isolated_collective;

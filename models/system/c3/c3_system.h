@@ -36,6 +36,7 @@
 #include "models/system/gemm_system.h"
 #include "models/system/configuration.h"
 #include "models/system/result_store.h"
+#include "models/system/scenario_driver.h"
 #include "models/system/scenario_run.h"
 #include "sim/registry.h"
 
@@ -154,55 +155,83 @@ class C3Run : public ScenarioRun {
   std::uint64_t words_checked_ = 0;
 };
 
-// The C3 experiment: the configuration's run on `sim`, plus the sequential run on a
-// simulator of its own when the configuration is concurrent.
-class C3System {
+// The isolated runs' results (the chained run): each kernel alone, from the sequential
+// run or the isolated-run store.
+struct C3Isolated {
+  C3KernelResult gemm, cu;
+  std::optional<C3KernelResult> dma;
+  std::uint64_t words_checked = 0;
+  std::uint32_t stages = 0, channels = 0;
+  SamplingReport sampling;
+  Tick ideal;  // the critical path over the run's tasks (C3Run::ideal), not kept: derived
+};
+
+// The C3 experiment as a scenario (scenario_driver.h): the isolated run (the chained
+// one: the GEMM, then the CU collective, then conccl's DMA one, each alone) whenever the
+// workload asks for isolated runs, and a concurrent configuration's run of its own (the
+// overlapped procedure, its launch applied). The driver runs the isolated run on the main
+// simulator when it is the only run, else on one of its own, and keeps it in (or takes it
+// from) the isolated-run store.
+class C3System final : public Scenario<C3Isolated> {
  public:
   // configuration: a registered name (UserError listing them otherwise). Builds the
   // sequential run's node and collectives (UserError for ones that cannot run).
   C3System(Simulator& sim, const NodeConfig& node, C3Spec spec, std::string configuration, std::uint64_t seed);
-  ~C3System();
+  ~C3System() override;
   C3Result run(Tick max_time = Tick::max());
   std::string summary(const C3Result& r) const;
   // Keep the isolated run's results in `store` (which must outlive the run) under `key`
   // (the text of everything the isolated run depends on: the binary, the system, the
   // workload but for order and comm_cus, mode, seed, DMA, sampling), and reuse them
   // when a run with the same key finds them: a sweep's c3_base, c3_sp and
-  // CU-partitioned points of one case then simulate the isolated kernels once. The
-  // results are the same either way (the run is deterministic). An entry whose fields
-  // are missing or of the wrong type is simulated again, with a warning, and replaced.
-  void set_isolated_store(ResultStore* store, std::string key);
+  // CU-partitioned points of one case then simulate the isolated kernels once
+  // (ScenarioDriver::share_chained_run: every configuration but sequential takes them).
+  // The results are the same either way (the run is deterministic). An entry whose
+  // fields are missing or of the wrong type is simulated again, with a warning, and
+  // replaced.
+  void set_isolated_store(ResultStore* store, std::string key) { driver_->share_chained_run(store, std::move(key)); }
   const C3Spec& spec() const { return spec_; }
   const std::string& configuration() const { return configuration_; }
 
  private:
-  struct Isolated;
+  // ---- the scenario (scenario_driver.h)
+  const char* scenario_name() const override { return "c3"; }
+  bool runs_chained(Procedure procedure) const override;
+  bool runs_own(Procedure procedure) const override { return procedure == Procedure::kOverlapped; }
+  void build_chained(Simulator& sim) override;
+  void build_own(Simulator& sim) override;
+  C3Isolated simulate_chained(Tick max_time) override;
+  void simulate_own(Tick max_time) override;
+  void drop_chained() override { seq_.reset(); }
+  nlohmann::json chained_entry(const C3Isolated& iso) const override;
+  C3Isolated chained_from_entry(const nlohmann::json& entry) const override;
+  Tick chained_end(const C3Isolated& iso) const override;
+
+  // The concurrent run's results (simulate_own).
+  struct Concurrent {
+    C3KernelResult gemm, collective;
+    std::uint64_t words_checked = 0;
+    std::uint32_t stages = 0, channels = 0;
+    SamplingReport sampling;
+  };
   // The configuration's time given the run (its procedure's: the isolated times'
   // sum, the ideal, or the concurrent run's end) and its one-line description.
   Tick configuration_time(const C3Result& r) const;
   std::string describe() const;
   bool concurrent() const { return config_->procedure() == Procedure::kOverlapped; }
   bool uses_dma() const { return config_->launch().collective_on_dma; }
-  // The isolated runs' results from store_ under cache_key_; false (with a warning for a
-  // damaged entry) when it has none to trust.
-  bool load_isolated(Isolated& iso);
-  // The sequential run (seq_), its results kept in `store` when there is one.
-  Isolated run_isolated(Tick max_time, ResultStore* store);
-  nlohmann::json result_json(const C3Result& r, const Isolated& iso, std::uint32_t stages,
+  nlohmann::json result_json(const C3Result& r, const C3Isolated& iso, std::uint32_t stages,
                              std::uint32_t channels) const;
 
   Simulator& sim_;
   NodeConfig node_;
   C3Spec spec_;
   std::string configuration_;
-  std::uint64_t seed_;
   std::unique_ptr<Configuration> config_;
-  std::unique_ptr<Simulator> own_sim_;  // the sequential run's, for concurrent configurations
-  std::unique_ptr<C3Run> seq_;          // built at construction (validate), run and dropped by run()
-  std::unique_ptr<C3Run> conc_only_;    // isolated = false: the concurrent run, built at construction (validate)
-  bool ran_ = false;
-  ResultStore* store_ = nullptr;         // none: no isolated-run cache
-  std::string cache_key_;
+  std::unique_ptr<C3Run> seq_;   // the isolated run (build_chained), dropped once run
+  std::unique_ptr<C3Run> conc_;  // the concurrent run (build_own)
+  Concurrent concurrent_;
+  std::unique_ptr<ScenarioDriver<C3Isolated>> driver_;  // last: it builds the first run at construction
 };
 
 // `kind: c3` as an experiment.

@@ -45,7 +45,6 @@ IsolatedRs run_isolated_rs_nmc(const NodeConfig& cfg, const GemmWorkload& gemm, 
 
 class IdealRsNmcConfiguration final : public SublayerConfiguration {
  public:
-  SequentialRunUse sequential_run() const override { return SequentialRunUse::kTake; }
   void complete(SublayerSystem& s, SublayerResult& r) override {
     const IsolatedRs nmc = run_isolated_rs_nmc(s.node().config(), s.gemm(), s.seed());
     r.extra_events += nmc.events;

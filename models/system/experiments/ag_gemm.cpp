@@ -76,7 +76,7 @@ std::unique_ptr<Experiment> make_ag_gemm_experiment(Simulator& sim, ConfigNode s
   const AgGemmSpec spec = read_ag_gemm_spec(workload, node, run.seed);
   check_overlap_host_memory(run, node, spec.ag, /*value_copies=*/3, "workload.gemm.m", "the consumer GEMM's tiles",
                             gemm_tiles_m(spec.gemm) * gemm_tiles_n(spec.gemm));
-  return make_overlap_experiment(sim, node, ag_gemm_op(spec), configuration, run.seed, workload.child("collective"),
+  return make_overlap_experiment(sim, node, ag_gemm_op(spec), configuration, run, system, workload,
                                  gemm_access_bytes(spec.gemm), spec.ag);
 }
 

@@ -232,12 +232,11 @@ class C3Experiment final : public Experiment {
       // Everything the isolated run depends on; order and comm_cus only shape the
       // concurrent run (the isolated collective runs on any CU).
       const SamplingConfig& sc = spec.sampling;
-      cache_key = fmt::format(
-          "c3 isolated v1\nbinary {:016x}\nmode {}\nseed {}\ndma {}\nsampling {} {} {} {} {}\nsystem {}\nworkload {}",
-          executable_hash(), to_string(node_.mode), run.seed, dma, sc.enabled, sc.window, sc.tolerance, sc.tail,
-          sc.period.ps(),
-          system.value() ? canonical_text(*system.value()) : "~",
-          workload.value() ? canonical_text(*workload.value(), {"order", "comm_cus"}) : "~");
+      cache_key = chained_run_key("c3 isolated v1", to_string(node_.mode), run.seed,
+                                  {fmt::format("dma {}", dma), fmt::format("sampling {} {} {} {} {}", sc.enabled,
+                                                                           sc.window, sc.tolerance, sc.tail,
+                                                                           sc.period.ps())},
+                                  system, workload, {"order", "comm_cus"});
     }
     try {
       model_.emplace(sim, node_, std::move(spec), configuration_, run.seed);

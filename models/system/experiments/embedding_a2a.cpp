@@ -98,7 +98,7 @@ std::unique_ptr<Experiment> make_embedding_a2a_experiment(Simulator& sim, Config
   // The kernels' bytes: a GPU's bags (their rows read, GPU 0's mean pooling) and its
   // pooled output.
   return make_overlap_experiment(
-      sim, node, embedding_a2a_op(spec), configuration, run.seed, workload.child("collective"),
+      sim, node, embedding_a2a_op(spec), configuration, run, system, workload,
       static_cast<double>(e.batch) * e.tables * embedding_vector_bytes(e) * (embedding_mean_pooling(e) + 1.0), spec.a2a);
 }
 

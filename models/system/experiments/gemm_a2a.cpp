@@ -79,7 +79,7 @@ std::unique_ptr<Experiment> make_gemm_a2a_experiment(Simulator& sim, ConfigNode 
   const GemmA2aSpec spec = read_gemm_a2a_spec(workload, node, run.seed);
   check_overlap_host_memory(run, node, spec.a2a, /*value_copies=*/4, "workload.gemm.m", "the fused kernel's tiles",
                             gemm_tiles_m(spec.gemm) * gemm_tiles_n(spec.gemm));
-  return make_overlap_experiment(sim, node, gemm_a2a_op(spec), configuration, run.seed, workload.child("collective"),
+  return make_overlap_experiment(sim, node, gemm_a2a_op(spec), configuration, run, system, workload,
                                  gemm_access_bytes(spec.gemm), spec.a2a);
 }
 

@@ -79,7 +79,7 @@ std::unique_ptr<Experiment> make_gemv_ar_experiment(Simulator& sim, ConfigNode s
   // The all-reduced vector's values are not counted: m words, next to the tiles' 2 KiB each.
   check_overlap_host_memory(run, node, spec.ar, /*value_copies=*/0, "workload.gemv.m", "the fused kernel's tiles",
                             gemm_tiles_m(spec.gemv));
-  return make_overlap_experiment(sim, node, gemv_ar_op(spec), configuration, run.seed, workload.child("collective"),
+  return make_overlap_experiment(sim, node, gemv_ar_op(spec), configuration, run, system, workload,
                                  gemm_access_bytes(spec.gemv), spec.ar);
 }
 

@@ -43,16 +43,13 @@ class SublayerExperiment final : public Experiment {
     work_.communication_bytes = collective_work_bytes(CollectiveKind::named("ring-ar"), output, simulated);
     model_.emplace(sim, node_, std::move(wl), opt, configuration_, seed_);
     if (run.isolated_store) {
-      // sequential's run, shared with the ideal bounds (SequentialRunUse) under
+      // sequential's run, shared with the ideal bounds (scenario_driver.h) under
       // everything it depends on: the build, the mode, the seed, the system and the
       // workload as given (whichever configuration runs; sequential and the ideal bounds
       // change nothing in them).
       store_ = run.isolated_store;
       model_->share_sequential_run(
-          store_.get(), fmt::format("sublayer sequential v1\nbinary {:016x}\nmode {}\nseed {}\nsystem {}\nworkload {}",
-                                    executable_hash(), to_string(node_.mode), seed_,
-                                    system.value() ? canonical_text(*system.value()) : "~",
-                                    workload.value() ? canonical_text(*workload.value()) : "~"));
+          store_.get(), chained_run_key("sublayer sequential v1", to_string(node_.mode), seed_, {}, system, workload));
     }
   }
 

@@ -139,17 +139,76 @@ std::uint64_t OverlapRun::flag_waits() {
 
 OverlapSystem::OverlapSystem(Simulator& sim, const NodeConfig& node, OverlapOpFactory make_op,
                              std::string configuration, std::uint64_t seed)
-    : sim_(sim), node_(node), make_op_(std::move(make_op)), configuration_(std::move(configuration)) {
+    : node_(node), make_op_(std::move(make_op)), configuration_(std::move(configuration)) {
   config_ = make_configuration(configuration_, ConfigurationFamily::kOverlap);
   describer_ = make_op_();
-  // The sequential run is built now (so `t3sim validate` meets what cannot be built);
-  // fused runs it on a simulator of its own and builds its own run once that one is
-  // gone (one node in memory at a time).
-  if (fused()) own_sim_ = std::make_unique<Simulator>(seed);
-  seq_ = std::make_unique<OverlapRun>(own_sim_ ? *own_sim_ : sim_, node_, make_op_(), OverlapRun::Procedure::kSequential);
+  // The driver builds the sequential run now (so `t3sim validate` meets what cannot be
+  // built); fused runs it on a simulator of its own and builds its own run once that one
+  // is gone (one node in memory at a time).
+  driver_ = std::make_unique<ScenarioDriver<OverlapSequential>>(sim, *this, config_->procedure(), seed);
 }
 
 OverlapSystem::~OverlapSystem() = default;
+
+void OverlapSystem::build_chained(Simulator& sim) {
+  seq_ = std::make_unique<OverlapRun>(sim, node_, make_op_(), OverlapRun::Procedure::kSequential);
+}
+
+void OverlapSystem::build_own(Simulator& sim) {
+  fused_ = std::make_unique<OverlapRun>(sim, node_, make_op_(), OverlapRun::Procedure::kFused);
+}
+
+OverlapSequential OverlapSystem::simulate_chained(Tick max_time) {
+  OverlapRun& seq = *seq_;
+  for (std::uint32_t g = 0; g < seq.simulated_gpus(); ++g) {
+    Simulator::InPartition in(seq.sim(), seq.node().partition(g));
+    seq.start(g);
+  }
+  seq.run(max_time);
+  OverlapSequential r;
+  r.end = seq.end();
+  r.compute = seq.phase_time(OverlapRun::kCompute);
+  r.collective = seq.phase_time(OverlapRun::kCollective);
+  r.ideal = seq.ideal(r.compute, r.collective);
+  r.words_checked = seq.words_checked();
+  return r;
+}
+
+nlohmann::json OverlapSystem::chained_entry(const OverlapSequential& r) const {
+  return {{"end_ps", r.end.ps()},
+          {"compute_ps", r.compute.ps()},
+          {"collective_ps", r.collective.ps()},
+          {"words_checked", r.words_checked}};
+}
+
+OverlapSequential OverlapSystem::chained_from_entry(const nlohmann::json& j) const {
+  OverlapSequential r;
+  r.end = cached_time(j, "end_ps");
+  r.compute = cached_time(j, "compute_ps");
+  r.collective = cached_time(j, "collective_ps");
+  if (r.compute > r.end || r.collective > r.end) throw BadCacheEntry{"a phase is longer than the run"};
+  r.words_checked = cached_count(j, "words_checked");
+  r.ideal = seq_->ideal(r.compute, r.collective);  // built at construction, not simulated
+  return r;
+}
+
+void OverlapSystem::simulate_own(Tick max_time) {
+  OverlapRun& fused = *fused_;
+  for (std::uint32_t g = 0; g < fused.node().simulated_gpus(); ++g) {
+    Simulator::InPartition in(fused.sim(), fused.node().partition(g));
+    fused.start(g);
+  }
+  fused.run(max_time);
+  Fused& f = fused_result_;
+  f.end = fused.end();
+  f.skew = fused.skew();
+  f.flag_waits = fused.flag_waits();
+  f.words_checked = fused.words_checked();
+  f.json = fused.op().fused_json(fused);
+  f.json["end_ps"] = f.end.ps();
+  f.json["flag_waits_gpu0"] = f.flag_waits;
+  f.json["skew"] = f.skew;
+}
 
 Tick OverlapSystem::configuration_time(const OverlapResult& r) const {
   switch (config_->procedure()) {
@@ -171,43 +230,23 @@ std::string OverlapSystem::describe() const {
   return {};
 }
 
-int OverlapSystem::simulations() const { return fused() ? 2 : 1; }
-
 OverlapResult OverlapSystem::run(Tick max_time) {
-  if (!seq_) internal_error(Tick(), "overlap", "run() called twice", __FILE__, __LINE__);
   OverlapResult r;
-  {
-    Simulator& seq_sim = own_sim_ ? *own_sim_ : sim_;
-    for (std::uint32_t g = 0; g < seq_->node().simulated_gpus(); ++g) {
-      Simulator::InPartition in(seq_sim, seq_->node().partition(g));
-      seq_->start(g);
-    }
-    seq_->run(max_time);
-    r.sequential = seq_->end();
-    r.isolated_compute = seq_->phase_time(OverlapRun::kCompute);
-    r.isolated_collective = seq_->phase_time(OverlapRun::kCollective);
-    r.ideal = seq_->ideal(r.isolated_compute, r.isolated_collective);
-    r.words_checked = seq_->words_checked();
-    if (fused()) r.extra_events = seq_->events();
-    seq_.reset();
-    own_sim_.reset();
-  }
-  nlohmann::json fused_json;
-  if (fused()) {
-    OverlapRun fused(sim_, node_, make_op_(), OverlapRun::Procedure::kFused);
-    for (std::uint32_t g = 0; g < fused.node().simulated_gpus(); ++g) {
-      Simulator::InPartition in(sim_, fused.node().partition(g));
-      fused.start(g);
-    }
-    fused.run(max_time);
-    r.fused = fused.end();
-    r.skew = fused.skew();
-    r.flag_waits = fused.flag_waits();
-    r.words_checked += fused.words_checked();
-    fused_json = fused.op().fused_json(fused);
-    fused_json["end_ps"] = r.fused.ps();
-    fused_json["flag_waits_gpu0"] = r.flag_waits;
-    fused_json["skew"] = r.skew;
+  const ScenarioRuns<OverlapSequential> runs = driver_->run(max_time);
+  seq_.reset();  // the sequential run's node is gone with its results, whichever the procedure
+  const OverlapSequential& seq = *runs.chained;
+  r.sequential = seq.end;
+  r.isolated_compute = seq.compute;
+  r.isolated_collective = seq.collective;
+  r.ideal = seq.ideal;
+  r.words_checked = seq.words_checked;
+  r.extra_events = runs.extra_events;
+  if (runs.own_ran) {
+    r.fused = fused_result_.end;
+    r.skew = fused_result_.skew;
+    r.flag_waits = fused_result_.flag_waits;
+    r.words_checked += fused_result_.words_checked;
+    fused_.reset();
   }
   r.values_checked = describer_->values();
   r.time = configuration_time(r);
@@ -230,7 +269,10 @@ OverlapResult OverlapSystem::run(Tick max_time) {
             {"fraction_of_ideal", r.fraction_of_ideal},
             {"functional_check", r.values_checked ? "passed" : "not run"},
             {"words_checked", r.words_checked}};
-  if (fused()) r.json["fused"] = fused_json;
+  if (runs.own_ran) r.json["fused"] = fused_result_.json;
+  // Where the main simulator ran nothing (ideal-overlap's run taken), said where the
+  // result is read: its stats and timeline are empty; the events are the kept run's.
+  if (runs.chained_taken && !runs.own_ran) r.json["sequential_run"] = "taken from the isolated-run cache";
   return r;
 }
 
@@ -262,6 +304,12 @@ class OverlapExperiment final : public Experiment {
       : model_(sim, node, std::move(op), configuration, seed), one_run_(one_run) {}
 
   WorkEstimate work() const override { return one_run_.scaled(model_.simulations()); }
+
+  // The sequential run kept in (and taken from) `store`, which this experiment keeps alive.
+  void share_sequential_run(std::shared_ptr<ResultStore> store, std::string key) {
+    store_ = std::move(store);
+    model_.share_sequential_run(store_.get(), std::move(key));
+  }
 
   std::string validated() const override {
     return fmt::format("ok: {} on {} GPUs ({} mode), configuration {}\n", model_.op().label(), model_.node().num_gpus,
@@ -303,6 +351,7 @@ class OverlapExperiment final : public Experiment {
   }
 
  private:
+  std::shared_ptr<ResultStore> store_;  // before model_: it outlives the model
   OverlapSystem model_;
   WorkEstimate one_run_;
 };
@@ -310,15 +359,22 @@ class OverlapExperiment final : public Experiment {
 }  // namespace
 
 std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
-                                                    const std::string& configuration, std::uint64_t seed,
-                                                    ConfigNode collective, double kernel_bytes_per_gpu,
+                                                    const std::string& configuration, const RunOptions& run,
+                                                    ConfigNode system, ConfigNode workload,
+                                                    double kernel_bytes_per_gpu,
                                                     const NodeCollectiveParams& library_collective) {
+  ConfigNode collective = workload.child("collective");
   WorkEstimate one_run;
   one_run.kernel_bytes = kernel_bytes_per_gpu * node.simulated_gpus();
   one_run.communication_bytes =
       collective_work_bytes(library_collective.kind, library_collective.array_bytes, node.simulated_gpus());
   try {
-    return std::make_unique<OverlapExperiment>(sim, node, std::move(op), configuration, seed, one_run);
+    std::unique_ptr<OverlapExperiment> e =
+        std::make_unique<OverlapExperiment>(sim, node, std::move(op), configuration, run.seed, one_run);
+    if (run.isolated_store)
+      e->share_sequential_run(run.isolated_store, chained_run_key("overlap sequential v1", to_string(node.mode),
+                                                                   run.seed, {}, system, workload));
+    return e;
   } catch (const ConfigError&) {
     throw;
   } catch (const WgDoesNotFit&) {

@@ -29,6 +29,7 @@
 
 #include "models/node/node.h"
 #include "models/system/configuration.h"
+#include "models/system/scenario_driver.h"
 #include "models/system/scenario_run.h"
 #include "sim/registry.h"
 #include "trace/trace.h"
@@ -141,13 +142,21 @@ class OverlapRun : public ScenarioRun {
   std::uint64_t words_checked_ = 0;
 };
 
-// The experiment: the configuration's run on `sim`, plus the sequential run on a
-// simulator of its own for fused.
-class OverlapSystem {
+// The sequential run's results (the chained run): its end and its phases alone.
+struct OverlapSequential {
+  Tick end, compute, collective;
+  Tick ideal;  // the critical path over the phases (OverlapRun::ideal), not kept: derived
+  std::uint64_t words_checked = 0;
+};
+
+// The experiment as a scenario (scenario_driver.h): the sequential run (the chained one)
+// for every configuration, and `fused`'s run of its own (the op's fused form) on the main
+// simulator, the sequential one then on a simulator of its own.
+class OverlapSystem final : public Scenario<OverlapSequential> {
  public:
   OverlapSystem(Simulator& sim, const NodeConfig& node, OverlapOpFactory make_op, std::string configuration,
                 std::uint64_t seed);
-  ~OverlapSystem();
+  ~OverlapSystem() override;
   OverlapResult run(Tick max_time = Tick::max());
   std::string summary(const OverlapResult& r) const;
   const std::string& configuration() const { return configuration_; }
@@ -155,37 +164,67 @@ class OverlapSystem {
   const NodeConfig& node() const { return node_; }
   // The simulations run() makes: the sequential one, and the fused one where the
   // configuration is fused.
-  int simulations() const;
+  int simulations() const { return driver_->simulations(); }
+  // Where the sequential run is kept under `key` (ScenarioDriver::share_chained_run):
+  // `sequential` keeps it, `fused` and `ideal-overlap` take it. Null: none.
+  void share_sequential_run(ResultStore* store, std::string key) { driver_->share_chained_run(store, std::move(key)); }
 
  private:
+  // ---- the scenario (scenario_driver.h)
+  const char* scenario_name() const override { return "overlap"; }
+  bool runs_chained(Procedure procedure) const override {
+    (void)procedure;
+    return true;  // every configuration reports the sequential run's parts
+  }
+  bool runs_own(Procedure procedure) const override { return procedure == Procedure::kOwn; }
+  void build_chained(Simulator& sim) override;
+  void build_own(Simulator& sim) override;
+  OverlapSequential simulate_chained(Tick max_time) override;
+  void simulate_own(Tick max_time) override;
+  void drop_chained() override { seq_.reset(); }
+  nlohmann::json chained_entry(const OverlapSequential& r) const override;
+  OverlapSequential chained_from_entry(const nlohmann::json& entry) const override;
+  Tick chained_end(const OverlapSequential& r) const override { return r.end; }
+
+  // The fused run's results (simulate_own).
+  struct Fused {
+    Tick end;
+    double skew = 0;
+    std::uint64_t flag_waits = 0, words_checked = 0;
+    nlohmann::json json;
+  };
   // The configuration's procedure (configuration.h): chained, critical path, or its own,
   // the op's fused form; its time given the runs, and its one-line description.
   bool fused() const { return config_->procedure() == Procedure::kOwn; }
   Tick configuration_time(const OverlapResult& r) const;
   std::string describe() const;
 
-  Simulator& sim_;
   NodeConfig node_;
   OverlapOpFactory make_op_;
   std::string configuration_;
   std::unique_ptr<Configuration> config_;
   std::unique_ptr<OverlapOp> describer_;  // labels and descriptions
-  std::unique_ptr<Simulator> own_sim_;
-  std::unique_ptr<OverlapRun> seq_;
+  std::unique_ptr<OverlapRun> seq_;       // the sequential run (build_chained), dropped once run
+  std::unique_ptr<OverlapRun> fused_;     // the fused run (build_own)
+  Fused fused_result_;
+  std::unique_ptr<ScenarioDriver<OverlapSequential>> driver_;  // last: it builds the first run at construction
 };
 
 // An op kind as an experiment (`t3sim run`): the summary, results.json and the sweep
 // row (configuration, workload, times, speedups, the fused run's keys). A UserError
-// building it (a collective the node cannot run) becomes a ConfigError at
-// `collective`'s channels. For validate's cost estimate (WorkEstimate), one simulation
+// building it (a collective the node cannot run) becomes a ConfigError at the
+// workload's `collective` section's channels. With run.isolated_store, the sequential
+// run is kept there under everything it depends on (the build, mode, seed, system and
+// workload), and taken by fused and ideal-overlap (scenario_driver.h). For validate's cost estimate (WorkEstimate), one simulation
 // of the op moves `kernel_bytes_per_gpu` through each simulated GPU's kernels and runs
 // `library_collective` (its sequential collective) once.
 class ConfigNode;
 class Experiment;
 struct NodeCollectiveParams;
 std::unique_ptr<Experiment> make_overlap_experiment(Simulator& sim, const NodeConfig& node, OverlapOpFactory op,
-                                                    const std::string& configuration, std::uint64_t seed,
-                                                    ConfigNode collective, double kernel_bytes_per_gpu,
+                                                    const std::string& configuration, const RunOptions& run,
+                                                    ConfigNode system, ConfigNode workload,
+                                                    double kernel_bytes_per_gpu,
                                                     const NodeCollectiveParams& library_collective);
 
 // An op kind's `collective:` section: the sequential CU collective of `kind` over
