@@ -65,14 +65,15 @@ TEST(Registry, AConfigurationIsRegisteredOnceAndRunsEveryFamilyItsProcedureAllow
        {ConfigurationFamily::kSublayer, ConfigurationFamily::kC3, ConfigurationFamily::kOverlap})
     EXPECT_EQ(make_configuration("sequential", family)->procedure(), Procedure::kChained) << to_string(family);
   EXPECT_NE(make_sublayer_configuration("sequential"), nullptr);
-  // The ideal bounds take sequential's run from the store (a sweep runs them last); the
-  // others keep or make their own.
-  EXPECT_FALSE(takes_sequential_run("sequential"));
-  EXPECT_TRUE(takes_sequential_run("ideal-overlap"));
-  EXPECT_TRUE(takes_sequential_run("ideal-rs-nmc"));
-  EXPECT_FALSE(takes_sequential_run("t3"));
-  EXPECT_FALSE(takes_sequential_run("ideal"));  // c3's: no sub-layer form
-  EXPECT_FALSE(takes_sequential_run("no-such-configuration"));
+  // Every configuration but sequential takes a kind's chained run from the store where
+  // the kind makes one (a sweep runs them after sequential's points); the sub-layer's t3
+  // makes none.
+  EXPECT_FALSE(takes_chained_run("sequential"));
+  for (const char* taker : {"ideal-overlap", "ideal-rs-nmc", "ideal", "c3", "c3-priority", "conccl", "fused"})
+    EXPECT_TRUE(takes_chained_run(taker)) << taker;
+  EXPECT_FALSE(takes_chained_run("t3"));
+  EXPECT_FALSE(takes_chained_run("t3-mca"));
+  EXPECT_FALSE(takes_chained_run("no-such-configuration"));
   // An overlapped configuration runs kind c3 only (the other kinds' tasks depend on
   // each other's output); conccl's launch puts the collective on the DMA engines, the
   // GEMM first.

@@ -67,11 +67,17 @@ std::unique_ptr<SublayerConfiguration> make_sublayer_configuration(std::string_v
   return sublayer_form(c->procedure());
 }
 
-bool takes_sequential_run(std::string_view name) {
+bool takes_chained_run(std::string_view name) {
   const Configurations::Entry* e = configurations().find(name);
   if (e == nullptr) return false;
   const std::unique_ptr<Configuration> c = e->make();
-  return c->runs(ConfigurationFamily::kSublayer) && c->procedure() == Procedure::kCriticalPath;
+  switch (c->procedure()) {
+    case Procedure::kChained: return false;
+    case Procedure::kCriticalPath:
+    case Procedure::kOverlapped: return true;
+    case Procedure::kOwn: return c->runs(ConfigurationFamily::kOverlap);
+  }
+  return false;
 }
 
 std::string reserved_cus_note(std::uint32_t reserved_cus) {
