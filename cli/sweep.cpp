@@ -180,11 +180,10 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options,
     ++(it->second == PointStatus::kOk ? summary.ok : summary.failed);
   }
 
-  // Points whose configuration takes a kind's chained run (every configuration but
-  // sequential, where the kind makes one: the ideal bounds, c3's concurrent ones, an
-  // overlap op's fused form) after the others: with several workers they would
-  // otherwise start beside the sequential point of their case and simulate its run
-  // again.
+  // Points whose configuration takes a kind's chained run (the ideal bounds, c3's
+  // concurrent ones: takes_chained_run) after the others: with several workers they
+  // would otherwise start beside the sequential point of their case and simulate its
+  // run again.
   if (const auto config = std::find(parameter_keys.begin(), parameter_keys.end(), "run.config");
       config != parameter_keys.end()) {
     const std::size_t k = static_cast<std::size_t>(config - parameter_keys.begin());

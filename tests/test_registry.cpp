@@ -65,12 +65,12 @@ TEST(Registry, AConfigurationIsRegisteredOnceAndRunsEveryFamilyItsProcedureAllow
        {ConfigurationFamily::kSublayer, ConfigurationFamily::kC3, ConfigurationFamily::kOverlap})
     EXPECT_EQ(make_configuration("sequential", family)->procedure(), Procedure::kChained) << to_string(family);
   EXPECT_NE(make_sublayer_configuration("sequential"), nullptr);
-  // Every configuration but sequential takes a kind's chained run from the store where
-  // the kind makes one (a sweep runs them after sequential's points); the sub-layer's t3
-  // makes none.
+  // A sweep runs the critical-path and overlapped configurations' points after
+  // sequential's, whose chained run they take from the store; not the own procedures'.
   EXPECT_FALSE(takes_chained_run("sequential"));
-  for (const char* taker : {"ideal-overlap", "ideal-rs-nmc", "ideal", "c3", "c3-priority", "conccl", "fused"})
+  for (const char* taker : {"ideal-overlap", "ideal-rs-nmc", "ideal", "c3", "c3-priority", "conccl"})
     EXPECT_TRUE(takes_chained_run(taker)) << taker;
+  EXPECT_FALSE(takes_chained_run("fused"));
   EXPECT_FALSE(takes_chained_run("t3"));
   EXPECT_FALSE(takes_chained_run("t3-mca"));
   EXPECT_FALSE(takes_chained_run("no-such-configuration"));

@@ -113,13 +113,11 @@ std::unique_ptr<Configuration> make_configuration(std::string_view name, Configu
 // form of its procedure (sublayer_form).
 std::unique_ptr<SublayerConfiguration> make_sublayer_configuration(std::string_view name);
 
-// Whether configuration `name` (any string) takes a kind's chained run from the
-// isolated-run store (scenario_driver.h) in some kind it runs: every procedure but the
-// chained one, where the kind makes the chained run (the critical path's and the
-// overlapped ones everywhere, an own one in the overlap kinds: the fused form's speedup
-// is over the sequential run; the sub-layer's t3 and fused make none). A sweep runs such
-// points after the others, so that the chained runs they take have been kept by
-// `sequential`'s points.
+// Whether a sweep runs configuration `name`'s points (any string) after the others,
+// because it takes a kind's chained run from the isolated-run store (scenario_driver.h)
+// that `sequential`'s points keep: the critical-path and overlapped configurations. Not
+// an own procedure's (fused takes the overlap kinds' sequential run, but the sub-layer's
+// fused, which takes none, is a sweep's longest point: held back, it would lengthen it).
 bool takes_chained_run(std::string_view name);
 
 // ", the last N CUs reserved for the collective" for N > 0, else "": the end of a
