@@ -500,5 +500,51 @@ TEST(CuLoadPathConfig, BadValuesNameFileLineAndKey) {
             "no error");
 }
 
+// The load path's stages alone (models/cu/load_path.h). LoadRoom: a request that does
+// not fit waits, its slot once, oldest first; one larger than the whole goes alone when
+// nothing is in flight; freeing room with slots waiting counts the stall's cycles and
+// hands them back in order.
+TEST(LoadRoom, RequestsWaitForRoomOldestFirstAndTheStallIsCounted) {
+  TimeWeighted in_flight("inflight_load_bytes", "bytes", "", 64, 4);
+  Counter stalls("load_room_stalls", "requests", ""), stall_cycles("load_room_stall_cycles", "cycles", "");
+  LoadRoom room(256, in_flight, stalls, stall_cycles);
+  const ClockDomain clock(1'000'000'000);  // 1 ns cycles
+  EXPECT_FALSE(room.must_wait(1024));  // nothing in flight: even more than the whole goes
+  room.hold(200, Tick::ns(0));
+  EXPECT_FALSE(room.must_wait(56));
+  EXPECT_TRUE(room.must_wait(57));
+  EXPECT_EQ(room.freed(Tick::ns(1), clock), nullptr);  // nobody waits: nothing counted
+  room.wait(3, Tick::ns(2));
+  room.wait(1, Tick::ns(4));
+  room.wait(3, Tick::ns(5));  // registered once
+  EXPECT_EQ(stalls.value(), 2u);
+  EXPECT_TRUE(room.waiting(1));
+  EXPECT_FALSE(room.waiting(2));
+  room.release(200, Tick::ns(10));
+  EXPECT_EQ(room.held(), 0u);
+  std::vector<std::uint32_t>* waiting = room.freed(Tick::ns(10), clock);
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(*waiting, (std::vector<std::uint32_t>{3, 1}));
+  EXPECT_EQ(stall_cycles.value(), 8u);  // since the first waiter, at 2 ns
+  waiting->clear();                     // the CU retried both, and both went
+  EXPECT_EQ(room.waiters(), 0u);
+  LoadRoom unbounded(0, in_flight, stalls, stall_cycles);
+  unbounded.hold(1ULL << 40, Tick::ns(11));
+  EXPECT_FALSE(unbounded.must_wait(1ULL << 40));
+}
+
+// DataPort: one transfer at a time, each from when the one before it ended (or from
+// when it reaches the port, if later).
+TEST(DataPort, TransfersCrossOneAfterAnother) {
+  DataPort port;
+  EXPECT_FALSE(port.busy(Tick::ns(0)));
+  EXPECT_EQ(port.transfer(Tick::ns(10), Tick::ns(4)), Tick::ns(14));
+  EXPECT_TRUE(port.busy(Tick::ns(13)));
+  EXPECT_EQ(port.transfer(Tick::ns(11), Tick::ns(4)), Tick::ns(18));  // queued behind the first
+  EXPECT_EQ(port.free_at(), Tick::ns(18));
+  EXPECT_FALSE(port.busy(Tick::ns(18)));
+  EXPECT_EQ(port.transfer(Tick::ns(30), Tick::ns(2)), Tick::ns(32));  // idle port: from its arrival
+}
+
 }  // namespace
 }  // namespace t3sim

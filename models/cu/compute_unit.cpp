@@ -51,7 +51,8 @@ ComputeUnit::ComputeUnit(Component& parent, std::string_view name, const CuConfi
       inflight_load_bytes_stat_(time_weighted("inflight_load_bytes", "bytes", "load bytes in flight from this CU",
                                               4096, 64)),
       flag_waits_(counter("flag_waits", "ops", "wait ops that found their flag below the value and blocked")),
-      flag_waiting_wgs_(time_weighted("flag_waiting_wgs", "WGs", "WGs holding their slot while they wait on a flag")) {
+      flag_waiting_wgs_(time_weighted("flag_waiting_wgs", "WGs", "WGs holding their slot while they wait on a flag")),
+      load_room_(cfg_.max_inflight_load_bytes, inflight_load_bytes_stat_, load_room_stalls_, load_room_stall_cycles_) {
   if (cfg_.store_bytes_per_cycle > 0)
     store_port_waits_ = &counter("store_port_waits", "stores", "stores that waited for the data port (store_bytes_per_cycle)");
   for (const bool remote : {false, true})
@@ -287,13 +288,8 @@ bool ComputeUnit::issue_load_pieces(std::uint32_t s) {
     // The CU's in-flight load bytes (its MSHRs); a piece larger than all of them
     // still goes alone, so nothing waits forever. TMA copies (Hopper GEMMs) do not
     // hold MSHRs: their stages bound them.
-    if (!w.tma && cfg_.max_inflight_load_bytes > 0 && inflight_load_bytes_ > 0 &&
-        inflight_load_bytes_ + bytes > cfg_.max_inflight_load_bytes) {
-      if (std::find(waiting_for_load_room_.begin(), waiting_for_load_room_.end(), s) == waiting_for_load_room_.end()) {
-        if (waiting_for_load_room_.empty()) room_stall_since_ = now();
-        waiting_for_load_room_.push_back(s);
-        ++load_room_stalls_;
-      }
+    if (!w.tma && load_room_.must_wait(bytes)) {
+      load_room_.wait(s, now());
       return false;
     }
     if (!issue_memory(s, w.op, MemOp::kRead, piece)) return false;
@@ -326,9 +322,9 @@ const ComputeUnit::PendingStore* ComputeUnit::oldest_pending_store(const Slot& w
 
 bool ComputeUnit::store_port_busy(std::uint32_t s) {
   Slot& w = slots_[s];
-  if (cfg_.store_bytes_per_cycle == 0 || w.tma || data_port_free_ <= now()) return false;
+  if (cfg_.store_bytes_per_cycle == 0 || w.tma || !data_port_.busy(now())) return false;
   if (!w.waiting_port) ++*store_port_waits_;
-  wake_at(s, &Slot::waiting_port, data_port_free_);
+  wake_at(s, &Slot::waiting_port, data_port_.free_at());
   return true;
 }
 
@@ -442,15 +438,14 @@ bool ComputeUnit::issue_memory(std::uint32_t s, const WgOp& op, MemOp mem_op, co
     load.issued = now();
     r.tag = load_tag(index);
     load.mshr_bytes = w.tma ? 0 : r.total_bytes();
-    inflight_load_bytes_ += load.mshr_bytes;
-    inflight_load_bytes_stat_.set(now(), static_cast<std::int64_t>(inflight_load_bytes_));
+    load_room_.hold(load.mshr_bytes, now());
     ++load_requests_;
   } else {
     r.tag = store_tag(w.record);
     if (cfg_.store_bytes_per_cycle > 0 && !w.tma) {
       // The store's data leave through the data port (store_port_busy saw it free).
       const std::uint64_t cycles = (r.total_bytes() + cfg_.store_bytes_per_cycle - 1) / cfg_.store_bytes_per_cycle;
-      data_port_free_ = std::max(data_port_free_, now()) + sm_clock().duration(Cycles(cycles));
+      data_port_.transfer(now(), sm_clock().duration(Cycles(cycles)));
     }
   }
   if (granule > 0) {
@@ -569,8 +564,7 @@ void ComputeUnit::on_mem_response(MemRequest&& req) {
     const std::uint32_t rate = slots_[load.slot].tma && cfg_.lds_bytes_per_cycle > 0 ? cfg_.lds_bytes_per_cycle
                                                                                       : cfg_.load_bytes_per_cycle;
     const std::uint64_t cycles = (req.total_bytes() + rate - 1) / rate;
-    landed = std::max(landed, data_port_free_) + sm_clock().duration(Cycles(cycles));
-    data_port_free_ = landed;
+    landed = data_port_.transfer(landed, sm_clock().duration(Cycles(cycles)));
   }
   if (cfg_.load_latency > 0) landed += sm_clock().duration(Cycles(cfg_.load_latency));
   if (landed == now()) {
@@ -594,8 +588,7 @@ void ComputeUnit::land_load(std::uint32_t index) {
     for (std::size_t i = 0; i < load.data.words.size(); ++i) sum.words[load.first_word + i] += load.data.words[i];
     load.data.words.clear();
   }
-  inflight_load_bytes_ -= load.mshr_bytes;
-  inflight_load_bytes_stat_.set(now(), static_cast<std::int64_t>(inflight_load_bytes_));
+  load_room_.release(load.mshr_bytes, now());
   load_latency_.sample(static_cast<double>((now() - load.issued).ps()) * 1e-3);
   free_loads_.push_back(index);
   try_compute_start(s);
@@ -606,10 +599,8 @@ void ComputeUnit::land_load(std::uint32_t index) {
 // Room freed in the in-flight load bytes: the slots that wait for it try again,
 // oldest first; each one refused again re-registers.
 void ComputeUnit::wake_load_waiters() {
-  if (waiting_for_load_room_.empty()) return;
-  load_room_stall_cycles_ += clock_.cycle_at_or_after(now()).count() - clock_.cycle_at_or_after(room_stall_since_).count();
-  room_stall_since_ = now();
-  advance_all(waiting_for_load_room_, wake_scratch_, waking_);
+  if (std::vector<std::uint32_t>* waiting = load_room_.freed(now(), clock_))
+    advance_all(*waiting, wake_scratch_, waking_);
 }
 
 // Slots refused again re-register into blocked_on_memory_.
@@ -673,8 +664,7 @@ void ComputeUnit::report_in_flight(std::vector<std::string>& out) const {
   for (std::size_t s = 0; s < slots_.size(); ++s) {
     const Slot& w = slots_[s];
     if (!w.busy) continue;
-    const bool waits_for_room = std::find(waiting_for_load_room_.begin(), waiting_for_load_room_.end(), s) !=
-                                waiting_for_load_room_.end();
+    const bool waits_for_room = load_room_.waiting(static_cast<std::uint32_t>(s));
     out.push_back(fmt::format("{}: WG {} of kernel {}: {} requests in flight, group {}, {} computes done, {} "
                               "stores queued{}{}{}{}",
                               name(), w.launch.wg, w.launch.kernel, w.outstanding, w.group, w.computes_done,
@@ -684,9 +674,9 @@ void ComputeUnit::report_in_flight(std::vector<std::string>& out) const {
                               w.waiting_flag ? ", waiting on a flag" : "",
                               waits_for_room ? ", waiting for in-flight load room" : ""));
   }
-  if (inflight_load_bytes_ > 0)
-    out.push_back(fmt::format("{}: {} load bytes in flight, {} WGs waiting for room", name(), inflight_load_bytes_,
-                              waiting_for_load_room_.size()));
+  if (load_room_.held() > 0)
+    out.push_back(fmt::format("{}: {} load bytes in flight, {} WGs waiting for room", name(), load_room_.held(),
+                              load_room_.waiters()));
 }
 
 }  // namespace t3sim

@@ -53,6 +53,7 @@
 
 #include "models/cu/cu_config.h"
 #include "models/cu/flag_table.h"
+#include "models/cu/load_path.h"
 #include "models/cu/store_routing.h"
 #include "models/mem/mem_request.h"
 #include "models/cu/sm_clock.h"
@@ -265,14 +266,11 @@ class ComputeUnit final : public Component, public MemClient {
   std::vector<std::uint32_t> free_records_;
   std::deque<LoadInFlight> loads_;              // load requests in flight (tag = index); stable addresses
   std::vector<std::uint32_t> free_loads_;
-  std::uint64_t inflight_load_bytes_ = 0;
-  std::vector<std::uint32_t> waiting_for_load_room_;  // slots, oldest first
-  std::vector<std::uint32_t> wake_scratch_;           // wake_load_waiters' copy of it
+  std::vector<std::uint32_t> wake_scratch_;           // wake_load_waiters' copy of load_room_'s waiters
   bool waking_ = false;
   WireRatio store_wire_[2][3];  // store_wire_ratio by [remote][protocol], computed once
-  Tick data_port_free_;                         // the data port (loads back, stores out) is busy until then
+  DataPort data_port_;                          // loads back, stores out (load_path.h)
   Tick tma_free_;                               // the TMA unit takes its next bulk load then
-  Tick room_stall_since_;                       // a slot has waited for room since then
 
   Counter& wgs_done_;
   Counter& load_bytes_;
@@ -289,6 +287,7 @@ class ComputeUnit final : public Component, public MemClient {
   Counter& flag_waits_;
   Counter* store_port_waits_ = nullptr;  // registered with store_bytes_per_cycle only
   TimeWeighted& flag_waiting_wgs_;
+  LoadRoom load_room_;  // the L1's MSHRs (load_path.h); after the stats it keeps
 };
 
 }  // namespace t3sim
