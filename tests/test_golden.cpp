@@ -42,6 +42,7 @@ struct GoldenCase {
 void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
 
 // Every path: a ring on the idealized memory, the memory system alone under MCA, a GEMM alone,
+// a GEMM beside a copy engine or a copy kernel (kind interference),
 // the sub-layer under each configuration in both modes, DMA- and CU-based node
 // collectives on other topologies, and a partitioned run on two host threads.
 const std::vector<GoldenCase>& cases() {
@@ -131,6 +132,19 @@ const std::vector<GoldenCase>& cases() {
        "sequential", {"workload.batch=64", "workload.tables=8"}},
       {"embedding_a2a_fused", "configs/systems/mi210x4.yaml", "configs/workloads/embedding_a2a/dlrm.yaml", "fused",
        {"workload.batch=64", "workload.tables=8"}},
+      // Kind interference (issue 41's mechanisms): a small GEMM on GPU 0 of two H200s beside
+      // a copy engine pushing to the peer, the 24-CTA copy kernel copying locally, and
+      // the copy kernel pushing to the peer.
+      {"interference_ce_peer_out", "configs/systems/h200.yaml", "configs/workloads/interference/h200_row.yaml", "",
+       {"workload.gemm={m: 2048, n: 1024, k: 256}", "workload.interferer=ce_peer_out", "workload.copy_bytes=1MiB",
+        "workload.gemms=2", "workload.window_copies=2"}},
+      {"interference_sm_local", "configs/systems/h200.yaml", "configs/workloads/interference/h200_row.yaml", "",
+       {"workload.gemm={m: 2048, n: 1024, k: 256}", "workload.interferer=sm_local", "workload.copy_bytes=1MiB",
+        "workload.gemms=2", "workload.window_copies=2"}},
+      {"interference_sm_push_gemm_first", "configs/systems/h200.yaml",
+       "configs/workloads/interference/h200_row.yaml", "",
+       {"workload.gemm={m: 2048, n: 1024, k: 256}", "workload.interferer=sm_push", "workload.copy_bytes=1MiB",
+        "workload.gemms=2", "workload.window_copies=2", "workload.order=gemm-first"}},
   };
   return kCases;
 }
