@@ -61,9 +61,12 @@ class InternalError : public SimulationError {
 }  // namespace t3sim
 
 // Checks an internal invariant inside a Component member (uses now() and name()).
-#define T3SIM_CHECK(cond, msg)                                                        \
+#define T3SIM_CHECK(cond, msg) T3SIM_CHECK_FOR(*this, cond, msg)
+// The same in a part of a component that is no component itself (a stage of the L2, the
+// network's mirror): the failure names `owner`, at its time.
+#define T3SIM_CHECK_FOR(owner, cond, msg)                                             \
   do {                                                                                \
-    if (!(cond)) ::t3sim::internal_error(this->now(), this->name(),                   \
+    if (!(cond)) ::t3sim::internal_error((owner).now(), (owner).name(),               \
                                          std::string("check failed: " #cond ": ") + (msg), \
                                          __FILE__, __LINE__);                         \
   } while (0)

@@ -22,9 +22,6 @@ MemorySideQueues::MemorySideQueues(const Component& owner, MemTarget& memory_sid
   }
 }
 
-Tick MemorySideQueues::now() const { return owner_.now(); }
-const std::string& MemorySideQueues::name() const { return owner_.name(); }
-
 void MemorySideQueues::send(MemRequest&& r) {
   const int s = index(r.stream);
   const std::uint64_t line = r.address >> line_shift_;
@@ -38,7 +35,7 @@ void MemorySideQueues::send(MemRequest&& r) {
     if (it != other.end()) after = it->second.newest_seq;
   }
   const std::uint32_t queue = memory_.queue_of(r);
-  T3SIM_CHECK(queue < fifos_.size(), fmt::format("memory-side queue {} of {}", queue, fifos_.size()));
+  T3SIM_CHECK_FOR(owner_, queue < fifos_.size(), fmt::format("memory-side queue {} of {}", queue, fifos_.size()));
   OutFifos& fifos = fifos_[queue];
   if (fifos[static_cast<std::size_t>(s)].empty() && after == 0 && memory_.can_accept(r)) {
     memory_.accept(std::move(r));

@@ -68,10 +68,6 @@ class MemorySideQueues {
   void drain(std::uint32_t queue);
   void pop(std::uint32_t queue, int s);
 
-  // For T3SIM_CHECK: the owner's time and name.
-  Tick now() const;
-  const std::string& name() const;
-
   const Component& owner_;
   MemTarget& memory_;
   std::uint32_t line_shift_;

@@ -7,15 +7,12 @@
 
 namespace t3sim {
 
-Tick HomogeneousMirror::now() const { return owner_.now(); }
-const std::string& HomogeneousMirror::name() const { return owner_.name(); }
-
 void HomogeneousMirror::add_blocks(std::uint64_t base, std::uint64_t block_bytes) {
-  T3SIM_CHECK(block_bytes > 0, "add_mirror_blocks: empty blocks");
+  T3SIM_CHECK_FOR(owner_, block_bytes > 0, "add_mirror_blocks: empty blocks");
   const std::uint64_t end = base + n_ * block_bytes;
   for (const Blocks& m : blocks_) {
     if (m.base == base && m.block_bytes == block_bytes) return;
-    T3SIM_CHECK(end <= m.base || m.base + n_ * m.block_bytes <= base,
+    T3SIM_CHECK_FOR(owner_, end <= m.base || m.base + n_ * m.block_bytes <= base,
                 fmt::format("mirror block regions overlap at {:#x} and {:#x}", base, m.base));
   }
   blocks_.push_back(Blocks{base, block_bytes});
@@ -33,7 +30,7 @@ void HomogeneousMirror::apply(MirroredWrite& w, std::uint32_t d) const {
     if (w.address < m.base || w.address >= m.base + n_ * m.block_bytes) continue;
     const std::uint64_t block = (w.address - m.base) / m.block_bytes;
     const std::uint64_t offset = (w.address - m.base) % m.block_bytes;
-    T3SIM_CHECK(offset + w.bytes <= m.block_bytes,
+    T3SIM_CHECK_FOR(owner_, offset + w.bytes <= m.block_bytes,
                 fmt::format("packet at {:#x} ({} B) straddles mirror blocks of {} B", w.address, w.bytes,
                             m.block_bytes));
     const std::uint64_t seen_block = (block + n_ - d) % n_;

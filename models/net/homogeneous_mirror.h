@@ -51,10 +51,6 @@ class HomogeneousMirror {
   void apply(MirroredWrite& w, std::uint32_t d) const;
 
  private:
-  // For T3SIM_CHECK: the owner's time and name.
-  Tick now() const;
-  const std::string& name() const;
-
   struct Blocks {
     std::uint64_t base, block_bytes;
   };
